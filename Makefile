@@ -1,0 +1,38 @@
+# The two commands that matter: `make run` and `make test`.
+SHELL := /bin/bash
+VENV := backend/.venv
+SANITAS := $(VENV)/bin/sanitas
+
+.PHONY: run test install install-test build-frontend test-backend test-frontend test-e2e bench lint
+
+run: install build-frontend
+	$(SANITAS) serve
+
+test: install-test build-frontend
+	@scripts/ensure-services.sh
+	@scripts/run-tests.sh
+
+install:
+	@scripts/install.sh
+
+install-test:
+	@scripts/install.sh --with-test-tools
+
+build-frontend:
+	@scripts/build-frontend.sh
+
+test-backend: install-test
+	@scripts/ensure-services.sh
+	cd backend && .venv/bin/pytest -q
+
+test-frontend: install-test
+	cd frontend && npx vitest run
+
+test-e2e: install-test build-frontend
+	cd frontend && node tests/run-e2e.mjs
+
+bench: install build-frontend
+	@scripts/run-bench.sh
+
+lint: install
+	cd backend && .venv/bin/ruff check src tests

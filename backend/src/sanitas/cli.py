@@ -1,0 +1,90 @@
+"""The `sanitas` command line."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import click
+
+from sanitas.config import get_settings
+
+
+@click.group()
+def main() -> None:
+    """Sanitas: self-hostable file sanitization."""
+    logging.basicConfig(level=os.environ.get("SANITAS_LOG_LEVEL", "INFO"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+
+
+@main.command()
+def migrate() -> None:
+    """Apply database migrations."""
+    from sanitas.migrate import upgrade_to_head
+
+    settings = get_settings()
+    upgrade_to_head(str(settings.database_url))
+    click.echo("Database is up to date.")
+
+
+@main.command()
+@click.option("--host", default=None, help="Interface to bind (default SANITAS_HOST).")
+@click.option("--port", default=None, type=int, help="Port (default SANITAS_PORT).")
+@click.option("--no-migrate", is_flag=True, help="Do not apply migrations on start.")
+def serve(host: str | None, port: int | None, no_migrate: bool) -> None:
+    """Run the API, the executor and the web UI."""
+    import uvicorn
+
+    from sanitas.main import create_app
+    from sanitas.migrate import upgrade_to_head
+
+    settings = get_settings()
+    if not no_migrate:
+        upgrade_to_head(str(settings.database_url))
+    app = create_app(settings)
+    uvicorn.run(app, host=host or settings.host, port=port or settings.port,
+                log_level=os.environ.get("SANITAS_LOG_LEVEL", "info").lower(),
+                proxy_headers=False)
+
+
+@main.command("create-admin")
+@click.argument("email")
+@click.option("--password", envvar="SANITAS_ADMIN_PASSWORD", default=None,
+              help="Password (else SANITAS_ADMIN_PASSWORD, else prompted).")
+def create_admin(email: str, password: str | None) -> None:
+    """Create an ADMIN account, or promote an existing account to ADMIN."""
+    from sqlalchemy import func, select
+
+    from sanitas.auth.passwords import hash_password
+    from sanitas.db import make_engine, make_sessionmaker
+    from sanitas.migrate import upgrade_to_head
+    from sanitas.models import User
+
+    settings = get_settings()
+    upgrade_to_head(str(settings.database_url))
+    if password is None:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    if len(password) < 8:
+        click.echo("Error: the password must be at least 8 characters.", err=True)
+        sys.exit(2)
+    email = email.strip().lower()
+    factory = make_sessionmaker(make_engine(str(settings.database_url)))
+    with factory() as session:
+        user = session.scalar(select(User).where(func.lower(User.email) == email))
+        if user is None:
+            user = User(email=email, role="ADMIN", is_email_verified=True,
+                        password_hash=hash_password(password))
+            session.add(user)
+            verb = "Created"
+        else:
+            user.role, user.is_active = "ADMIN", True
+            user.password_hash = hash_password(password)
+            verb = "Promoted"
+        session.commit()
+    click.echo(f"{verb} admin {email}.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""Settings, read from SANITAS_* environment variables (see README for the full list)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+INSECURE_SECRETS = {"", "changeme", "change-me", "secret", "dev", "development"}
+
+
+class RoleLimits(BaseModel):
+    uploads_per_month: int  # -1 = unlimited
+    max_file_size: int  # bytes
+    storage_quota: int  # bytes, -1 = unlimited
+    max_files_per_upload: int
+    modes: list[str]
+    high_priority: bool
+
+
+MB = 1024 * 1024
+GB = 1024 * MB
+
+DEFAULT_ROLE_LIMITS: dict[str, RoleLimits] = {
+    "GUEST": RoleLimits(uploads_per_month=5, max_file_size=10 * MB, storage_quota=100 * MB,
+                        max_files_per_upload=5, modes=["basic"], high_priority=False),
+    "USER": RoleLimits(uploads_per_month=100, max_file_size=100 * MB, storage_quota=5 * GB,
+                       max_files_per_upload=10, modes=["basic", "advanced"], high_priority=False),
+    "ENTERPRISE": RoleLimits(uploads_per_month=-1, max_file_size=1 * GB, storage_quota=-1,
+                             max_files_per_upload=50, modes=["basic", "advanced"],
+                             high_priority=True),
+    "ADMIN": RoleLimits(uploads_per_month=-1, max_file_size=1 * GB, storage_quota=-1,
+                        max_files_per_upload=50, modes=["basic", "advanced"], high_priority=True),
+}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SANITAS_", extra="ignore")
+
+    env: Literal["development", "production"] = "development"
+    data_dir: Path = Path("./data")
+    database_url: str | None = None
+    secret_key: str | None = None
+    public_url: str = "http://127.0.0.1:8000"
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    # Tokens
+    access_token_ttl_seconds: int = 900
+    refresh_token_ttl_days: int = 30
+    email_verification_ttl_hours: int = 48
+    password_reset_ttl_minutes: int = 60
+
+    # Email: SMTP when smtp_host is set, else the outbox folder + log.
+    smtp_host: str | None = None
+    smtp_port: int = 587
+    smtp_username: str | None = None
+    smtp_password: str | None = None
+    smtp_starttls: bool = True
+    mail_from: str = "Sanitas <no-reply@sanitas.local>"
+
+    # Google sign-in (OpenID Connect)
+    google_client_id: str | None = None
+    google_client_secret: str | None = None
+    google_discovery_url: str = "https://accounts.google.com/.well-known/openid-configuration"
+
+    # Brute-force limits: attempts per window, per IP and per account
+    rate_limit_window_seconds: int = 900
+    rate_limit_login_per_ip: int = 20
+    rate_limit_login_per_account: int = 10
+    rate_limit_register_per_ip: int = 10
+    rate_limit_reset_per_ip: int = 10
+    rate_limit_reset_per_account: int = 5
+
+    # Files and processing
+    file_ttl_hours: int = 24
+    executor: Literal["local", "celery"] = "local"
+    executor_workers: int = Field(default_factory=lambda: os.cpu_count() or 2)
+    broker_url: str = "redis://127.0.0.1:6379/0"
+    job_heartbeat_timeout_seconds: int = 120
+    expiry_sweep_interval_seconds: int = 300
+
+    storage: Literal["local", "s3"] = "local"
+    s3_bucket: str = "sanitas"
+    s3_endpoint_url: str | None = None
+    s3_region: str = "us-east-1"
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: str | None = None
+
+    sandbox: Literal["bwrap", "none"] = "bwrap"
+    allow_unsandboxed: bool = False
+    sandbox_user: str = "sanitas-sandbox"
+
+    role_limits: dict[str, RoleLimits] = Field(default_factory=lambda: dict(DEFAULT_ROLE_LIMITS))
+
+    @model_validator(mode="after")
+    def _resolve(self) -> "Settings":
+        self.data_dir = self.data_dir.resolve()
+        if self.database_url is None:
+            self.database_url = f"sqlite:///{self.data_dir / 'sanitas.db'}"
+        if self.env == "production":
+            if not self.secret_key or self.secret_key.strip().lower() in INSECURE_SECRETS \
+                    or len(self.secret_key) < 32:
+                raise ValueError(
+                    "SANITAS_SECRET_KEY must be set to a random value of at least 32 "
+                    "characters in production (e.g. `python3 -c 'import secrets; "
+                    "print(secrets.token_urlsafe(48))'`)."
+                )
+        return self
+
+    @property
+    def files_dir(self) -> Path:
+        return self.data_dir / "files"
+
+    @property
+    def outbox_dir(self) -> Path:
+        return self.data_dir / "outbox"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return str(self.database_url).startswith("sqlite")
+
+    def limits_for(self, role: str) -> RoleLimits:
+        return self.role_limits.get(role, self.role_limits["GUEST"])
+
+    def signing_key(self) -> str:
+        """The secret key; in development one is generated once and kept in the data dir."""
+        if self.secret_key:
+            return self.secret_key
+        path = self.data_dir / "secret_key"
+        if not path.exists():
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_urlsafe(48))
+        self.secret_key = path.read_text().strip()
+        return self.secret_key
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

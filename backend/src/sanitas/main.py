@@ -1,0 +1,81 @@
+"""The FastAPI application: API routes under /api, /health, and the web UI at /."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from sanitas import health
+from sanitas.admin import routes as admin_routes
+from sanitas.auth import routes as auth_routes
+from sanitas.config import Settings, get_settings
+from sanitas.contact import routes as contact_routes
+from sanitas.db import make_engine, make_sessionmaker
+from sanitas.errors import error_body, install_error_handlers
+from sanitas.files import routes as files_routes
+from sanitas.usage import routes as usage_routes
+from sanitas.users import routes as users_routes
+
+log = logging.getLogger(__name__)
+
+FRONTEND_DIST = Path(__file__).resolve().parents[3] / "frontend" / "dist"
+
+
+def create_app(settings: Settings | None = None, *, start_background: bool = True) -> FastAPI:
+    settings = settings or get_settings()
+    engine = make_engine(str(settings.database_url))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        hooks = []
+        if start_background:
+            from sanitas.executor import start_background_services
+
+            hooks = start_background_services(app)
+        try:
+            yield
+        finally:
+            for stop in reversed(hooks):
+                stop()
+            engine.dispose()
+
+    app = FastAPI(title="Sanitas", version="0.1.0", lifespan=lifespan,
+                  docs_url="/api/docs", redoc_url=None, openapi_url="/api/openapi.json")
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.sessionmaker = make_sessionmaker(engine)
+    install_error_handlers(app)
+
+    app.include_router(health.router)
+    for module in (auth_routes, users_routes, files_routes, usage_routes, admin_routes,
+                   contact_routes):
+        app.include_router(module.router, prefix="/api")
+
+    @app.api_route("/api/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+                   include_in_schema=False)
+    def api_not_found(rest: str):
+        return JSONResponse(error_body(404, f"No API route /api/{rest}"), status_code=404)
+
+    _mount_frontend(app, FRONTEND_DIST)
+    return app
+
+
+def _mount_frontend(app: FastAPI, dist: Path) -> None:
+    """Serve the built SPA with a fallback to index.html for client-side routes."""
+    index = dist / "index.html"
+    if not index.exists():
+        return
+    if (dist / "assets").is_dir():
+        app.mount("/assets", StaticFiles(directory=dist / "assets"), name="assets")
+
+    @app.get("/{path:path}", include_in_schema=False)
+    def spa(path: str):
+        candidate = (dist / path).resolve()
+        if path and candidate.is_file() and candidate.is_relative_to(dist.resolve()):
+            return FileResponse(candidate)
+        return FileResponse(index, headers={"Cache-Control": "no-cache"})

@@ -1,0 +1,23 @@
+"""Apply Alembic migrations programmatically (used by `sanitas migrate`, `serve` and tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+BACKEND_DIR = Path(__file__).resolve().parents[2]
+
+
+def alembic_config(database_url: str) -> Config:
+    cfg = Config(str(BACKEND_DIR / "alembic.ini"))
+    cfg.set_main_option("script_location", str(BACKEND_DIR / "migrations"))
+    cfg.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
+    return cfg
+
+
+def upgrade_to_head(database_url: str) -> None:
+    if database_url.startswith("sqlite:///"):
+        Path(database_url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    command.upgrade(alembic_config(database_url), "head")

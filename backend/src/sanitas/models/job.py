@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from sanitas.db import Base, utcnow
+from sanitas.models._common import id_column
+
+JOB_STATES = ("waiting", "active", "completed", "failed")
+
+
+class Job(Base):
+    """The processing of one file. Jobs are rows, so nothing is lost on a restart."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[str] = id_column()
+    file_id: Mapped[str] = mapped_column(
+        ForeignKey("files.id", ondelete="CASCADE"), unique=True, index=True
+    )
+    state: Mapped[str] = mapped_column(String(16), default="waiting", index=True)
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    progress: Mapped[int] = mapped_column(Integer, default=0)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    worker_id: Mapped[str | None] = mapped_column(String(128))
+    heartbeat_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    error: Mapped[str | None] = mapped_column(Text)

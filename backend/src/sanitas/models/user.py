@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from sanitas.db import Base, utcnow
+from sanitas.models._common import id_column
+
+ROLES = ("GUEST", "USER", "ENTERPRISE", "ADMIN")
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[str] = id_column()
+    email: Mapped[str] = mapped_column(String(320), unique=True, index=True)
+    username: Mapped[str | None] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    first_name: Mapped[str | None] = mapped_column(String(100))
+    last_name: Mapped[str | None] = mapped_column(String(100))
+    role: Mapped[str] = mapped_column(String(16), default="USER", index=True)
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    is_email_verified: Mapped[bool] = mapped_column(Boolean, default=False)
+    google_sub: Mapped[str | None] = mapped_column(String(255), unique=True)
+    last_login: Mapped[datetime | None]
+    # An admin quota reset starts a fresh monthly count from this moment.
+    quota_reset_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs whatever Sanitas needs that is missing; quiet and quick when all is there.
+# Usage: scripts/install.sh [--with-test-tools]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+WITH_TEST_TOOLS=0
+[ "${1:-}" = "--with-test-tools" ] && WITH_TEST_TOOLS=1
+
+say() { echo "[install] $*"; }
+
+# --- Debian packages -------------------------------------------------------------------
+APT_PACKAGES=(bubblewrap python3-venv python3-dev libmagic1 fonts-dejavu-core fonts-liberation2
+  libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
+  libreoffice-draw-nogui nodejs npm)
+[ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+# Node from another source (e.g. NodeSource) provides node and npm without Debian's packages.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+fi
+read -r -a missing <<< "${missing[*]:-}"
+if [ "${#missing[@]}" -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  say "apt packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+# --- The unprivileged user the sandbox runs the engine as ------------------------------
+if [ "$(id -u)" -eq 0 ] && ! id sanitas-sandbox >/dev/null 2>&1; then
+  say "creating system user sanitas-sandbox"
+  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+    sanitas-sandbox
+fi
+
+# --- uv and the Python environment (from Debian's python3, readable by the sandbox uid) --
+UV="$ROOT/.tools/uv/bin/uv"
+if [ ! -x "$UV" ]; then
+  say "installing uv"
+  /usr/bin/python3 -m venv "$ROOT/.tools/uv"
+  "$ROOT/.tools/uv/bin/pip" install -q --disable-pip-version-check uv 2>/dev/null
+fi
+cd "$ROOT/backend"
+"$UV" sync --frozen --quiet --python /usr/bin/python3
+cd "$ROOT"
+
+# --- Frontend dependencies ------------------------------------------------------------
+if [ -f frontend/package-lock.json ]; then
+  stamp=frontend/node_modules/.install-stamp
+  if [ ! -f "$stamp" ] || [ frontend/package-lock.json -nt "$stamp" ]; then
+    say "npm ci (frontend)"
+    (cd frontend && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    touch "$stamp"
+  fi
+fi

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every suite: backend (pytest, SQLite + PostgreSQL), frontend unit (Vitest), e2e (Playwright).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+status=0
+echo "== backend (pytest) =="
+(cd backend && .venv/bin/pytest -q -p no:cacheprovider) || status=1
+if [ -f frontend/package.json ]; then
+  echo "== frontend (vitest) =="
+  (cd frontend && npx vitest run) || status=1
+  if [ -f frontend/tests/run-e2e.mjs ]; then
+    echo "== end-to-end (playwright + chromium) =="
+    (cd frontend && node tests/run-e2e.mjs) || status=1
+  fi
+fi
+exit $status
