@@ -20,7 +20,8 @@ PG_ADMIN_URL = os.environ.get("SANITAS_TEST_PG_URL",
 
 
 def _worker() -> str:
-    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+    # Unique per process: several test runs (and xdist workers) may share this server.
+    return f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{os.getpid()}"
 
 
 @pytest.fixture(scope="session")
