@@ -1,3 +1,160 @@
-from fastapi import APIRouter
+"""/api/auth/*: registration, sign-in, tokens, profile, password, emailed links."""
 
-router = APIRouter()
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.security.utils import get_authorization_scheme_param
+from email_validator import EmailNotValidError, validate_email
+
+from sanitas import ratelimit
+from sanitas.auth import service
+from sanitas.auth.schemas import (
+    AuthData, ForgotPasswordIn, LoginIn, LogoutIn, PasswordChangeIn, ProfileUpdateIn,
+    RefreshIn, RegisterIn, ResetPasswordIn, TokenIn, UserOut,
+)
+from sanitas.auth.tokens import decode_access_token, hash_token
+from sanitas.deps import CurrentUser, SessionDep, SettingsDep
+from sanitas.errors import ApiError
+from sanitas.models import AuthSession
+from sanitas.schemas import Envelope, ErrorEnvelope, ok
+
+router = APIRouter(prefix="/auth", tags=["auth"],
+                   responses={400: {"model": ErrorEnvelope}, 401: {"model": ErrorEnvelope},
+                              422: {"model": ErrorEnvelope}, 429: {"model": ErrorEnvelope}})
+
+
+def client_ip(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def _agent(request: Request) -> str | None:
+    return request.headers.get("user-agent")
+
+
+def _access_family(request: Request, settings) -> str | None:
+    scheme, token = get_authorization_scheme_param(request.headers.get("authorization"))
+    payload = decode_access_token(settings, token) if scheme.lower() == "bearer" else None
+    return payload["sid"] if payload else None
+
+
+@router.post("/register", response_model=Envelope[AuthData], status_code=201)
+def register(body: RegisterIn, request: Request, session: SessionDep, settings: SettingsDep):
+    ratelimit.hit(session, [(f"register:ip:{client_ip(request)}",
+                             settings.rate_limit_register_per_ip)],
+                  settings.rate_limit_window_seconds)
+    data = service.register(session, settings, email=body.email, password=body.password,
+                            first_name=body.first_name, last_name=body.last_name,
+                            username=body.username, user_agent=_agent(request),
+                            ip=client_ip(request))
+    return ok(data, "Registration successful! Please check your email to verify your account.")
+
+
+@router.post("/login", response_model=Envelope[AuthData])
+def login(body: LoginIn, request: Request, session: SessionDep, settings: SettingsDep):
+    email = service.normalise_email(body.email)
+    ratelimit.hit(session, [
+        (f"login:ip:{client_ip(request)}", settings.rate_limit_login_per_ip),
+        (f"login:acct:{email}", settings.rate_limit_login_per_account),
+    ], settings.rate_limit_window_seconds)
+    data = service.login(session, settings, email=email, password=body.password,
+                         user_agent=_agent(request), ip=client_ip(request))
+    ratelimit.clear(session, f"login:acct:{email}")  # a success ends the account's strike count
+    return ok(data, "Login successful!")
+
+
+@router.post("/refresh", response_model=Envelope[AuthData])
+def refresh(body: RefreshIn, request: Request, session: SessionDep, settings: SettingsDep):
+    data = service.refresh_session(session, settings, body.refresh_token,
+                                   user_agent=_agent(request), ip=client_ip(request))
+    return ok(data, "Token refreshed")
+
+
+@router.post("/logout", response_model=Envelope[None])
+def logout(request: Request, session: SessionDep, settings: SettingsDep,
+           body: LogoutIn | None = None):
+    """Revokes the session family of the access token and/or of the given refresh token."""
+    families = set()
+    if (family := _access_family(request, settings)) is not None:
+        families.add(family)
+    if body and body.refresh_token:
+        row = session.query(AuthSession).filter(
+            AuthSession.token_hash == hash_token(body.refresh_token)).one_or_none()
+        if row is not None:
+            families.add(row.family_id)
+    if not families:
+        raise ApiError(401, "Authentication required. Please sign in.", "unauthorized")
+    for family in families:
+        service.revoke_family(session, family)
+    session.commit()
+    return ok(None, "Logged out successfully")
+
+
+@router.get("/profile", response_model=Envelope[UserOut])
+def get_profile(user: CurrentUser, session: SessionDep):
+    return ok(service.user_out(session, user), "Profile loaded")
+
+
+@router.put("/profile", response_model=Envelope[UserOut])
+def update_profile(body: ProfileUpdateIn, user: CurrentUser, session: SessionDep):
+    for field in body.model_fields_set & {"first_name", "last_name"}:
+        value = getattr(body, field)
+        setattr(user, field, value.strip() if value and value.strip() else None)
+    session.commit()
+    return ok(service.user_out(session, user), "Profile updated successfully")
+
+
+@router.put("/password", response_model=Envelope[None])
+def change_password(body: PasswordChangeIn, request: Request, user: CurrentUser,
+                    session: SessionDep, settings: SettingsDep):
+    service.change_password(session, user, body.current_password, body.new_password,
+                            keep_family=_access_family(request, settings))
+    return ok(None, "Password updated successfully")
+
+
+@router.post("/verify-email", response_model=Envelope[UserOut])
+def verify_email(body: TokenIn, session: SessionDep):
+    user = service.consume_email_token(session, body.token, "verify_email",
+                                       "This verification link is invalid or has expired.")
+    user.is_email_verified = True
+    session.commit()
+    return ok(service.user_out(session, user), "Email verified successfully. You can now sign in.")
+
+
+@router.post("/resend-verification", response_model=Envelope[None])
+def resend_verification(request: Request, user: CurrentUser, session: SessionDep,
+                        settings: SettingsDep):
+    if user.is_email_verified:
+        return ok(None, "Your email address is already verified.")
+    ratelimit.hit(session, [(f"verify:acct:{user.id}", settings.rate_limit_reset_per_account)],
+                  settings.rate_limit_window_seconds)
+    service.send_verification(session, settings, user)
+    return ok(None, "A new verification email has been sent.")
+
+
+FORGOT_ANSWER = ("If an account exists for that email, a password reset link has been sent. "
+                 "Please check your inbox.")
+
+
+@router.post("/forgot-password", response_model=Envelope[None])
+def forgot_password(body: ForgotPasswordIn, request: Request, session: SessionDep,
+                    settings: SettingsDep):
+    email = service.normalise_email(body.email)
+    try:
+        validate_email(email, check_deliverability=False)
+    except EmailNotValidError:
+        raise ApiError(422, "Please enter a valid email address", "validation_error") from None
+    ratelimit.hit(session, [
+        (f"reset:ip:{client_ip(request)}", settings.rate_limit_reset_per_ip),
+        (f"reset:acct:{email}", settings.rate_limit_reset_per_account),
+    ], settings.rate_limit_window_seconds)
+    service.send_password_reset(session, settings, email)
+    return ok(None, FORGOT_ANSWER)
+
+
+@router.post("/reset-password", response_model=Envelope[None])
+def reset_password(body: ResetPasswordIn, request: Request, session: SessionDep,
+                   settings: SettingsDep):
+    ratelimit.hit(session, [(f"reset:ip:{client_ip(request)}", settings.rate_limit_reset_per_ip)],
+                  settings.rate_limit_window_seconds)
+    service.reset_password(session, body.token, body.password)
+    return ok(None, "Your password has been reset. You can now sign in.")

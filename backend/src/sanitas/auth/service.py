@@ -1,0 +1,213 @@
+"""Accounts and sessions: registration, sign-in, refresh-token rotation, emailed links."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from sanitas.auth.passwords import hash_password, needs_rehash, verify_password
+from sanitas.auth.schemas import AuthData, TokensOut, UserOut
+from sanitas.auth.tokens import create_access_token, hash_token, new_opaque_token
+from sanitas.config import Settings
+from sanitas.db import utcnow
+from sanitas.errors import ApiError
+from sanitas.mail import send_email
+from sanitas.models import AuthSession, EmailToken, File, User
+from sanitas.models._common import new_id
+
+MIN_NEW_PASSWORD = 8
+INVALID_CREDENTIALS = "Invalid email or password"
+
+
+def normalise_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def find_user_by_email(session: Session, email: str) -> User | None:
+    return session.scalar(select(User).where(User.email == normalise_email(email)))
+
+
+def user_out(session: Session, user: User) -> UserOut:
+    now = utcnow()
+    file_count = session.scalar(select(func.count()).select_from(File)
+                                .where(File.user_id == user.id)) or 0
+    session_count = session.scalar(
+        select(func.count(func.distinct(AuthSession.family_id))).where(
+            AuthSession.user_id == user.id, AuthSession.revoked_at.is_(None),
+            AuthSession.rotated_at.is_(None), AuthSession.expires_at > now)) or 0
+    out = UserOut.model_validate(user)
+    out.file_count, out.session_count = file_count, session_count
+    return out
+
+
+# --- sessions -------------------------------------------------------------------------
+
+def start_session(session: Session, settings: Settings, user: User, *, family_id: str | None = None,
+                  user_agent: str | None = None, ip: str | None = None) -> TokensOut:
+    """Issue an access token and a new refresh token (in a new or existing family)."""
+    family_id = family_id or new_id()
+    refresh = new_opaque_token()
+    session.add(AuthSession(
+        user_id=user.id, family_id=family_id, token_hash=hash_token(refresh),
+        expires_at=utcnow() + timedelta(days=settings.refresh_token_ttl_days),
+        user_agent=(user_agent or "")[:255] or None, ip_address=ip))
+    return TokensOut(access_token=create_access_token(settings, user.id, family_id),
+                     refresh_token=refresh, expires_in=settings.access_token_ttl_seconds)
+
+
+def revoke_family(session: Session, family_id: str) -> None:
+    session.execute(update(AuthSession).where(AuthSession.family_id == family_id,
+                                              AuthSession.revoked_at.is_(None))
+                    .values(revoked_at=utcnow()))
+
+
+def revoke_all_sessions(session: Session, user_id: str, *, except_family: str | None = None) -> None:
+    stmt = update(AuthSession).where(AuthSession.user_id == user_id,
+                                     AuthSession.revoked_at.is_(None))
+    if except_family:
+        stmt = stmt.where(AuthSession.family_id != except_family)
+    session.execute(stmt.values(revoked_at=utcnow()))
+
+
+def refresh_session(session: Session, settings: Settings, refresh_token: str, *,
+                    user_agent: str | None = None, ip: str | None = None) -> AuthData:
+    """Rotate a refresh token. A token presented twice revokes its whole family."""
+    failure = ApiError(401, "Token refresh failed", "invalid_refresh_token")
+    row = session.scalar(select(AuthSession).where(
+        AuthSession.token_hash == hash_token(refresh_token)).with_for_update())
+    if row is None:
+        raise failure
+    now = utcnow()
+    if row.rotated_at is not None or row.revoked_at is not None:
+        if row.rotated_at is not None:  # reuse of a spent token: assume it was stolen
+            revoke_family(session, row.family_id)
+            session.commit()
+        raise failure
+    user = session.get(User, row.user_id)
+    if row.expires_at <= now or user is None or not user.is_active:
+        raise failure
+    row.rotated_at = now
+    tokens = start_session(session, settings, user, family_id=row.family_id,
+                           user_agent=user_agent, ip=ip)
+    session.commit()
+    return AuthData(user=user_out(session, user), tokens=tokens)
+
+
+# --- registration and sign-in -----------------------------------------------------------
+
+def register(session: Session, settings: Settings, *, email: str, password: str,
+             first_name: str | None, last_name: str | None, username: str | None,
+             user_agent: str | None = None, ip: str | None = None) -> AuthData:
+    email = normalise_email(email)
+    if find_user_by_email(session, email) is not None:
+        raise ApiError(409, "An account with this email already exists", "email_taken")
+    if username and session.scalar(select(User.id).where(
+            func.lower(User.username) == username.lower())):
+        raise ApiError(409, "This username is already taken", "username_taken")
+    user = User(email=email, username=username, first_name=first_name, last_name=last_name,
+                password_hash=hash_password(password), role="USER", last_login=utcnow())
+    session.add(user)
+    try:
+        session.flush()
+    except IntegrityError:  # a concurrent registration won the race
+        session.rollback()
+        raise ApiError(409, "An account with this email or username already exists",
+                       "conflict") from None
+    tokens = start_session(session, settings, user, user_agent=user_agent, ip=ip)
+    link = issue_email_link(session, settings, user, "verify_email")
+    session.commit()
+    send_email(settings, user.email, "Verify your Sanitas email address",
+               f"Welcome to Sanitas!\n\nPlease confirm your email address by opening this "
+               f"link:\n\n{link}\n\nThe link is valid for "
+               f"{settings.email_verification_ttl_hours} hours.\n")
+    return AuthData(user=user_out(session, user), tokens=tokens)
+
+
+def login(session: Session, settings: Settings, *, email: str, password: str,
+          user_agent: str | None = None, ip: str | None = None) -> AuthData:
+    user = find_user_by_email(session, email)
+    # verify_password hashes against a dummy when there is no user: equal timing.
+    valid = verify_password(user.password_hash if user else None, password)
+    if user is None or not valid:
+        raise ApiError(401, INVALID_CREDENTIALS, "invalid_credentials")
+    if not user.is_active:
+        raise ApiError(403, "This account has been deactivated. Please contact support.",
+                       "account_inactive")
+    if needs_rehash(user.password_hash):
+        user.password_hash = hash_password(password)
+    user.last_login = utcnow()
+    tokens = start_session(session, settings, user, user_agent=user_agent, ip=ip)
+    session.commit()
+    return AuthData(user=user_out(session, user), tokens=tokens)
+
+
+def change_password(session: Session, user: User, current: str, new: str,
+                    keep_family: str | None) -> None:
+    if not verify_password(user.password_hash, current):
+        raise ApiError(400, "Current password is incorrect", "wrong_password")
+    if len(new) < MIN_NEW_PASSWORD:
+        raise ApiError(422, "New password must be at least 8 characters", "validation_error")
+    user.password_hash = hash_password(new)
+    revoke_all_sessions(session, user.id, except_family=keep_family)
+    session.commit()
+
+
+# --- emailed single-use links -----------------------------------------------------------
+
+_LINK_PATHS = {"verify_email": "/verify-email", "reset_password": "/reset-password"}
+
+
+def issue_email_link(session: Session, settings: Settings, user: User, purpose: str) -> str:
+    ttl = (timedelta(hours=settings.email_verification_ttl_hours) if purpose == "verify_email"
+           else timedelta(minutes=settings.password_reset_ttl_minutes))
+    token = new_opaque_token()
+    session.add(EmailToken(user_id=user.id, purpose=purpose, token_hash=hash_token(token),
+                           expires_at=utcnow() + ttl))
+    return f"{settings.public_url.rstrip('/')}{_LINK_PATHS[purpose]}?token={token}"
+
+
+def consume_email_token(session: Session, token: str, purpose: str, invalid_message: str) -> User:
+    row = session.scalar(select(EmailToken).where(EmailToken.token_hash == hash_token(token),
+                                                  EmailToken.purpose == purpose)
+                         .with_for_update())
+    if row is None or row.used_at is not None or row.expires_at <= utcnow():
+        raise ApiError(400, invalid_message, "invalid_token")
+    user = session.get(User, row.user_id)
+    if user is None:
+        raise ApiError(400, invalid_message, "invalid_token")
+    row.used_at = utcnow()
+    return user
+
+
+def send_verification(session: Session, settings: Settings, user: User) -> None:
+    link = issue_email_link(session, settings, user, "verify_email")
+    session.commit()
+    send_email(settings, user.email, "Verify your Sanitas email address",
+               f"Please confirm your email address by opening this link:\n\n{link}\n")
+
+
+def send_password_reset(session: Session, settings: Settings, email: str) -> None:
+    user = find_user_by_email(session, email)
+    if user is None or not user.is_active:
+        return  # same answer either way: no account enumeration
+    link = issue_email_link(session, settings, user, "reset_password")
+    session.commit()
+    send_email(settings, user.email, "Reset your Sanitas password",
+               f"Someone asked to reset the password of your Sanitas account.\n\n"
+               f"To choose a new password, open this link:\n\n{link}\n\n"
+               f"The link can be used once and expires in "
+               f"{settings.password_reset_ttl_minutes} minutes. If you did not ask for this, "
+               f"ignore this message.\n")
+
+
+def reset_password(session: Session, token: str, password: str) -> None:
+    if len(password) < MIN_NEW_PASSWORD:
+        raise ApiError(422, "Password must be at least 8 characters", "validation_error")
+    user = consume_email_token(session, token, "reset_password",
+                               "This password reset link is invalid or has expired.")
+    user.password_hash = hash_password(password)
+    revoke_all_sessions(session, user.id)
+    session.commit()
