@@ -84,6 +84,10 @@ class Settings(BaseSettings):
     broker_url: str = "redis://127.0.0.1:6379/0"
     job_heartbeat_timeout_seconds: int = 120
     expiry_sweep_interval_seconds: int = 300
+    job_max_attempts: int = 3  # infrastructure faults (SandboxError) only; hostile files: 1
+    job_retry_delay_seconds: int = 5  # doubled at each further attempt
+    executor_poll_interval_seconds: float = 2.0  # local: how often rows are re-scanned
+    celery_recover_interval_seconds: int = 60  # celery: re-send waiting/stale jobs
 
     storage: Literal["local", "s3"] = "local"
     s3_bucket: str = "sanitas"
@@ -91,6 +95,8 @@ class Settings(BaseSettings):
     s3_region: str = "us-east-1"
     s3_access_key_id: str | None = None
     s3_secret_access_key: str | None = None
+    s3_prefix: str = ""  # key prefix inside the bucket
+    s3_create_bucket: bool = False  # create the bucket on start if it is missing
 
     sandbox: Literal["bwrap", "none"] = "bwrap"
     allow_unsandboxed: bool = False

@@ -26,6 +26,8 @@ class Job(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     worker_id: Mapped[str | None] = mapped_column(String(128))
     heartbeat_at: Mapped[datetime | None]
+    # Not started before this moment (a retry after an infrastructure fault backs off).
+    run_after: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
