@@ -62,20 +62,26 @@ class Settings(BaseSettings):
     smtp_username: str | None = None
     smtp_password: str | None = None
     smtp_starttls: bool = True
+    smtp_ssl: bool = False  # implicit TLS (port 465) instead of STARTTLS
     mail_from: str = "Sanitas <no-reply@sanitas.local>"
 
     # Google sign-in (OpenID Connect)
     google_client_id: str | None = None
     google_client_secret: str | None = None
     google_discovery_url: str = "https://accounts.google.com/.well-known/openid-configuration"
+    # Default: {public_url}/api/auth/google/callback (register this URI at Google).
+    google_redirect_uri: str | None = None
 
     # Brute-force limits: attempts per window, per IP and per account
     rate_limit_window_seconds: int = 900
     rate_limit_login_per_ip: int = 20
     rate_limit_login_per_account: int = 10
     rate_limit_register_per_ip: int = 10
+    rate_limit_register_per_account: int = 5
     rate_limit_reset_per_ip: int = 10
     rate_limit_reset_per_account: int = 5
+    rate_limit_contact_per_ip: int = 5
+    rate_limit_contact_per_account: int = 3
 
     # Files and processing
     file_ttl_hours: int = 24

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
-from fastapi.security.utils import get_authorization_scheme_param
 from email_validator import EmailNotValidError, validate_email
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import RedirectResponse
+from fastapi.security.utils import get_authorization_scheme_param
+from sqlalchemy.exc import IntegrityError
 
 from sanitas import ratelimit
-from sanitas.auth import service
+from sanitas.auth import google, service
 from sanitas.auth.schemas import (
-    AuthData, ForgotPasswordIn, LoginIn, LogoutIn, PasswordChangeIn, ProfileUpdateIn,
+    AuthData, CodeIn, ForgotPasswordIn, LoginIn, LogoutIn, PasswordChangeIn, ProfileUpdateIn,
     RefreshIn, RegisterIn, ResetPasswordIn, TokenIn, UserOut,
 )
 from sanitas.auth.tokens import decode_access_token, hash_token
+from sanitas.db import utcnow
 from sanitas.deps import CurrentUser, SessionDep, SettingsDep
 from sanitas.errors import ApiError
 from sanitas.models import AuthSession
@@ -158,3 +161,78 @@ def reset_password(body: ResetPasswordIn, request: Request, session: SessionDep,
                   settings.rate_limit_window_seconds)
     service.reset_password(session, body.token, body.password)
     return ok(None, "Your password has been reset. You can now sign in.")
+
+
+# --- Google sign-in (OpenID Connect) ----------------------------------------------------
+
+_REDIRECT = {302: {"description": "Redirect (to Google, to /auth/callback?code=..., or to "
+                                  "/login?error=... with a readable message)"}}
+
+
+def _redirect(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
+
+
+@router.get("/google", response_class=RedirectResponse, status_code=302, responses=_REDIRECT)
+def google_start(settings: SettingsDep):
+    """Send the browser to Google. State, nonce and PKCE verifier travel in a signed,
+    HttpOnly cookie scoped to /api/auth/google."""
+    if not google.is_configured(settings):
+        return _redirect(google.login_error_url(google.NOT_CONFIGURED))
+    try:
+        url, cookie = google.start(settings)
+    except google.GoogleSignInError as exc:
+        return _redirect(google.login_error_url(str(exc)))
+    answer = _redirect(url)
+    answer.set_cookie(google.STATE_COOKIE, cookie, max_age=google.STATE_TTL_SECONDS,
+                      path=google.STATE_COOKIE_PATH, httponly=True, samesite="lax",
+                      secure=settings.public_url.startswith("https://"))
+    return answer
+
+
+@router.get("/google/callback", response_class=RedirectResponse, status_code=302,
+            responses=_REDIRECT)
+def google_callback(request: Request, session: SessionDep, settings: SettingsDep,
+                    code: str | None = Query(None, max_length=2048),
+                    state: str | None = Query(None, max_length=512),
+                    error: str | None = Query(None, max_length=256)):
+    """Google sends the browser back here. Creates or links the account, then hands the web
+    app a one-time code for POST /api/auth/google/exchange."""
+    if not google.is_configured(settings):
+        target = google.login_error_url(google.NOT_CONFIGURED)
+    else:
+        try:
+            claims = google.finish(settings, cookie=request.cookies.get(google.STATE_COOKIE),
+                                   state=state, code=code, error=error)
+            user = google.user_for_claims(session, claims)
+            one_time = google.issue_exchange_code(session, user)
+            session.commit()
+            target = f"/auth/callback?code={one_time}"
+        except google.GoogleSignInError as exc:
+            session.rollback()
+            target = google.login_error_url(str(exc))
+        except IntegrityError:  # a concurrent first sign-in with the same account
+            session.rollback()
+            target = google.login_error_url(google.FAILED)
+    answer = _redirect(target)
+    answer.delete_cookie(google.STATE_COOKIE, path=google.STATE_COOKIE_PATH)
+    return answer
+
+
+@router.post("/google/exchange", response_model=Envelope[AuthData])
+def google_exchange(body: CodeIn, request: Request, session: SessionDep, settings: SettingsDep):
+    """Trade the one-time code from the callback for the user and tokens."""
+    ratelimit.hit(session, [(f"login:ip:{client_ip(request)}", settings.rate_limit_login_per_ip)],
+                  settings.rate_limit_window_seconds)
+    user = service.consume_email_token(
+        session, body.code, google.EXCHANGE_PURPOSE,
+        "This sign-in code is invalid or has expired. Please sign in with Google again.")
+    if not user.is_active:
+        session.rollback()
+        raise ApiError(403, google.DEACTIVATED, "account_inactive")
+    user.last_login = utcnow()
+    tokens = service.start_session(session, settings, user, user_agent=_agent(request),
+                                   ip=client_ip(request))
+    session.commit()
+    return ok(service.AuthData(user=service.user_out(session, user), tokens=tokens),
+              "Login successful!")
