@@ -1,0 +1,229 @@
+"""The distributed executor: job ids travel through a Redis-brokered Celery queue to
+`sanitas worker` processes on any machine that shares the database and the storage.
+
+- acks_late + reject on worker loss + prefetch 1: a message is acknowledged only after its job
+  has finished, and each worker process holds one job at a time.
+- Two queues, `sanitas-high` (ENTERPRISE, ADMIN) and `sanitas-normal`; workers poll them in
+  sorted order, so high-priority jobs start first.
+- The job rows stay the source of truth. A periodic `recover` task (and one at worker start)
+  re-sends due waiting jobs when the broker queues are empty (a lost message) and active jobs
+  whose heartbeat is stale (a killed worker); a duplicate message is harmless because the
+  claim is atomic.
+- A periodic `expire` task runs the expiry sweep (the worker runs the beat scheduler with
+  `sanitas worker`, unless --no-beat).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+from celery import Celery
+from celery.signals import worker_ready
+from kombu import Queue
+
+from sanitas.config import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+HIGH_QUEUE = "sanitas-high"
+NORMAL_QUEUE = "sanitas-normal"
+PROCESS_TASK = "sanitas.process_job"
+EXPIRE_TASK = "sanitas.expire_files"
+RECOVER_TASK = "sanitas.recover_jobs"
+
+
+def queue_for(priority: int) -> str:
+    return HIGH_QUEUE if priority > 0 else NORMAL_QUEUE
+
+
+def make_celery(settings: Settings) -> Celery:
+    app = Celery("sanitas", broker=settings.broker_url, set_as_current=False)
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_ignore_result=True,
+        task_default_queue=NORMAL_QUEUE,
+        task_queues=[Queue(HIGH_QUEUE), Queue(NORMAL_QUEUE)],
+        task_routes={EXPIRE_TASK: {"queue": HIGH_QUEUE}, RECOVER_TASK: {"queue": HIGH_QUEUE}},
+        broker_transport_options={"queue_order_strategy": "sorted",
+                                  "visibility_timeout": max(
+                                      3600, settings.job_heartbeat_timeout_seconds * 4)},
+        broker_connection_retry_on_startup=True,
+        worker_hijack_root_logger=False,
+        worker_send_task_events=False,
+        beat_schedule={
+            "expire-files": {"task": EXPIRE_TASK,
+                             "schedule": float(settings.expiry_sweep_interval_seconds)},
+            "recover-jobs": {"task": RECOVER_TASK,
+                             "schedule": float(settings.celery_recover_interval_seconds)},
+        },
+        beat_schedule_filename=str(settings.data_dir / "celerybeat-schedule"),
+    )
+
+    @app.task(name=PROCESS_TASK, bind=True)
+    def process_job(self, job_id: str) -> str:
+        from sanitas.executor import job as jobs
+
+        rt = _runtime()
+        outcome = jobs.run_job(job_id, factory=rt.factory, settings=rt.settings,
+                               storage=rt.storage)
+        if outcome == "retry":
+            delay = rt.settings.job_retry_delay_seconds
+            with rt.factory() as s:
+                from sanitas.models import Job
+
+                job = s.get(Job, job_id)
+                if job is not None and job.run_after is not None:
+                    from sanitas.db import utcnow
+
+                    delay = max(0.0, (job.run_after - utcnow()).total_seconds())
+                    queue = queue_for(job.priority)
+                else:
+                    queue = NORMAL_QUEUE
+            self.app.send_task(PROCESS_TASK, args=[job_id], queue=queue, countdown=delay)
+        log.info("job %s: %s", job_id, outcome)
+        return outcome
+
+    @app.task(name=EXPIRE_TASK)
+    def expire_files() -> int:
+        from sanitas.executor import job as jobs
+
+        rt = _runtime()
+        return jobs.expire_files(rt.factory, rt.storage)
+
+    @app.task(name=RECOVER_TASK, bind=True)
+    def recover_jobs(self) -> int:
+        rt = _runtime()
+        return recover(self.app, rt.settings, rt.factory)
+
+    return app
+
+
+def recover(app: Celery, settings: Settings, factory, *, force: bool = False) -> int:
+    """Re-send runnable jobs whose message may be lost (all of them with force, e.g. after a
+    resume). Returns how many were sent."""
+    from sqlalchemy import select
+
+    from sanitas.db import utcnow
+    from sanitas.executor import job as jobs
+    from sanitas.models import Job
+
+    with factory() as s:
+        if jobs.is_paused(s):
+            return 0
+        now = utcnow()
+        if force or broker_backlog(app) == 0:
+            rows = s.execute(select(Job.id, Job.priority)
+                             .where(jobs.runnable_condition(settings, now))
+                             .order_by(Job.priority.desc(), Job.created_at)).all()
+        else:  # messages are queued; only stale active jobs certainly need a new one
+            from datetime import timedelta
+
+            stale = now - timedelta(seconds=settings.job_heartbeat_timeout_seconds)
+            rows = s.execute(select(Job.id, Job.priority).where(
+                Job.state == "active", Job.heartbeat_at < stale)).all()
+    for job_id, priority in rows:
+        app.send_task(PROCESS_TASK, args=[job_id], queue=queue_for(priority))
+    if rows:
+        log.info("recovery: re-sent %d job(s)", len(rows))
+    return len(rows)
+
+
+def broker_backlog(app: Celery) -> int:
+    """Messages waiting in the two queues (not counting those held by workers)."""
+    total = 0
+    with app.connection_for_write() as conn:
+        channel = conn.default_channel
+        for name in (HIGH_QUEUE, NORMAL_QUEUE):
+            try:
+                total += channel.queue_declare(queue=name, passive=True).message_count
+            except Exception:
+                pass
+    return total
+
+
+class _Runtime:
+    def __init__(self) -> None:
+        from sanitas.db import make_engine, make_sessionmaker
+        from sanitas.storage import make_storage
+
+        self.settings = get_settings()
+        self.engine = make_engine(str(self.settings.database_url))
+        self.factory = make_sessionmaker(self.engine)
+        self.storage = make_storage(self.settings)
+
+
+_rt: _Runtime | None = None
+_rt_pid: int | None = None
+_rt_lock = threading.Lock()
+
+
+def _runtime() -> _Runtime:
+    """Per-process DB engine and storage (created after the prefork pool forks)."""
+    global _rt, _rt_pid
+    with _rt_lock:
+        if _rt is None or _rt_pid != os.getpid():
+            _rt, _rt_pid = _Runtime(), os.getpid()
+        return _rt
+
+
+@worker_ready.connect
+def _recover_on_start(sender=None, **_):
+    """A restarted worker picks up what a killed one left behind."""
+    try:
+        app = sender.app
+        app.send_task(RECOVER_TASK, queue=HIGH_QUEUE)
+    except Exception:
+        log.warning("could not schedule start-up recovery", exc_info=True)
+
+
+class CeleryExecutor:
+    """The API side: sends job ids; workers run them."""
+
+    name = "celery"
+
+    def __init__(self, settings: Settings, factory, storage) -> None:
+        self.settings, self.factory, self.storage = settings, factory, storage
+        self.app = make_celery(settings)
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        try:
+            self.app.close()
+        except Exception:
+            pass
+
+    def submit(self, job_id: str, priority: int = 0) -> None:
+        try:
+            self.app.send_task(PROCESS_TASK, args=[job_id], queue=queue_for(priority),
+                               retry=True, retry_policy={"max_retries": 2,
+                                                         "interval_start": 0.2})
+        except Exception:  # the row is kept; the recovery task will send it
+            log.warning("could not send job %s to the broker", job_id, exc_info=True)
+
+    def kick(self) -> None:
+        recover(self.app, self.settings, self.factory, force=True)
+
+    def workers(self) -> int:
+        try:
+            return len(self.app.control.ping(timeout=0.5) or [])
+        except Exception:
+            return 0
+
+    def healthy(self) -> bool:
+        try:
+            with self.app.connection_for_write() as conn:
+                conn.ensure_connection(max_retries=1, timeout=2)
+            return True
+        except Exception:
+            return False
+
+
+def worker_app() -> Celery:
+    """The app `sanitas worker` runs (settings from the environment)."""
+    return make_celery(get_settings())

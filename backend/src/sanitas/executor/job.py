@@ -1,0 +1,347 @@
+"""The job body, identical for every executor: claim the row, fetch the blob, run the engine in
+the sandbox with throttled progress, store the result, record COMPLETED or FAILED.
+
+Jobs are rows. A claim is one conditional UPDATE (waiting -> active, or a stale active job
+whose heartbeat is older than the timeout), so two executors never run the same job at once
+and a crashed worker's job runs again. Every later write is guarded by the claim token
+(worker_id), so a worker that lost its claim cannot overwrite the new owner's result. The
+sanitized blob has one key per file, so a job run twice still leaves exactly one blob.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import socket
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import asdict
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Literal
+
+from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from sanitas.config import Settings
+from sanitas.db import utcnow
+from sanitas.models import File, Job, QueueState
+from sanitas.storage import BlobNotFound, Storage, StorageError, sanitized_key
+
+log = logging.getLogger(__name__)
+
+Outcome = Literal["completed", "failed", "retry", "skipped", "paused"]
+
+PROGRESS_MIN_INTERVAL = 0.5  # seconds between two progress writes
+INFRA_FAILURE_MESSAGE = ("Processing failed because of a temporary server problem. "
+                         "Please upload the file again later.")
+INTERNAL_FAILURE_MESSAGE = "Processing failed because of an internal error."
+
+HIGH_PRIORITY = 10
+NORMAL_PRIORITY = 0
+
+
+def worker_id() -> str:
+    """A claim token: host, pid and a random part (unique per run of the job)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def is_paused(session: Session) -> bool:
+    return bool(session.scalar(select(QueueState.paused).where(QueueState.id == 1)))
+
+
+def set_paused(session: Session, paused: bool) -> None:
+    state = session.get(QueueState, 1)
+    if state is None:
+        session.add(QueueState(id=1, paused=paused, updated_at=utcnow()))
+    else:
+        state.paused = paused
+        state.updated_at = utcnow()
+    session.commit()
+
+
+def runnable_condition(settings: Settings, now: datetime):
+    """Jobs an executor may start now: waiting and due, or active with a stale heartbeat."""
+    stale = now - timedelta(seconds=settings.job_heartbeat_timeout_seconds)
+    return or_(
+        and_(Job.state == "waiting", or_(Job.run_after.is_(None), Job.run_after <= now)),
+        and_(Job.state == "active", or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < stale)),
+    )
+
+
+def find_runnable(session: Session, settings: Settings, limit: int,
+                  exclude: set[str] | frozenset[str] = frozenset()) -> list[tuple[str, int]]:
+    """(job id, priority) of runnable jobs, high priority first, oldest first."""
+    query = (select(Job.id, Job.priority).where(runnable_condition(settings, utcnow()))
+             .order_by(Job.priority.desc(), Job.created_at, Job.id).limit(limit + len(exclude)))
+    rows = [(r.id, r.priority) for r in session.execute(query)]
+    return [r for r in rows if r[0] not in exclude][:limit]
+
+
+def _safe_stem(name: str) -> str:
+    stem = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
+    return stem.strip() or "file"
+
+
+def sanitized_name_for(original_name: str, output_type: str | None) -> str:
+    stem = _safe_stem(original_name)
+    ext = (output_type or "").strip(".").lower()
+    name = f"sanitized_{stem}.{ext}" if ext else f"sanitized_{stem}"
+    return name[-255:] if len(name) > 255 else name
+
+
+def _readable(reason: str | None, fallback: str) -> str:
+    reason = re.sub(r"\s+", " ", reason or "").strip()
+    return reason[:1000] if reason else fallback
+
+
+class _Heartbeat:
+    """Refreshes the job's heartbeat while the job runs, so it is not reclaimed as stale."""
+
+    def __init__(self, factory: sessionmaker[Session], job_id: str, token: str,
+                 interval: float) -> None:
+        self.factory, self.job_id, self.token, self.interval = factory, job_id, token, interval
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"heartbeat-{job_id[:8]}",
+                                       daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.interval):
+            try:
+                with self.factory() as s:
+                    s.execute(update(Job).where(Job.id == self.job_id, Job.worker_id == self.token,
+                                                Job.state == "active")
+                              .values(heartbeat_at=utcnow()))
+                    s.commit()
+            except Exception:  # a missed beat is not fatal; the next one may succeed
+                log.warning("heartbeat for job %s failed", self.job_id, exc_info=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+
+class _Progress:
+    """Throttled progress writes (at most every PROGRESS_MIN_INTERVAL s, always forward)."""
+
+    def __init__(self, factory: sessionmaker[Session], job_id: str, token: str) -> None:
+        self.factory, self.job_id, self.token = factory, job_id, token
+        self.last_written = 0
+        self.last_time = 0.0
+        self.lock = threading.Lock()
+
+    def __call__(self, percent: int) -> None:
+        percent = max(0, min(99, int(percent)))  # 100 is written with COMPLETED
+        now = time.monotonic()
+        with self.lock:
+            if percent <= self.last_written or now - self.last_time < PROGRESS_MIN_INTERVAL:
+                return
+            self.last_written, self.last_time = percent, now
+        try:
+            with self.factory() as s:
+                s.execute(update(Job).where(Job.id == self.job_id, Job.worker_id == self.token,
+                                            Job.state == "active")
+                          .values(progress=percent, heartbeat_at=utcnow()))
+                s.commit()
+        except Exception:
+            log.warning("progress write for job %s failed", self.job_id, exc_info=True)
+
+
+def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
+          token: str) -> tuple[Outcome | None, File | None, Job | None]:
+    """Take the job. Returns (None, file, job) when claimed, else the reason not to run."""
+    now = utcnow()
+    with factory() as s:
+        if is_paused(s):
+            return "paused", None, None
+        result = s.execute(
+            update(Job).where(Job.id == job_id, runnable_condition(settings, now))
+            .values(state="active", worker_id=token, heartbeat_at=now, started_at=now,
+                    finished_at=None, progress=0, attempts=Job.attempts + 1, run_after=None)
+            .execution_options(synchronize_session=False))
+        if result.rowcount != 1:
+            s.rollback()
+            return "skipped", None, None
+        job = s.get(Job, job_id)
+        file = s.get(File, job.file_id)
+        if file is None or file.is_expired or file.original_key is None:
+            job.state, job.finished_at = "failed", now
+            job.error = "The file expired before it could be processed."
+            if file is not None and file.status in ("PENDING", "PROCESSING"):
+                file.status = "FAILED"
+                file.error_message = job.error
+            s.commit()
+            return "failed", None, None
+        file.status = "PROCESSING"
+        file.processing_started_at = now
+        file.error_message = None
+        s.commit()
+        return None, file, job
+
+
+def _finish(factory: sessionmaker[Session], job_id: str, token: str, *, job_values: dict,
+            file_values: dict) -> bool:
+    """Write the outcome if we still own the job; False when the claim was lost."""
+    with factory() as s:
+        result = s.execute(update(Job).where(Job.id == job_id, Job.worker_id == token,
+                                             Job.state == "active").values(**job_values)
+                           .execution_options(synchronize_session=False))
+        if result.rowcount != 1:
+            s.rollback()
+            return False
+        file_id = s.scalar(select(Job.file_id).where(Job.id == job_id))
+        s.execute(update(File).where(File.id == file_id).values(**file_values)
+                  .execution_options(synchronize_session=False))
+        s.commit()
+        return True
+
+
+def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
+            storage: Storage) -> Outcome:
+    """Run one job to its end. Never raises for a file's fault; 'retry' means the job was put
+    back to waiting (with back-off) after an infrastructure fault."""
+    from sanitas.sandbox import SandboxError, run_sanitizer
+
+    token = worker_id()
+    outcome, file, job = claim(factory, settings, job_id, token)
+    if outcome is not None:
+        return outcome
+    assert file is not None and job is not None
+    started = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix=f"sanitas-job-{job_id[:8]}-"))
+    try:
+        with _Heartbeat(factory, job_id, token,
+                        max(0.5, settings.job_heartbeat_timeout_seconds / 4)):
+            try:
+                input_path = workdir / "input"
+                storage.get_to_path(file.original_key, input_path)
+                output_dir = workdir / "out"
+                output_dir.mkdir()
+                result = run_sanitizer(input_path, output_dir, mode=file.mode, settings=settings,
+                                       on_progress=_Progress(factory, job_id, token),
+                                       original_name=file.original_name)
+                if result.status != "ok" or not result.output:
+                    return _fail(factory, job_id, token, _readable(
+                        result.reason, "The file could not be sanitized."), started)
+                out_path = Path(result.output)
+                if not out_path.is_absolute():
+                    out_path = output_dir / out_path
+                key = sanitized_key(file.id)
+                size = storage.put_file(key, out_path, move=True)
+            except (SandboxError, StorageError, OSError) as exc:
+                if isinstance(exc, BlobNotFound):
+                    return _fail(factory, job_id, token,
+                                 "The uploaded file is no longer available.", started)
+                return _retry_or_fail(factory, settings, job_id, token, job.attempts, exc,
+                                      started)
+            except Exception:
+                log.exception("job %s crashed", job_id)
+                return _fail(factory, job_id, token, INTERNAL_FAILURE_MESSAGE, started)
+
+            now = utcnow()
+            duration = round(time.monotonic() - started, 3)
+            report = {
+                "findings": [asdict(f) if not isinstance(f, dict) else f
+                             for f in (result.findings or [])],
+                "detectedType": result.detected_type, "outputType": result.output_type,
+                "pagesRebuilt": list(result.pages_rebuilt or []),
+                "durationMs": result.duration_ms,
+            }
+            owned = _finish(factory, job_id, token,
+                            job_values={"state": "completed", "progress": 100,
+                                        "finished_at": now, "error": None},
+                            file_values={
+                                "status": "COMPLETED", "sanitized_key": key,
+                                "sanitized_name": sanitized_name_for(file.original_name,
+                                                                     result.output_type),
+                                "sanitized_size": size, "report": report,
+                                "processing_completed_at": now,
+                                "processing_duration": duration,
+                                "compression_ratio": (round(size / file.original_size, 4)
+                                                      if file.original_size else None),
+                                "error_message": None})
+            if not owned:
+                log.warning("job %s: claim lost before completion; result left to the owner",
+                            job_id)
+                return "skipped"
+            return "completed"
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _fail(factory, job_id: str, token: str, message: str, started: float) -> Outcome:
+    now = utcnow()
+    _finish(factory, job_id, token,
+            job_values={"state": "failed", "finished_at": now, "error": message},
+            file_values={"status": "FAILED", "error_message": message,
+                         "processing_completed_at": now,
+                         "processing_duration": round(time.monotonic() - started, 3)})
+    return "failed"
+
+
+def _retry_or_fail(factory, settings: Settings, job_id: str, token: str, attempts: int,
+                   exc: Exception, started: float) -> Outcome:
+    if attempts >= settings.job_max_attempts:
+        log.error("job %s failed after %d attempts: %s", job_id, attempts, exc)
+        return _fail(factory, job_id, token, INFRA_FAILURE_MESSAGE, started)
+    delay = settings.job_retry_delay_seconds * (2 ** max(0, attempts - 1))
+    log.warning("job %s: infrastructure fault (%s); retry %d in %ss", job_id, exc,
+                attempts + 1, delay)
+    _finish(factory, job_id, token,
+            job_values={"state": "waiting", "worker_id": None, "heartbeat_at": None,
+                        "run_after": utcnow() + timedelta(seconds=delay),
+                        "error": f"{type(exc).__name__}: {exc}"[:1000]},
+            file_values={"status": "PENDING"})
+    return "retry"
+
+
+def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int = 200) -> int:
+    """Delete both blobs of files past expiresAt and mark them expired (the row is kept for
+    history). Blobs are deleted before the row is marked, so a crash leaves it to the next
+    sweep rather than leaking a blob. Returns the number of files expired."""
+    count = 0
+    while True:
+        before = count
+        with factory() as s:
+            # A file being processed expires at the next sweep, after its job has finished.
+            files = s.scalars(select(File).where(File.is_expired.is_(False),
+                                                 File.expires_at <= utcnow(),
+                                                 File.status != "PROCESSING")
+                              .order_by(File.expires_at).limit(batch)).all()
+            if not files:
+                return count
+            for f in files:
+                try:
+                    for key in (f.original_key, f.sanitized_key):
+                        if key:
+                            storage.delete(key)
+                except StorageError:
+                    log.warning("expiry: could not delete blobs of file %s", f.id, exc_info=True)
+                    continue
+                f.is_expired = True
+                f.original_key = None
+                f.sanitized_key = None
+                if f.status in ("PENDING", "PROCESSING"):
+                    f.status = "FAILED"
+                    f.error_message = "The file expired before it could be processed."
+                count += 1
+            s.execute(delete(Job).where(Job.state == "waiting",
+                                        Job.file_id.in_([f.id for f in files if f.is_expired])))
+            s.commit()
+            if len(files) < batch or count == before:
+                return count
+
+
+def queue_counts(session: Session) -> dict[str, int]:
+    rows = session.execute(select(Job.state, func.count()).group_by(Job.state)).all()
+    counts = {state: 0 for state in ("waiting", "active", "completed", "failed")}
+    counts.update({state: n for state, n in rows})
+    return counts

@@ -1,0 +1,108 @@
+"""The embedded executor: a bounded thread pool inside `sanitas serve`.
+
+The database is the queue. A scheduler thread wakes when an upload is committed (notify) or
+every `executor_poll_interval_seconds`, and starts as many runnable jobs (waiting and due, or
+active with a stale heartbeat: a crash or restart) as there are free workers, high priority
+first. Pause is a row, so it holds across processes. The expiry sweep runs on the same thread
+every `expiry_sweep_interval_seconds`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from sanitas.config import Settings
+from sanitas.executor import job as jobs
+from sanitas.storage import Storage
+
+log = logging.getLogger(__name__)
+
+
+class LocalExecutor:
+    name = "local"
+
+    def __init__(self, settings: Settings, factory: sessionmaker[Session],
+                 storage: Storage) -> None:
+        self.settings, self.factory, self.storage = settings, factory, storage
+        self.size = max(1, settings.executor_workers)
+        self.pool = ThreadPoolExecutor(max_workers=self.size, thread_name_prefix="sanitas-job")
+        self.inflight: set[str] = set()
+        self.lock = threading.Lock()
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="sanitas-scheduler", daemon=True)
+        self.last_sweep = 0.0
+
+    # -- the interface the API uses -------------------------------------------------------
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.wake.set()
+        self.thread.join(timeout=10)
+        # Running jobs finish (their rows are also safe if the process dies instead).
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def submit(self, job_id: str, priority: int = 0) -> None:
+        self.wake.set()
+
+    def kick(self) -> None:
+        self.wake.set()
+
+    def workers(self) -> int:
+        return self.size if self.thread.is_alive() else 0
+
+    def healthy(self) -> bool:
+        return self.thread.is_alive()
+
+    # -- the scheduler ----------------------------------------------------------------------
+    def _loop(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                self._maybe_sweep()
+                self._dispatch()
+            except Exception:
+                log.exception("executor scheduling failed; retrying")
+            self.wake.wait(self.settings.executor_poll_interval_seconds)
+            self.wake.clear()
+
+    def _maybe_sweep(self) -> None:
+        now = time.monotonic()
+        if now - self.last_sweep >= self.settings.expiry_sweep_interval_seconds:
+            self.last_sweep = now
+            n = jobs.expire_files(self.factory, self.storage)
+            if n:
+                log.info("expired %d file(s)", n)
+
+    def _dispatch(self) -> None:
+        with self.lock:
+            free = self.size - len(self.inflight)
+            busy = set(self.inflight)
+        if free <= 0:
+            return
+        with self.factory() as s:
+            if jobs.is_paused(s):
+                return
+            runnable = jobs.find_runnable(s, self.settings, free, exclude=busy)
+        for job_id, _priority in runnable:
+            with self.lock:
+                self.inflight.add(job_id)
+            self.pool.submit(self._run, job_id)
+
+    def _run(self, job_id: str) -> None:
+        try:
+            outcome = jobs.run_job(job_id, factory=self.factory, settings=self.settings,
+                                   storage=self.storage)
+            log.info("job %s: %s", job_id, outcome)
+        except Exception:
+            log.exception("job %s: unexpected error", job_id)
+        finally:
+            with self.lock:
+                self.inflight.discard(job_id)
+            self.wake.set()  # a worker is free: look for the next job

@@ -1,0 +1,206 @@
+"""Streaming multipart/form-data reader for uploads.
+
+Starlette's `request.form()` would accept any size before we could count; here the body is
+parsed chunk by chunk from `request.stream()` with python-multipart's push parser, each file
+part is written straight to a temporary file on disk, and the upload is refused (413) as soon
+as one file passes the caller's limit, without reading the rest of the body. Memory use is one
+network chunk per request, whatever the upload size.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from python_multipart.exceptions import MultipartParseError
+from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.requests import ClientDisconnect, Request
+
+from sanitas.errors import ApiError
+
+MAX_FIELD_SIZE = 1024  # plain (non-file) form fields, e.g. mode
+MAX_FIELDS = 20
+MB = 1024 * 1024
+
+
+@dataclass
+class ReceivedFile:
+    field: str
+    name: str  # cleaned original name
+    path: Path
+    size: int = 0
+
+
+@dataclass
+class Received:
+    files: list[ReceivedFile] = field(default_factory=list)
+    fields: dict[str, str] = field(default_factory=dict)
+
+    def cleanup(self) -> None:
+        for f in self.files:
+            f.path.unlink(missing_ok=True)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def clean_filename(raw: str | None) -> str:
+    """The name a person gave the file: no directories, no control characters, at most 255
+    characters (keeping the extension). Never used as a path on the server."""
+    # Browsers escape '"' and line breaks in form-data names as %22, %0A, %0D (WHATWG).
+    name = (raw or "").replace("%22", '"').replace("%0A", "").replace("%0D", "")
+    name = unicodedata.normalize("NFC", name)
+    name = re.split(r"[\\/]", name)[-1]
+    name = _CONTROL.sub("", name).strip()
+    if name.strip(".") == "":
+        return "file"
+    if len(name) > 255:
+        stem, dot, ext = name.rpartition(".")
+        name = (stem[: 254 - len(ext)] + dot + ext) if dot and len(ext) < 20 else name[:255]
+    return name
+
+
+def _human(size: int) -> str:
+    if size >= MB and size % MB == 0:
+        return f"{size // MB} MB"
+    if size >= MB:
+        return f"{size / MB:.1f} MB"
+    return f"{size // 1024} KB" if size >= 1024 else f"{size} bytes"
+
+
+class _Reader:
+    def __init__(self, *, file_fields: set[str], max_file_size: int, max_files: int,
+                 tmp_dir: Path) -> None:
+        self.file_fields, self.max_file_size = file_fields, max_file_size
+        self.max_files, self.tmp_dir = max_files, tmp_dir
+        self.out = Received()
+        self._header_field = bytearray()
+        self._header_value = bytearray()
+        self._headers: dict[str, str] = {}
+        self._fh = None
+        self._current: ReceivedFile | None = None
+        self._field_name: str | None = None
+        self._field_value = bytearray()
+        self.error: ApiError | None = None
+
+    # python-multipart callbacks ------------------------------------------------------------
+    def on_part_begin(self) -> None:
+        self._headers = {}
+        self._current, self._field_name = None, None
+        self._field_value = bytearray()
+
+    def on_header_field(self, data: bytes, start: int, end: int) -> None:
+        self._header_field += data[start:end]
+
+    def on_header_value(self, data: bytes, start: int, end: int) -> None:
+        self._header_value += data[start:end]
+
+    def on_header_end(self) -> None:
+        key = bytes(self._header_field).decode("latin-1").strip().lower()
+        self._headers[key] = bytes(self._header_value).decode("utf-8", errors="replace")
+        self._header_field.clear()
+        self._header_value.clear()
+
+    def on_headers_finished(self) -> None:
+        _disp, options = parse_options_header(self._headers.get("content-disposition", ""))
+        name = options.get(b"name", b"").decode("latin-1")
+        # parse_options_header hands str values back as latin-1 bytes; they were UTF-8 text
+        filename = options.get(b"filename")
+        if filename is None:
+            if len(self.out.fields) >= MAX_FIELDS:
+                raise ApiError(400, "Too many form fields in the upload.")
+            self._field_name = name
+            return
+        filename_text = filename.decode("latin-1").encode("latin-1").decode(
+            "utf-8", errors="replace")
+        if name not in self.file_fields:
+            expected = " or ".join(f"'{f}'" for f in sorted(self.file_fields))
+            raise ApiError(400, f"Unexpected file field '{name}'; send files as {expected}.")
+        if len(self.out.files) >= self.max_files:
+            raise ApiError(400, f"Too many files: at most {self.max_files} per upload for "
+                                f"your account.", "too_many_files")
+        fd, path = tempfile.mkstemp(dir=self.tmp_dir, prefix="upload-")
+        self._fh = os.fdopen(fd, "wb")
+        self._current = ReceivedFile(field=name, name=clean_filename(filename_text),
+                                     path=Path(path))
+        self.out.files.append(self._current)
+
+    def on_part_data(self, data: bytes, start: int, end: int) -> None:
+        n = end - start
+        if self._current is not None:
+            self._current.size += n
+            if self._current.size > self.max_file_size:
+                raise ApiError(413, f'"{self._current.name}" is larger than the '
+                                    f"{_human(self.max_file_size)} limit for your account.",
+                               "file_too_large")
+            self._fh.write(data[start:end])
+        elif self._field_name is not None:
+            if len(self._field_value) + n > MAX_FIELD_SIZE:
+                raise ApiError(400, f"Form field '{self._field_name}' is too long.")
+            self._field_value += data[start:end]
+
+    def on_part_end(self) -> None:
+        if self._current is not None:
+            self._fh.close()
+            self._fh = None
+            self._current = None
+        elif self._field_name is not None:
+            self.out.fields[self._field_name] = bytes(self._field_value).decode(
+                "utf-8", errors="replace")
+            self._field_name = None
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+async def receive_files(request: Request, *, file_fields: set[str], max_file_size: int,
+                        max_files: int, tmp_dir: Path) -> Received:
+    """Parse the request body; files land in `tmp_dir`. On any error every temporary file is
+    removed and an ApiError is raised."""
+    ctype, params = parse_options_header(request.headers.get("content-type", ""))
+    boundary = params.get(b"boundary")
+    if ctype != b"multipart/form-data" or not boundary:
+        raise ApiError(400, "Expected a multipart/form-data upload.", "bad_request")
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and \
+            int(length) > max_files * max_file_size + MB:  # cannot fit: refuse unread
+        raise ApiError(413, f"The upload is larger than your account allows "
+                            f"({max_files} file(s) of at most {_human(max_file_size)}).",
+                       "file_too_large")
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    reader = _Reader(file_fields=file_fields, max_file_size=max_file_size,
+                     max_files=max_files, tmp_dir=tmp_dir)
+    callbacks = {name: getattr(reader, name) for name in (
+        "on_part_begin", "on_part_data", "on_part_end", "on_header_field", "on_header_value",
+        "on_header_end", "on_headers_finished")}
+    parser = MultipartParser(boundary, callbacks)
+    try:
+        async for chunk in request.stream():
+            if chunk:
+                parser.write(chunk)
+        parser.finalize()
+        if reader._fh is not None or reader._current is not None:
+            raise ApiError(400, "The upload ended before the file was complete.")
+    except ApiError:
+        reader.close()
+        reader.out.cleanup()
+        raise
+    except (MultipartParseError, ValueError) as exc:
+        reader.close()
+        reader.out.cleanup()
+        raise ApiError(400, f"Malformed multipart upload: {exc}") from exc
+    except ClientDisconnect:
+        reader.close()
+        reader.out.cleanup()
+        raise ApiError(400, "The upload was interrupted.") from None
+    except BaseException:
+        reader.close()
+        reader.out.cleanup()
+        raise
+    return reader.out

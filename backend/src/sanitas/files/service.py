@@ -1,0 +1,225 @@
+"""Files: accepting uploads (quota, type by content, blobs then rows), reading them back with
+authorisation, and the figures shared with usage statistics."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from sanitas.config import RoleLimits, Settings
+from sanitas.db import utcnow
+from sanitas.errors import ApiError
+from sanitas.executor.job import HIGH_PRIORITY, NORMAL_PRIORITY
+from sanitas.files.multipart import ReceivedFile
+from sanitas.models import File, Job, User
+from sanitas.models._common import new_id
+from sanitas.storage import Storage, original_key
+
+log = logging.getLogger(__name__)
+
+KNOWN_MODES = ("basic", "advanced")
+
+
+# -- periods and quotas ---------------------------------------------------------------------
+def month_start(now: datetime) -> datetime:
+    return now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def next_month_start(now: datetime) -> datetime:
+    start = month_start(now)
+    return (start + timedelta(days=32)).replace(day=1)
+
+
+def period_start(user: User, now: datetime | None = None) -> datetime:
+    """The quota period: the calendar month (UTC), or since an admin reset if later."""
+    start = month_start(now or utcnow())
+    if user.quota_reset_at is not None and user.quota_reset_at > start:
+        return user.quota_reset_at
+    return start
+
+
+def uploads_in_period(session: Session, user: User, now: datetime | None = None) -> int:
+    return session.scalar(select(func.count()).select_from(File).where(
+        File.user_id == user.id, File.created_at >= period_start(user, now))) or 0
+
+
+def storage_used(session: Session, user_id: str | None = None) -> int:
+    """Bytes of live blobs (originals and sanitized copies of files not yet expired)."""
+    query = select(func.coalesce(func.sum(File.original_size), 0)
+                   + func.coalesce(func.sum(File.sanitized_size), 0)).where(
+        File.is_expired.is_(False))
+    if user_id is not None:
+        query = query.where(File.user_id == user_id)
+    return int(session.scalar(query) or 0)
+
+
+def allowed_modes(limits: RoleLimits) -> list[str]:
+    return [m for m in limits.modes if m in KNOWN_MODES] or ["basic"]
+
+
+def check_mode(limits: RoleLimits, mode: str | None) -> str:
+    mode = (mode or "basic").strip().lower() or "basic"
+    if mode not in KNOWN_MODES:
+        raise ApiError(400, f"Unknown processing mode '{mode[:40]}'; use one of: "
+                            f"{', '.join(KNOWN_MODES)}.", "invalid_mode")
+    if mode not in allowed_modes(limits):
+        raise ApiError(403, f"The '{mode}' mode is not available for your account; "
+                            f"available: {', '.join(allowed_modes(limits))}.", "mode_not_allowed")
+    return mode
+
+
+def check_monthly_quota(session: Session, user: User, limits: RoleLimits, adding: int) -> None:
+    quota = limits.uploads_per_month
+    if quota < 0:
+        return
+    used = uploads_in_period(session, user)
+    if used + adding > quota:
+        left = max(0, quota - used)
+        detail = (f"you have {left} upload(s) left this month" if left
+                  else "no uploads are left this month")
+        raise ApiError(403, f"Monthly upload quota exceeded: your account allows {quota} "
+                            f"uploads per month and {detail}.", "quota_exceeded")
+
+
+def check_storage_quota(session: Session, user: User, limits: RoleLimits, adding: int) -> None:
+    quota = limits.storage_quota
+    if quota < 0:
+        return
+    used = storage_used(session, user.id)
+    if used + adding > quota:
+        raise ApiError(403, f"Storage quota exceeded: these files need {_mb(adding)}, and "
+                            f"{_mb(max(0, quota - used))} of your {_mb(quota)} remain. Files "
+                            f"are deleted automatically after they expire.",
+                       "storage_quota_exceeded")
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+# -- type detection (the engine's, by content) -----------------------------------------------
+def supported_formats() -> list[str]:
+    """Extensions the engine accepts (its own list), for the upload screen."""
+    import importlib
+
+    engine_detect = importlib.import_module("sanitas.engine.detect")
+    listed = getattr(engine_detect, "SUPPORTED_EXTENSIONS", None)
+    if listed is None:
+        listed = {ext for exts in engine_detect.KIND_EXTENSIONS.values() for ext in exts}
+    return sorted(set(listed))
+
+
+def detect_type(received: ReceivedFile) -> str:
+    """The kind by content (the engine's detection); refuses what the engine will not take."""
+    from sanitas.engine.detect import detect
+    from sanitas.engine.report import Rejected
+
+    try:
+        return detect(received.path, received.name).kind
+    except Rejected as exc:
+        raise ApiError(415, f'Unsupported file "{received.name}": {exc.reason}',
+                       "unsupported_type") from exc
+    except Exception as exc:  # a parser choking on hostile bytes is a refusal, not a 500
+        log.info("detection failed for an upload: %s", exc)
+        raise ApiError(415, f'Unsupported file "{received.name}": its type could not be '
+                            f"recognised.", "unsupported_type") from exc
+
+
+# -- accepting an upload ---------------------------------------------------------------------
+def accept_upload(session: Session, settings: Settings, storage: Storage, user: User,
+                  received: list[ReceivedFile], mode: str) -> list[tuple[File, Job]]:
+    """Validate, store the blobs, then commit rows for all files at once. Anything refused
+    leaves neither rows nor blobs behind."""
+    limits = settings.limits_for(user.role)
+    if not received:
+        raise ApiError(400, "No file was uploaded.", "no_file")
+    for r in received:
+        if r.size == 0:
+            raise ApiError(400, f'"{r.name}" is empty.', "empty_file")
+    kinds = [detect_type(r) for r in received]
+
+    # Serialise quota checks per user (PostgreSQL row lock; SQLite serialises writers).
+    session.execute(select(User.id).where(User.id == user.id).with_for_update())
+    check_monthly_quota(session, user, limits, len(received))
+    check_storage_quota(session, user, limits, sum(r.size for r in received))
+
+    now = utcnow()
+    expires = now + timedelta(hours=settings.file_ttl_hours)
+    priority = HIGH_PRIORITY if limits.high_priority else NORMAL_PRIORITY
+    stored: list[str] = []
+    out: list[tuple[File, Job]] = []
+    try:
+        for r, kind in zip(received, kinds, strict=True):
+            file_id = new_id()
+            key = original_key(file_id)
+            storage.put_file(key, r.path, move=True)
+            stored.append(key)
+            file = File(id=file_id, user_id=user.id, original_name=r.name,
+                        original_size=r.size, detected_type=kind, mode=mode,
+                        original_key=key, status="PENDING", created_at=now, expires_at=expires,
+                        is_expired=False, download_count=0)
+            job = Job(file_id=file_id, state="waiting", priority=priority, created_at=now)
+            session.add(file)
+            session.add(job)
+            out.append((file, job))
+        session.commit()
+    except BaseException:
+        session.rollback()
+        for key in stored:
+            try:
+                storage.delete(key)
+            except Exception:
+                log.warning("could not remove blob %s after a failed upload", key,
+                            exc_info=True)
+        raise
+    return out
+
+
+# -- reading ---------------------------------------------------------------------------------
+def get_visible_file(session: Session, user: User, file_id: str) -> File:
+    """The file if the caller may see it; another user's file is 'not found' (ids are not
+    probeable), admins see every file."""
+    file = session.get(File, file_id) if len(file_id) <= 64 else None
+    if file is None or (file.user_id != user.id and user.role != "ADMIN"):
+        raise ApiError(404, "File not found", "not_found")
+    return file
+
+
+def is_expired(file: File, now: datetime | None = None) -> bool:
+    return file.is_expired or file.expires_at <= (now or utcnow())
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z") if value else None
+
+
+def file_out(file: File, *, with_report: bool = True) -> dict[str, Any]:
+    data = {
+        "id": file.id, "originalName": file.original_name, "originalSize": file.original_size,
+        "sanitizedName": file.sanitized_name, "sanitizedSize": file.sanitized_size,
+        "status": file.status, "mode": file.mode, "detectedType": file.detected_type,
+        "createdAt": _iso(file.created_at),
+        "processingStartedAt": _iso(file.processing_started_at),
+        "processingCompletedAt": _iso(file.processing_completed_at),
+        "processingDuration": file.processing_duration, "errorMessage": file.error_message,
+        "expiresAt": _iso(file.expires_at), "downloadCount": file.download_count,
+        "compressionRatio": file.compression_ratio, "isExpired": is_expired(file),
+    }
+    if with_report:
+        data["report"] = file.report
+    return data
+
+
+def job_out(job: Job | None) -> dict[str, Any] | None:
+    if job is None:
+        return None
+    return {"id": job.id, "state": job.state, "progress": min(100, max(0, job.progress)),
+            "attempts": job.attempts, "createdAt": _iso(job.created_at),
+            "startedAt": _iso(job.started_at), "finishedAt": _iso(job.finished_at)}
+
+
+iso = _iso
