@@ -49,6 +49,30 @@ def serve(host: str | None, port: int | None, no_migrate: bool) -> None:
                 proxy_headers=False)
 
 
+@main.command()
+@click.option("--concurrency", type=int, default=None,
+              help="Jobs run at once by this worker (default SANITAS_EXECUTOR_WORKERS).")
+@click.option("--beat/--no-beat", default=True, show_default=True,
+              help="Also run the scheduler for the periodic expiry and recovery tasks.")
+@click.option("--queues", default=None,
+              help="Queues to consume (default: sanitas-high,sanitas-normal).")
+def worker(concurrency: int | None, beat: bool, queues: str | None) -> None:
+    """Run a Celery worker for SANITAS_EXECUTOR=celery (needs SANITAS_BROKER_URL and the
+    shared database and storage)."""
+    from sanitas.executor.celery_app import HIGH_QUEUE, NORMAL_QUEUE, worker_app
+
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    app = worker_app()
+    argv = ["worker", f"--concurrency={concurrency or settings.executor_workers}",
+            f"--queues={queues or f'{HIGH_QUEUE},{NORMAL_QUEUE}'}",
+            f"--loglevel={os.environ.get('SANITAS_LOG_LEVEL', 'INFO')}",
+            f"--hostname=sanitas-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
+    if beat:
+        argv += ["--beat", f"--schedule={settings.data_dir / 'celerybeat-schedule'}"]
+    app.worker_main(argv)
+
+
 @main.command("create-admin")
 @click.argument("email")
 @click.option("--password", envvar="SANITAS_ADMIN_PASSWORD", default=None,
