@@ -1,0 +1,185 @@
+"""The sanitization engine: a file in, a safe file and a report out.
+
+A pure library (no web, DB, storage or network code). Untrusted input belongs inside the sandbox
+(`sanitas.sandbox.run_sanitizer`), which calls `sanitize_file` in a child process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from sanitas.engine.detect import Detected, detect
+from sanitas.engine.report import Context, Finding, Mode, Policy, Rejected, Result
+
+__all__ = ["sanitize_file", "safe_output_name", "Context", "Finding", "Policy", "Rejected",
+           "Result", "OUTPUT_EXTENSIONS"]
+
+log = logging.getLogger(__name__)
+
+# Every extension the engine can produce; the sandbox parent refuses anything else.
+OUTPUT_EXTENSIONS = {"pdf", "jpg", "png", "gif", "webp", "tiff", "bmp", "svg", "txt", "csv",
+                     "html", "zip", "docx", "xlsx", "pptx", "xlsb", "odt", "ods", "odp", "odg"}
+OFFICE_OUTPUT_OF_LEGACY = {"doc": "docx", "rtf": "docx", "xls": "xlsx", "ppt": "pptx"}
+MAX_FINDINGS = 500
+
+
+def safe_output_name(original_name: str | None, extension: str) -> str:
+    """The original stem, made safe for any filesystem, with the output's extension."""
+    base = re.split(r"[\\/]", original_name or "")[-1]
+    stem = base.rsplit(".", 1)[0] if "." in base.lstrip(".") else base
+    stem = re.sub(r"[\x00-\x1f\x7f:*?\"<>|\u202a-\u202e\u2066-\u2069]", "_", stem)
+    stem = stem.strip(" .")[:150] or "file"
+    return f"{stem}.{extension}"
+
+
+def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode = "basic",
+                  policy: Policy | None = None, on_progress: Callable[[int], None] | None = None,
+                  workdir: Path | str | None = None, original_name: str | None = None) -> Result:
+    """Sanitize one file into `output_dir`. Bad input never raises: the result is 'rejected'
+    with a reason. `original_name` (default: the input's name) gives the output its stem and
+    is compared with the detected type; it never decides the type."""
+    started = time.perf_counter()
+    input_path, output_dir = Path(input_path), Path(output_dir)
+    name = original_name or input_path.name
+    if mode not in ("basic", "advanced"):
+        raise ValueError(f"unknown mode {mode!r}")
+    ctx = Context(mode=mode, policy=policy or Policy(), on_progress=on_progress)
+    result = Result(input=name, status="rejected")
+    with tempfile.TemporaryDirectory(dir=workdir, prefix="sanitas-") as scratch:
+        ctx.workdir = Path(scratch)
+        partial = output_dir / f".partial-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            detected = detect(input_path, name, ctx)
+            result.detected_type = detected.kind
+            ctx.progress(5)
+            extension = sanitize_detected(input_path, partial, detected, ctx, depth=0)
+            final = _unique_path(output_dir / safe_output_name(name, extension))
+            os.replace(partial, final)
+            result.status, result.output, result.output_type = "ok", str(final), extension
+            ctx.progress(100)
+        except Rejected as exc:
+            result.reason = exc.reason
+        except MemoryError:
+            result.reason = "The file needs more memory than is allowed to process it safely."
+        except RecursionError:
+            result.reason = "The file is nested too deeply to process safely."
+        except Exception as exc:  # a parser choking on hostile input: refuse, never pass through
+            log.warning("sanitizing %s failed: %r", name, exc, exc_info=True)
+            result.reason = ("The file is damaged or uses features that cannot be made safe "
+                             f"({type(exc).__name__}).")
+        finally:
+            if partial.exists():
+                partial.unlink()
+    result.findings = _bounded(ctx.findings)
+    result.pages_rebuilt = list(ctx.pages_rebuilt)
+    result.duration_ms = int((time.perf_counter() - started) * 1000)
+    return result
+
+
+def _unique_path(path: Path) -> Path:
+    if not path.exists():
+        return path
+    for n in range(2, 10_000):
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        if not candidate.exists():
+            return candidate
+    raise Rejected("Too many output files with the same name.")
+
+
+def _bounded(findings: list[Finding]) -> list[Finding]:
+    if len(findings) <= MAX_FINDINGS:
+        return list(findings)
+    extra = len(findings) - MAX_FINDINGS
+    return findings[:MAX_FINDINGS] + [Finding("more", "whole file", "removed",
+                                              f"{extra} further findings not listed")]
+
+
+def sanitize_detected(src: Path, dst: Path, detected: Detected, ctx: Context, depth: int) -> str:
+    """Write the safe version of `src` (already detected) to `dst`; return its extension."""
+    family, kind = detected.family, detected.kind
+    if family == "pdf":
+        if ctx.mode == "advanced":
+            return _pixels_from_pdf(src, dst, ctx)
+        from sanitas.engine import pdf
+
+        return pdf.sanitize(src, dst, ctx)
+    if family == "image":
+        from sanitas.engine import image
+
+        return image.sanitize(src, dst, ctx, kind)
+    if family == "svg":
+        from sanitas.engine import svg
+
+        return svg.sanitize(src, dst, ctx)
+    if family == "text":
+        from sanitas.engine import text
+
+        return text.sanitize(src, dst, ctx, kind)
+    if family == "archive":
+        from sanitas.engine import archive
+
+        return archive.sanitize(src, dst, ctx, depth)
+    if family in ("ooxml", "odf", "legacy_office"):
+        return _sanitize_office(src, dst, detected, ctx)
+    raise Rejected(f"Files of type {kind} are not supported.")
+
+
+def _office_module(name: str):
+    import importlib
+
+    try:
+        return importlib.import_module(f"sanitas.engine.{name}")
+    except ImportError as exc:
+        if exc.name != f"sanitas.engine.{name}":
+            raise
+        raise Rejected("Office documents cannot be processed by this installation (the office "
+                       "sanitizer is not available).") from None
+
+
+def _sanitize_office(src: Path, dst: Path, detected: Detected, ctx: Context) -> str:
+    family, kind = detected.family, detected.kind
+    assert ctx.workdir is not None
+    if ctx.mode == "advanced":
+        # Strip active content first (so LibreOffice never sees macros or remote links), then
+        # render through LibreOffice to PDF, then rebuild from pixels.
+        legacy_office = _office_module("legacy_office")
+        source = src
+        if family in ("ooxml", "odf"):
+            cleaned = ctx.workdir / f"office-clean.{kind}"
+            module = _office_module(family)
+            ext = module.sanitize(src, cleaned, ctx, kind)
+            source = cleaned.rename(ctx.workdir / f"office-clean-out.{ext}")
+        converted = legacy_office.to_pdf(source, ctx)
+        return _pixels_from_pdf(converted, dst, ctx, already_clean=False)
+    if family == "ooxml":
+        return _office_module("ooxml").sanitize(src, dst, ctx, kind)
+    if family == "odf":
+        return _office_module("odf").sanitize(src, dst, ctx, kind)
+    legacy_office = _office_module("legacy_office")
+    converted = legacy_office.to_ooxml(src, ctx, kind)
+    target_kind = OFFICE_OUTPUT_OF_LEGACY[kind]
+    ctx.add("legacy_format", "whole document", "converted",
+            f"{kind} converted to {target_kind}")
+    return _office_module("ooxml").sanitize(Path(converted), dst, ctx, target_kind)
+
+
+def _pixels_from_pdf(src: Path, dst: Path, ctx: Context, already_clean: bool = False) -> str:
+    """Advanced mode: basic-clean the PDF (for the report and so the renderer never meets
+    scripts), then rebuild every page from its pixels."""
+    from sanitas.engine import pdf, raster
+
+    assert ctx.workdir is not None
+    cleaned = ctx.workdir / "basic-clean.pdf"
+    outer_progress = ctx.on_progress
+    ctx.on_progress = None  # the basic pass is quick; progress comes from the pages
+    try:
+        pdf.sanitize(src, cleaned, ctx)
+    finally:
+        ctx.on_progress = outer_progress
+    return raster.rebuild_from_pixels(cleaned, dst, ctx)

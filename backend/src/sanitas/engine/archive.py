@@ -1,0 +1,179 @@
+"""ZIP archives: every member is detected and sanitized with the same rules (recursively); what
+cannot be made safe is left out and listed. Bombs (ratio, total size, member count, depth,
+overlapping entries) and unsafe member names (absolute, .., drive letters, links) are refused.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import stat
+import zipfile
+from pathlib import Path
+
+from sanitas.engine.report import Context, Rejected
+
+MAX_MEMBERS = 5000
+MAX_TOTAL_UNCOMPRESSED = 1024 * 1024 * 1024
+MAX_MEMBER_UNCOMPRESSED = 512 * 1024 * 1024
+MAX_RATIO = 100  # uncompressed / compressed for any member bigger than RATIO_FLOOR
+RATIO_FLOOR = 1024 * 1024
+MAX_DEPTH = 3  # archives inside archives
+CHUNK = 1024 * 1024
+
+
+def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int) -> list[zipfile.ZipInfo]:
+    """Refuse the whole archive before anything is decompressed."""
+    infos = zf.infolist()
+    if len(infos) > MAX_MEMBERS:
+        raise Rejected(f"The archive has too many members ({len(infos)}; the limit is "
+                       f"{MAX_MEMBERS}).")
+    total = 0
+    seen_names: set[str] = set()
+    for info in infos:
+        if info.flag_bits & 0x1:
+            raise Rejected("The archive is password-protected (encrypted); encrypted archives "
+                           "cannot be inspected and are not accepted.")
+        reason = unsafe_name_reason(info)
+        if reason:
+            raise Rejected(f"The archive contains an unsafe member name ({reason}): "
+                           f"{info.filename[:100]!r}.")
+        key = posixpath.normpath(info.filename).lower()
+        if key in seen_names and not info.is_dir():
+            raise Rejected(f"The archive contains the same member name twice: "
+                           f"{info.filename[:100]!r}.")
+        seen_names.add(key)
+        if info.file_size > MAX_MEMBER_UNCOMPRESSED:
+            raise Rejected("A member of the archive expands to more than "
+                           f"{MAX_MEMBER_UNCOMPRESSED // 2**20} MB (zip bomb protection).")
+        if info.file_size > RATIO_FLOOR and \
+                info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise Rejected("A member of the archive has an extreme compression ratio "
+                           "(zip bomb protection).")
+        total += info.file_size
+    if total > MAX_TOTAL_UNCOMPRESSED:
+        raise Rejected(f"The archive expands to more than {MAX_TOTAL_UNCOMPRESSED // 2**20} MB "
+                       "(zip bomb protection).")
+    if total > RATIO_FLOOR and total > MAX_RATIO * max(archive_size, 1):
+        raise Rejected("The archive has an extreme compression ratio (zip bomb protection).")
+    _check_overlaps(infos, archive_size)
+    return infos
+
+
+def unsafe_name_reason(info: zipfile.ZipInfo) -> str | None:
+    name = info.filename
+    if not name or len(name) > 512:
+        return "empty or overlong"
+    if "\x00" in name or re.search(r"[\x00-\x1f]", name):
+        return "control characters"
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        return "absolute path"
+    parts = re.split(r"[\\/]", name)
+    if ".." in parts:
+        return "path traversal"
+    mode = info.external_attr >> 16
+    if info.create_system == 3 and stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
+        return "symbolic link or special file"
+    return None
+
+
+def _check_overlaps(infos: list[zipfile.ZipInfo], archive_size: int) -> None:
+    """Overlapping entries (one compressed stream shared by many members) are a bomb trick."""
+    spans = sorted((info.header_offset, info.header_offset + 30 + len(info.filename.encode())
+                    + info.compress_size) for info in infos if not info.is_dir())
+    for (start_a, end_a), (start_b, _end_b) in zip(spans, spans[1:]):
+        if start_b < end_a:
+            raise Rejected("The archive has overlapping members (zip bomb technique).")
+        del start_a
+
+
+def sanitize(src: Path, dst: Path, ctx: Context, depth: int = 0) -> str:
+    from sanitas.engine import safe_output_name, sanitize_detected
+    from sanitas.engine.detect import detect
+
+    if depth >= MAX_DEPTH:
+        raise Rejected("Archives are nested too deeply (more than "
+                       f"{MAX_DEPTH} levels).")
+    assert ctx.workdir is not None
+    try:
+        zf = zipfile.ZipFile(src)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise Rejected("The ZIP archive is damaged.") from exc
+    work = ctx.workdir / f"zip-{depth}-{dst.name}"
+    work.mkdir()
+    written_total = 0
+    with zf, zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED,
+                             compresslevel=6) as out:
+        infos = check_names_and_limits(zf, src.stat().st_size)
+        if zf.comment:
+            ctx.add("archive_comment", "archive comment", "removed")
+        used_names: set[str] = set()
+        files = [i for i in infos if not i.is_dir()]
+        for index, info in enumerate(files):
+            ctx.progress(10 + 80 * index // max(len(files), 1))
+            location = info.filename if depth == 0 else f"(nested) {info.filename}"
+            member_src = work / f"m{index}"
+            written_total += _extract_bounded(zf, info, member_src, written_total)
+            member_ctx = Context(mode=ctx.mode, policy=ctx.policy, workdir=ctx.workdir)
+            member_dst = work / f"o{index}"
+            try:
+                detected = detect(member_src, posixpath.basename(info.filename), member_ctx)
+                extension = sanitize_detected(member_src, member_dst, detected, member_ctx,
+                                              depth=depth + 1)
+            except Rejected as exc:
+                ctx.add("archive_member", location, "removed", exc.reason)
+                continue
+            except (MemoryError, RecursionError):
+                raise
+            except Exception as exc:  # one bad member must not sink the others
+                ctx.add("archive_member", location, "removed",
+                        f"could not be made safe ({type(exc).__name__})")
+                continue
+            finally:
+                member_src.unlink(missing_ok=True)
+            for finding in member_ctx.findings:
+                finding.location = f"{location}: {finding.location}"
+                ctx.findings.append(finding)
+            folder = posixpath.dirname(posixpath.normpath(info.filename.replace("\\", "/")))
+            name = safe_output_name(posixpath.basename(info.filename), extension)
+            arcname = _unique(posixpath.join(folder, name) if folder else name, used_names)
+            out.write(member_dst, arcname)
+            member_dst.unlink()
+        if not files:
+            ctx.add("archive_member", "archive", "kept", "the archive is empty")
+    return "zip"
+
+
+def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,
+                     written_so_far: int) -> int:
+    """Extract one member, trusting nothing the headers say about its size."""
+    limit = min(info.file_size, MAX_MEMBER_UNCOMPRESSED)
+    written = 0
+    try:
+        with zf.open(info) as stream, open(target, "wb") as out:
+            while True:
+                chunk = stream.read(CHUNK)
+                if not chunk:
+                    break
+                written += len(chunk)
+                if written > limit or written_so_far + written > MAX_TOTAL_UNCOMPRESSED:
+                    raise Rejected("A member of the archive is larger than its header says "
+                                   "(zip bomb protection).")
+                out.write(chunk)
+    except zipfile.BadZipFile as exc:
+        raise Rejected(f"The archive member {info.filename[:100]!r} is damaged ({exc}).") \
+            from None
+    except (NotImplementedError, RuntimeError) as exc:
+        raise Rejected(f"The archive member {info.filename[:100]!r} uses an unsupported "
+                       f"compression or encryption ({exc}).") from None
+    return written
+
+
+def _unique(name: str, used: set[str]) -> str:
+    candidate, n = name, 2
+    while candidate.lower() in used:
+        stem, dot, ext = name.rpartition(".")
+        candidate = f"{stem}-{n}.{ext}" if dot else f"{name}-{n}"
+        n += 1
+    used.add(candidate.lower())
+    return candidate

@@ -1,0 +1,41 @@
+"""CSS for SVG and HTML: no external loads, no imports, no script-like constructs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+URL_REF = re.compile(r"url\(\s*(['\"]?)(.*?)\1\s*\)", re.I | re.S)
+IMPORT = re.compile(r"@import\b[^;]*;?", re.I)
+DANGEROUS = re.compile(r"expression\s*\(|javascript:|vbscript:|-moz-binding|behavior\s*:|"
+                       r"@namespace|\\[0-9a-f]", re.I)
+DATA_IMAGE = re.compile(r"^data:image/(png|jpeg|jpg|gif|webp);", re.I)
+
+
+def sanitize_css(css: str, drop: Callable[[str, str], None]) -> str:
+    """Return `css` without @import, external url() references or script constructs.
+    `drop(kind, what)` records each removal."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)  # comments can split keywords
+    if IMPORT.search(css):
+        drop("external_reference", "CSS @import")
+        css = IMPORT.sub("", css)
+
+    def replace_url(match: re.Match) -> str:
+        target = match.group(2).strip()
+        if target.startswith("#") or DATA_IMAGE.match(target):
+            return match.group(0)
+        drop("external_reference", "CSS url() to another resource")
+        return "none"
+
+    css = URL_REF.sub(replace_url, css)
+    if DANGEROUS.search(css):
+        # Escapes and script constructs: drop the offending declarations wholesale.
+        kept = []
+        for declaration in re.split(r"(?<=[;{}])", css):
+            if DANGEROUS.search(declaration):
+                drop("javascript", "CSS script construct")
+                kept.append("}" if declaration.rstrip().endswith("}") else "")
+            else:
+                kept.append(declaration)
+        css = "".join(kept)
+    return css

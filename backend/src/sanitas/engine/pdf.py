@@ -1,0 +1,356 @@
+"""PDF: remove every active element, attachment and metadata, then rewrite the whole file from
+its object graph (qpdf writes only reachable objects of the final revision: no incremental-update
+history, nothing after %%EOF, no orphan objects).
+
+Two passes: a structural pass that knows where PDF puts actions (catalog, names, pages,
+annotations, outlines, form fields) and records what it found, then a generic sweep over every
+object that removes dangerous keys and action dictionaries wherever they hide.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pikepdf
+from pikepdf import Array, Dictionary, Name, String
+
+from sanitas.engine.report import Context, Rejected
+
+SAFE_URI_SCHEMES = ("http://", "https://", "mailto:")
+SAFE_NAMED_ACTIONS = {"/NextPage", "/PrevPage", "/FirstPage", "/LastPage"}
+# Action types kept (rebuilt from scratch); all others (JavaScript, Launch, SubmitForm,
+# ImportData, ResetForm, GoToR, GoToE, GoTo3DView, Rendition, Movie, Sound, Hide, SetOCGState,
+# Trans, RichMediaExecute, Thread, ...) are removed.
+SAFE_ACTIONS = {"/GoTo", "/URI", "/Named"}
+DANGEROUS_ANNOTATIONS = {
+    "/FileAttachment": "file_attachment", "/RichMedia": "rich_media", "/3D": "3d_content",
+    "/Movie": "movie", "/Sound": "sound", "/Screen": "screen_annotation",
+    "/Projection": "3d_content",
+}
+CATALOG_KEEP = {"/Type", "/Pages", "/PageLabels", "/Outlines", "/Dests", "/Names", "/PageLayout",
+                "/PageMode", "/ViewerPreferences", "/Lang", "/MarkInfo", "/StructTreeRoot",
+                "/AcroForm", "/OCProperties", "/Version"}
+NAMES_KEEP = {"/Dests"}
+ACROFORM_KEEP = {"/Fields", "/NeedAppearances", "/DA", "/DR", "/Q", "/SigFlags"}
+PAGE_DROP = {"/AA": "additional_action", "/Metadata": "xmp_metadata",
+             "/PieceInfo": "private_application_data", "/AF": "associated_file",
+             "/PresSteps": "presentation_steps"}
+# Keys removed wherever they appear in the generic sweep.
+SWEEP_KEYS = {
+    "/JS": "javascript", "/JavaScript": "javascript", "/AA": "additional_action",
+    "/OpenAction": "open_action", "/EmbeddedFiles": "embedded_file", "/EF": "embedded_file",
+    "/RF": "embedded_file", "/XFA": "xfa_form", "/RichMediaContent": "rich_media",
+    "/RichMediaSettings": "rich_media", "/3DD": "3d_content", "/3DA": "3d_content",
+    "/AlternatePresentations": "alternate_presentation", "/Renditions": "rendition",
+    "/PieceInfo": "private_application_data", "/Collection": "portfolio",
+    "/Perms": "usage_rights", "/SpiderInfo": "web_capture", "/Metadata": "xmp_metadata",
+    "/AF": "associated_file", "/URLS": "web_capture", "/IDS": "web_capture",
+    "/Templates": "page_template", "/PS": "postscript", "/Sound": "sound", "/Movie": "movie",
+}
+MAX_FINDINGS_PER_KIND = 50
+
+
+class _Recorder:
+    """Records findings, at most MAX_FINDINGS_PER_KIND per kind, then a summary count."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, kind: str, location: str, action: str = "removed",
+                 detail: str = "") -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        if self.counts[kind] <= MAX_FINDINGS_PER_KIND:
+            self.ctx.add(kind, location, action, detail)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        for kind, count in self.counts.items():
+            if count > MAX_FINDINGS_PER_KIND:
+                self.ctx.add(kind, "whole document", "removed",
+                             f"{count - MAX_FINDINGS_PER_KIND} more occurrences not listed")
+
+
+def open_pdf(src: Path) -> pikepdf.Pdf:
+    try:
+        pdf = pikepdf.open(src)
+    except pikepdf.PasswordError:
+        raise Rejected("The PDF is password-protected (encrypted); encrypted files cannot be "
+                       "inspected and are not accepted.") from None
+    except (pikepdf.PdfError, OSError, ValueError, RuntimeError) as exc:
+        raise Rejected("The PDF is damaged beyond repair and cannot be read.") from exc
+    if pdf.is_encrypted:
+        pdf.close()
+        raise Rejected("The PDF is encrypted (it has a permissions password); encrypted files "
+                       "are not accepted.")
+    return pdf
+
+
+def sanitize(src: Path, dst: Path, ctx: Context) -> str:
+    pdf = open_pdf(src)
+    record = _Recorder(ctx)
+    try:
+        try:
+            pages = list(pdf.pages)
+        except (pikepdf.PdfError, RuntimeError, RecursionError) as exc:
+            raise Rejected("The PDF's page tree is damaged.") from exc
+        if not pages:
+            raise Rejected("The PDF has no pages.")
+        ctx.progress(10)
+        _clean_document(pdf, record)
+        for number, page in enumerate(pages, start=1):
+            _clean_page(page, number, record, ctx.policy.keep_links)
+        ctx.progress(40)
+        _sweep_all_objects(pdf, record)
+        ctx.progress(70)
+        pdf.save(dst, compress_streams=True, object_stream_mode=pikepdf.ObjectStreamMode.generate,
+                 deterministic_id=True, fix_metadata_version=False)
+    except pikepdf.PdfError as exc:
+        raise Rejected("The PDF is damaged and cannot be rebuilt.") from exc
+    finally:
+        pdf.close()
+        record.close()
+    ctx.progress(95)
+    return "pdf"
+
+
+# --- structure-aware pass --------------------------------------------------------------------
+
+def _clean_document(pdf: pikepdf.Pdf, record: _Recorder) -> None:
+    trailer = pdf.trailer
+    if "/Info" in trailer:
+        if len(trailer.Info.keys()):
+            record("document_info", "trailer /Info", "removed",
+                   "author, title, producer and dates")
+        del trailer["/Info"]
+    root = pdf.Root
+    for key in list(root.keys()):
+        if key in CATALOG_KEEP:
+            continue
+        kind = {"/OpenAction": "open_action", "/AA": "additional_action",
+                "/Metadata": "xmp_metadata", "/URI": "base_uri", "/Collection": "portfolio",
+                "/AF": "associated_file", "/Perms": "usage_rights"}.get(key, "catalog_entry")
+        record(kind, f"document catalog {key}")
+        del root[key]
+    if "/Names" in root:
+        names = root.Names
+        if not isinstance(names, Dictionary):
+            del root["/Names"]
+        else:
+            for key in list(names.keys()):
+                if key not in NAMES_KEEP:
+                    kind = {"/JavaScript": "javascript", "/EmbeddedFiles": "embedded_file",
+                            "/XFAResources": "xfa_form"}.get(key, "name_tree")
+                    record(kind, f"document names {key}")
+                    del names[key]
+    if "/AcroForm" in root:
+        _clean_acroform(root.AcroForm, record)
+    if "/Outlines" in root:
+        _clean_outlines(root.Outlines, record, pdf)
+    if "/ViewerPreferences" in root and isinstance(root.ViewerPreferences, Dictionary):
+        root.ViewerPreferences.pop("/Enforce", None)
+
+
+def _clean_acroform(form, record: _Recorder) -> None:
+    if not isinstance(form, Dictionary):
+        return
+    for key in list(form.keys()):
+        if key not in ACROFORM_KEEP:
+            kind = {"/XFA": "xfa_form", "/CO": "form_calculation"}.get(key, "form_entry")
+            record(kind, f"form {key}")
+            del form[key]
+    seen: set[tuple[int, int]] = set()
+    stack = list(form.get("/Fields", Array()))
+    while stack:
+        field = stack.pop()
+        if not isinstance(field, Dictionary):
+            continue
+        if field.is_indirect:
+            if field.objgen in seen:
+                continue
+            seen.add(field.objgen)
+        name = str(field.get("/T", "")) or "unnamed"
+        if "/AA" in field:
+            record("form_field_script", f"form field {name!s:.80} /AA")
+            del field["/AA"]
+        if "/A" in field:
+            _clean_action_entry(field, "/A", f"form field {name!s:.80}", record, keep_links=True)
+        kids = field.get("/Kids")
+        if isinstance(kids, Array):
+            stack.extend(kids)
+
+
+def _clean_outlines(outlines, record: _Recorder, pdf: pikepdf.Pdf) -> None:
+    seen: set[tuple[int, int]] = set()
+    stack = [outlines]
+    while stack:
+        item = stack.pop()
+        if not isinstance(item, Dictionary):
+            continue
+        if item.is_indirect:
+            if item.objgen in seen or len(seen) > 200_000:
+                continue
+            seen.add(item.objgen)
+        item.pop("/AA", None)
+        if "/A" in item:
+            _clean_action_entry(item, "/A", "bookmark", record, keep_links=True)
+        for key in ("/First", "/Next"):
+            if key in item:
+                stack.append(item[key])
+
+
+def _clean_page(page: pikepdf.Page, number: int, record: _Recorder, keep_links: bool) -> None:
+    obj = page.obj
+    for key, kind in PAGE_DROP.items():
+        if key in obj:
+            record(kind, f"page {number} {key}")
+            del obj[key]
+    annots = obj.get("/Annots")
+    if annots is None:
+        return
+    if not isinstance(annots, Array):
+        del obj["/Annots"]
+        return
+    kept = Array()
+    for annot in annots:
+        if not isinstance(annot, Dictionary):
+            continue
+        subtype = str(annot.get("/Subtype", ""))
+        where = f"page {number} {subtype.lstrip('/') or 'annotation'} annotation"
+        if subtype in DANGEROUS_ANNOTATIONS:
+            record(DANGEROUS_ANNOTATIONS[subtype], where)
+            continue
+        if "/AA" in annot:
+            record("additional_action", f"{where} /AA")
+            del annot["/AA"]
+        if "/A" in annot:
+            _clean_action_entry(annot, "/A", where, record, keep_links)
+            if subtype == "/Link" and "/A" not in annot and "/Dest" not in annot:
+                continue  # a link that no longer goes anywhere
+        kept.append(annot)
+    if len(kept) != len(annots):
+        obj.Annots = kept
+
+
+def _clean_action_entry(holder: Dictionary, key: str, where: str, record: _Recorder,
+                        keep_links: bool) -> None:
+    """Replace holder[key] with a fresh safe action, or delete it."""
+    safe = _safe_action(holder[key], where, record, keep_links)
+    if safe is None:
+        del holder[key]
+    else:
+        holder[key] = safe
+
+
+def _safe_action(action, where: str, record: _Recorder, keep_links: bool):
+    """A rebuilt action dictionary (no /Next chain, no extra keys) or None."""
+    if isinstance(action, Array):  # a destination written where an action belongs
+        return None
+    if not isinstance(action, Dictionary):
+        return None
+    kind = str(action.get("/S", ""))
+    if action.get("/Next") is not None:
+        record("chained_action", f"{where} /Next", "removed", "actions chained after the first")
+    if kind == "/GoTo" and "/D" in action:
+        dest = action.D
+        if isinstance(dest, (Array, String, pikepdf.Name)):
+            return Dictionary(S=Name.GoTo, D=dest)
+        return None
+    if kind == "/URI":
+        uri = action.get("/URI")
+        text = bytes(uri).decode("latin-1", "replace").strip() if isinstance(uri, String) else ""
+        if not text.lower().startswith(SAFE_URI_SCHEMES):
+            record("unsafe_link", where, "removed", f"link to {text[:120]!r}")
+            return None
+        if not keep_links:
+            record("link", where, "removed", text[:200])
+            return None
+        return Dictionary(S=Name.URI, URI=String(text))
+    if kind == "/Named" and str(action.get("/N", "")) in SAFE_NAMED_ACTIONS:
+        return Dictionary(S=Name.Named, N=action.N)
+    label = kind.lstrip("/") or "unknown"
+    finding = {"JavaScript": "javascript", "Launch": "launch_action",
+               "SubmitForm": "submit_form", "ImportData": "import_data",
+               "GoToR": "remote_goto", "GoToE": "embedded_goto", "RichMediaExecute": "rich_media",
+               "Rendition": "rendition", "Movie": "movie", "Sound": "sound",
+               "GoTo3DView": "3d_content"}.get(label, "action")
+    record(finding, where, "removed", f"{label} action")
+    return None
+
+
+# --- generic sweep -----------------------------------------------------------------------------
+
+def _sweep_all_objects(pdf: pikepdf.Pdf, record: _Recorder) -> None:
+    """Every object of the file, including ones no structure-aware rule knows about."""
+    for obj in pdf.objects:
+        if isinstance(obj, (Dictionary, pikepdf.Stream)):
+            _sweep(obj, record, 0)
+        elif isinstance(obj, Array):
+            _sweep_array(obj, record, 0)
+    _sweep(pdf.trailer, record, 0)
+
+
+def _is_bad_action(value) -> bool:
+    if not isinstance(value, Dictionary):
+        return False
+    kind = value.get("/S")
+    if kind is None:
+        return False
+    kind = str(kind)
+    if kind == "/Named":
+        return str(value.get("/N", "")) not in SAFE_NAMED_ACTIONS
+    if kind == "/URI":
+        uri = value.get("/URI")
+        text = bytes(uri).decode("latin-1", "replace").strip().lower() \
+            if isinstance(uri, String) else ""
+        return not text.startswith(SAFE_URI_SCHEMES)
+    return kind not in SAFE_ACTIONS and kind.startswith("/") and \
+        str(value.get("/Type", "/Action")) == "/Action"
+
+
+def _sweep(obj, record: _Recorder, depth: int) -> None:
+    if depth > 64:
+        return
+    if isinstance(obj, pikepdf.Stream):
+        subtype = str(obj.get("/Subtype", ""))
+        if str(obj.get("/Type", "")) == "/EmbeddedFile" or subtype in ("/PS", "/3D", "/U3D",
+                                                                          "/PRC"):
+            obj.write(b"")  # the bytes vanish even if something still points here
+            for key in list(obj.keys()):
+                if key not in ("/Length", "/Type"):
+                    del obj[key]
+            record("embedded_payload", f"object {obj.objgen[0]}", "removed",
+                   f"{str(obj.get('/Type', subtype)).lstrip('/')} stream emptied")
+            return
+    for key in list(obj.keys()):
+        if key in SWEEP_KEYS:
+            record(SWEEP_KEYS[key], f"object {obj.objgen[0] if obj.is_indirect else 'inline'} "
+                                    f"{key}")
+            del obj[key]
+            continue
+        value = obj.get(key)
+        if _is_bad_action(value):
+            record("action", f"object {obj.objgen[0] if obj.is_indirect else 'inline'} {key}",
+                   "removed", f"{str(value.get('/S')).lstrip('/')} action")
+            del obj[key]
+            continue
+        if isinstance(value, Dictionary) and "/Next" in value and str(value.get("/S", "")):
+            del value["/Next"]
+        if isinstance(value, Dictionary) and not value.is_indirect:
+            _sweep(value, record, depth + 1)
+        elif isinstance(value, Array) and not value.is_indirect:
+            _sweep_array(value, record, depth + 1)
+
+
+def _sweep_array(array: Array, record: _Recorder, depth: int) -> None:
+    if depth > 64:
+        return
+    for index in range(len(array) - 1, -1, -1):
+        value = array[index]
+        if _is_bad_action(value):
+            record("action", "array item", "removed", f"{str(value.get('/S')).lstrip('/')}")
+            del array[index]
+            continue
+        if isinstance(value, Dictionary) and not value.is_indirect:
+            _sweep(value, record, depth + 1)
+        elif isinstance(value, Array) and not value.is_indirect:
+            _sweep_array(value, record, depth + 1)
