@@ -42,9 +42,11 @@ def _access_family(request: Request, settings) -> str | None:
 
 @router.post("/register", response_model=Envelope[AuthData], status_code=201)
 def register(body: RegisterIn, request: Request, session: SessionDep, settings: SettingsDep):
-    ratelimit.hit(session, [(f"register:ip:{client_ip(request)}",
-                             settings.rate_limit_register_per_ip)],
-                  settings.rate_limit_window_seconds)
+    ratelimit.hit(session, [
+        (f"register:ip:{client_ip(request)}", settings.rate_limit_register_per_ip),
+        (f"register:acct:{service.normalise_email(body.email)}",
+         settings.rate_limit_register_per_account),
+    ], settings.rate_limit_window_seconds)
     data = service.register(session, settings, email=body.email, password=body.password,
                             first_name=body.first_name, last_name=body.last_name,
                             username=body.username, user_agent=_agent(request),
@@ -130,7 +132,9 @@ def resend_verification(request: Request, user: CurrentUser, session: SessionDep
         return ok(None, "Your email address is already verified.")
     ratelimit.hit(session, [(f"verify:acct:{user.id}", settings.rate_limit_reset_per_account)],
                   settings.rate_limit_window_seconds)
-    service.send_verification(session, settings, user)
+    if not service.send_verification(session, settings, user):
+        raise ApiError(503, "We could not send the email right now. Please try again later.",
+                       "mail_unavailable")
     return ok(None, "A new verification email has been sent.")
 
 

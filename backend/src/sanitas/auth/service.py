@@ -182,11 +182,12 @@ def consume_email_token(session: Session, token: str, purpose: str, invalid_mess
     return user
 
 
-def send_verification(session: Session, settings: Settings, user: User) -> None:
+def send_verification(session: Session, settings: Settings, user: User) -> bool:
     link = issue_email_link(session, settings, user, "verify_email")
     session.commit()
-    send_email(settings, user.email, "Verify your Sanitas email address",
-               f"Please confirm your email address by opening this link:\n\n{link}\n")
+    return send_email(settings, user.email, "Verify your Sanitas email address",
+                      f"Please confirm your email address by opening this link:\n\n{link}\n\n"
+                      f"The link is valid for {settings.email_verification_ttl_hours} hours.\n")
 
 
 def send_password_reset(session: Session, settings: Settings, email: str) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from pydantic import EmailStr, Field
+from pydantic import BeforeValidator, EmailStr, Field
 from sqlalchemy import func, select
 
 from sanitas import ratelimit
@@ -19,11 +20,16 @@ router = APIRouter(prefix="/contact", tags=["contact"],
                    responses={422: {"model": ErrorEnvelope}, 429: {"model": ErrorEnvelope}})
 
 
+def _strip(value: str) -> str:
+    return value.strip() if isinstance(value, str) else value
+
+
 class ContactIn(CamelModel):
-    name: str = Field(min_length=1, max_length=200)
+    # Lengths are checked after surrounding whitespace is removed.
+    name: Annotated[str, BeforeValidator(_strip), Field(min_length=1, max_length=200)]
     email: EmailStr
-    subject: str = Field(min_length=1, max_length=200)
-    message: str = Field(min_length=1, max_length=5000)
+    subject: Annotated[str, BeforeValidator(_strip), Field(min_length=1, max_length=200)]
+    message: Annotated[str, BeforeValidator(_strip), Field(min_length=10, max_length=5000)]
 
 
 class ContactOut(CamelModel):
@@ -48,11 +54,13 @@ class ContactList(CamelModel):
 @router.post("", response_model=Envelope[ContactCreated], status_code=201)
 def send_message(body: ContactIn, request: Request, user: OptionalUser, session: SessionDep,
                  settings: SettingsDep):
-    ratelimit.hit(session, [(f"contact:ip:{client_ip(request)}",
-                             settings.rate_limit_register_per_ip)],
-                  settings.rate_limit_window_seconds)
-    row = ContactMessage(name=body.name.strip(), email=str(body.email), subject=body.subject.strip(),
-                         message=body.message.strip(), user_id=user.id if user else None)
+    sender = user.id if user else str(body.email).lower()
+    ratelimit.hit(session, [
+        (f"contact:ip:{client_ip(request)}", settings.rate_limit_contact_per_ip),
+        (f"contact:acct:{sender}", settings.rate_limit_contact_per_account),
+    ], settings.rate_limit_window_seconds)
+    row = ContactMessage(name=body.name, email=str(body.email), subject=body.subject,
+                         message=body.message, user_id=user.id if user else None)
     session.add(row)
     session.commit()
     return ok(ContactCreated(id=row.id),

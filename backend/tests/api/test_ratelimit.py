@@ -1,0 +1,167 @@
+"""DB-backed rate limits: per IP and per account, 429 with Retry-After, across processes."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select, update
+
+from factories import DEFAULT_PASSWORD, make_user
+from sanitas import ratelimit
+from sanitas.db import make_engine, make_sessionmaker, utcnow
+from sanitas.errors import ApiError
+from sanitas.main import create_app
+from sanitas.models import RateLimitHit
+
+
+def login(client, email, password=DEFAULT_PASSWORD):
+    return client.post("/api/auth/login", json={"email": email, "password": password})
+
+
+def contact(client, email="eve@example.com", **headers):
+    return client.post("/api/contact", json={"name": "Eve", "email": email, "subject": "Hi",
+                                             "message": "Hello there, team."}, headers=headers)
+
+
+def test_hit_counts_per_key_and_answers_retry_after(db_session):
+    for _ in range(3):
+        ratelimit.hit(db_session, [("t:a", 3), ("t:b", 10)], 60)
+    with pytest.raises(ApiError) as refused:
+        ratelimit.hit(db_session, [("t:a", 3), ("t:b", 10)], 60)
+    assert refused.value.status_code == 429
+    assert refused.value.message == "Too many attempts. Please try again later."
+    assert 55 <= int(refused.value.headers["Retry-After"]) <= 60
+    # The refused attempt is not counted, under any of its keys.
+    count = db_session.scalar(select(func.count()).select_from(RateLimitHit)
+                              .where(RateLimitHit.key == "t:b"))
+    assert count == 3
+    ratelimit.hit(db_session, [("t:other", 3)], 60)  # other keys are unaffected
+
+
+def test_the_window_slides(db_session):
+    for _ in range(2):
+        ratelimit.hit(db_session, [("t:w", 2)], 60)
+    with pytest.raises(ApiError):
+        ratelimit.hit(db_session, [("t:w", 2)], 60)
+    # One of the two attempts leaves the window: one more is allowed, and then the
+    # Retry-After points at the other one leaving.
+    oldest = db_session.scalars(select(RateLimitHit).where(RateLimitHit.key == "t:w")).first()
+    db_session.execute(update(RateLimitHit).where(RateLimitHit.id == oldest.id)
+                       .values(created_at=utcnow() - timedelta(seconds=61)))
+    remaining = db_session.scalars(select(RateLimitHit).where(RateLimitHit.key == "t:w",
+                                                              RateLimitHit.id != oldest.id)).one()
+    remaining.created_at = utcnow() - timedelta(seconds=50)
+    db_session.commit()
+    ratelimit.hit(db_session, [("t:w", 2)], 60)
+    with pytest.raises(ApiError) as refused:
+        ratelimit.hit(db_session, [("t:w", 2)], 60)
+    assert 1 <= int(refused.value.headers["Retry-After"]) <= 11
+
+
+def test_concurrent_attempts_never_exceed_the_limit(settings):
+    """Sixteen simultaneous attempts, each with its own connection: at most the limit pass."""
+    engine = make_engine(str(settings.database_url))
+    factory = make_sessionmaker(engine)
+    barrier = threading.Barrier(16)
+    results: list[str] = []
+
+    def attempt():
+        with factory() as session:
+            barrier.wait()
+            try:
+                ratelimit.hit(session, [("t:race", 4)], 60)
+                results.append("ok")
+            except ApiError as exc:
+                results.append(str(exc.status_code))
+
+    threads = [threading.Thread(target=attempt) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    engine.dispose()
+    assert len(results) == 16
+    assert 1 <= results.count("ok") <= 4
+    assert set(results) <= {"ok", "429"}
+
+
+def test_limits_hold_across_two_app_processes(settings, db_session):
+    """Two app instances (separate engines and pools, as two server processes would have)
+    share one count through the database."""
+    settings.rate_limit_login_per_account = 4
+    make_user(db_session, email="multi@example.com")
+    with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
+        for client in (one, two, one, two):
+            assert login(client, "multi@example.com", "wrong-password").status_code == 401
+        assert login(one, "multi@example.com").status_code == 429
+        assert login(two, "multi@example.com").status_code == 429
+
+
+def test_login_is_limited_per_ip_across_accounts(client, settings):
+    settings.rate_limit_login_per_ip = 3
+    for i in range(3):
+        assert login(client, f"nobody{i}@example.com").status_code == 401
+    limited = login(client, "someone-else@example.com")
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) > 0
+    assert limited.json() == {"success": False,
+                              "message": "Too many attempts. Please try again later.",
+                              "error": "too_many_requests"}
+
+
+def test_a_successful_login_resets_the_account_count(client, db_session, settings):
+    settings.rate_limit_login_per_account = 3
+    make_user(db_session, email="ok@example.com")
+    for _ in range(2):
+        assert login(client, "ok@example.com", "wrong-password").status_code == 401
+    assert login(client, "ok@example.com").status_code == 200
+    for _ in range(3):
+        assert login(client, "ok@example.com", "wrong-password").status_code == 401
+    assert login(client, "ok@example.com").status_code == 429
+
+
+def test_registration_is_limited_per_account(client, settings):
+    settings.rate_limit_register_per_account = 2
+    body = {"email": "same@example.com", "password": "secret1"}
+    assert client.post("/api/auth/register", json=body).status_code == 201
+    assert client.post("/api/auth/register", json=body).status_code == 409
+    again = client.post("/api/auth/register", json={**body, "email": "SAME@example.com"})
+    assert again.status_code == 429 and "Retry-After" in again.headers
+
+
+def test_forgot_password_is_limited_per_account(client, db_session, settings):
+    settings.rate_limit_reset_per_account = 2
+    make_user(db_session, email="forgetful@example.com")
+    for _ in range(2):
+        assert client.post("/api/auth/forgot-password",
+                           json={"email": "forgetful@example.com"}).status_code == 200
+    limited = client.post("/api/auth/forgot-password", json={"email": "forgetful@example.com"})
+    assert limited.status_code == 429 and "Retry-After" in limited.headers
+    # Per account: another address from the same IP is still answered.
+    assert client.post("/api/auth/forgot-password",
+                       json={"email": "other@example.com"}).status_code == 200
+
+
+def test_reset_password_attempts_are_limited_per_ip(client, settings):
+    settings.rate_limit_reset_per_ip = 3
+    for i in range(3):
+        answer = client.post("/api/auth/reset-password",
+                             json={"token": f"guess-{i}", "password": "long-enough"})
+        assert answer.status_code == 400
+    guessed = client.post("/api/auth/reset-password",
+                          json={"token": "guess-x", "password": "long-enough"})
+    assert guessed.status_code == 429 and "Retry-After" in guessed.headers
+
+
+def test_contact_is_limited_per_ip_and_per_sender(client, settings):
+    settings.rate_limit_contact_per_account = 2
+    settings.rate_limit_contact_per_ip = 3
+    assert contact(client).status_code == 201
+    assert contact(client).status_code == 201
+    per_sender = contact(client)
+    assert per_sender.status_code == 429 and "Retry-After" in per_sender.headers
+    assert contact(client, "bob@example.com").status_code == 201
+    per_ip = contact(client, "carol@example.com")
+    assert per_ip.status_code == 429
