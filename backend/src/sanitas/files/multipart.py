@@ -101,22 +101,21 @@ class _Reader:
 
     def on_header_end(self) -> None:
         key = bytes(self._header_field).decode("latin-1").strip().lower()
-        self._headers[key] = bytes(self._header_value).decode("utf-8", errors="replace")
+        # latin-1 keeps the raw bytes one-to-one; names are decoded as UTF-8 below
+        self._headers[key] = bytes(self._header_value).decode("latin-1")
         self._header_field.clear()
         self._header_value.clear()
 
     def on_headers_finished(self) -> None:
         _disp, options = parse_options_header(self._headers.get("content-disposition", ""))
         name = options.get(b"name", b"").decode("latin-1")
-        # parse_options_header hands str values back as latin-1 bytes; they were UTF-8 text
         filename = options.get(b"filename")
         if filename is None:
             if len(self.out.fields) >= MAX_FIELDS:
                 raise ApiError(400, "Too many form fields in the upload.")
             self._field_name = name
             return
-        filename_text = filename.decode("latin-1").encode("latin-1").decode(
-            "utf-8", errors="replace")
+        filename_text = filename.decode("utf-8", errors="replace")
         if name not in self.file_fields:
             expected = " or ".join(f"'{f}'" for f in sorted(self.file_fields))
             raise ApiError(400, f"Unexpected file field '{name}'; send files as {expected}.")
