@@ -4,10 +4,57 @@
         `Result` is sanitas.engine.report.Result; status "rejected" means the file is hostile or
         unusable (never retried). Raises SandboxError for infrastructure faults (no sandbox
         available, crash, timeout not caused by the file...), which a caller may retry.
+
+Kept import-light: the sandboxed child imports this package too.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sanitas.config import Settings
+    from sanitas.engine.report import Policy, Result
+    from sanitas.sandbox.bwrap import SandboxLimits
+
+__all__ = ["SandboxError", "run_sanitizer"]
+
+log = logging.getLogger(__name__)
+
 
 class SandboxError(Exception):
     """The sandbox itself failed (not the file)."""
+
+
+def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str = "basic",
+                  settings: Settings, on_progress: Callable[[int], None] | None = None,
+                  original_name: str | None = None, policy: Policy | None = None,
+                  limits: SandboxLimits | None = None, prewarm: bool = True) -> Result:
+    """Sanitize `input_path` into `output_dir` in a fresh sandbox.
+
+    The output is named after `original_name` (default: the input's name) with the safe
+    extension. `limits` overrides the per-job limits (tests); `prewarm` keeps one started
+    sandbox ready for the next job so Python start-up is off the critical path."""
+    input_path, output_dir = Path(input_path), Path(output_dir)
+    if mode not in ("basic", "advanced"):
+        raise ValueError(f"unknown mode {mode!r}")
+    if settings.sandbox == "none":
+        if not settings.allow_unsandboxed:
+            raise SandboxError("Processing without a sandbox is disabled; set "
+                               "SANITAS_ALLOW_UNSANDBOXED=1 only on a development machine.")
+        log.warning("!!! SANITIZING %s WITHOUT A SANDBOX (SANITAS_SANDBOX=none): a hostile "
+                    "file runs with this process's privileges. Never do this in production.",
+                    original_name or input_path.name)
+        from sanitas.engine import sanitize_file
+
+        output_dir.mkdir(parents=True, exist_ok=True)
+        return sanitize_file(input_path, output_dir, mode=mode, policy=policy,  # type: ignore
+                             on_progress=on_progress, original_name=original_name)
+    from sanitas.sandbox.bwrap import run_in_bwrap
+
+    return run_in_bwrap(input_path, output_dir, mode=mode, settings=settings,
+                        on_progress=on_progress, original_name=original_name, policy=policy,
+                        limits=limits, prewarm=prewarm)

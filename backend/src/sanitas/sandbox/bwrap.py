@@ -1,0 +1,472 @@
+"""Run the engine on one file inside bubblewrap.
+
+The sandbox sees a read-only /usr (plus the usual symlinks), the Python environment and the
+sanitas source read-only, /etc/libreoffice and /etc/fonts only when the file may be an office
+document, private tmpfs for /tmp and HOME, no network (new net, PID, IPC, UTS, user and cgroup
+namespaces), no capabilities and a clean environment. It gets no host path for the file at all:
+the parent passes two descriptors over a socket (the input, read-only, and an empty output file
+it created), so nothing of the host is writable from inside.
+
+As root the child first drops to the unprivileged `settings.sandbox_user` with setpriv (as root
+a user namespace is host root underneath, and RLIMIT_NPROC only binds a non-root uid).
+Limits: address space, CPU seconds, file size and process count (rlimits, set by `prlimit` at
+start and lowered by the child for the job before it reads the file), and a wall-clock timeout
+scaled to the file, enforced here.
+
+Start-up (Python plus pikepdf/Pillow imports) dominates a small job, so one sandbox is started
+ahead of time as a spare ("warm"); it is still used for a single job only.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import pwd
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sanitas.sandbox import SandboxError
+
+if TYPE_CHECKING:
+    from sanitas.config import Settings
+    from sanitas.engine.report import Policy, Result
+
+log = logging.getLogger(__name__)
+
+MB = 1024 * 1024
+MAX_STDOUT_BYTES = 8 * MB
+MAX_STDERR_KEPT = 16 * 1024
+OFFICE_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", b"{\\rtf")
+OUTPUT_MAGIC = {
+    "pdf": (b"%PDF-",), "jpg": (b"\xff\xd8\xff",), "png": (b"\x89PNG\r\n\x1a\n",),
+    "gif": (b"GIF87a", b"GIF89a"), "webp": (b"RIFF",), "tiff": (b"II*\x00", b"MM\x00*"),
+    "bmp": (b"BM",), "zip": (b"PK\x03\x04", b"PK\x05\x06"), "docx": (b"PK\x03\x04",),
+    "xlsx": (b"PK\x03\x04",), "pptx": (b"PK\x03\x04",), "xlsb": (b"PK\x03\x04",),
+    "odt": (b"PK\x03\x04",), "ods": (b"PK\x03\x04",), "odp": (b"PK\x03\x04",),
+    "odg": (b"PK\x03\x04",),
+}
+TEXT_OUTPUTS = {"svg", "txt", "csv", "html"}
+ACTIONS = {"removed", "converted", "kept", "blocked"}
+
+
+@dataclass
+class SandboxLimits:
+    """Per-job limits; None means derived from the file size and the mode."""
+
+    memory_bytes: int = 3072 * MB
+    cpu_seconds: int | None = None
+    wall_seconds: float | None = None
+    file_size_bytes: int | None = None
+    processes: int = 512
+    tmpfs_bytes: int = 4096 * MB
+
+    def resolved(self, input_size: int, mode: str, office: bool) -> SandboxLimits:
+        size_mb = input_size / MB
+        wall = self.wall_seconds
+        if wall is None:
+            wall = 30 + size_mb * (6 if mode == "advanced" else 3) + (90 if office else 0)
+            wall = min(wall, 1800)
+        cpu = self.cpu_seconds if self.cpu_seconds is not None else int(wall) + 5
+        fsize = self.file_size_bytes
+        if fsize is None:
+            fsize = min(max(256 * MB, 8 * input_size), 8192 * MB)
+        return SandboxLimits(self.memory_bytes, cpu, wall, fsize, self.processes,
+                             self.tmpfs_bytes)
+
+
+# --- spawning ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Layout:
+    python: str
+    binds: tuple[str, ...]
+    office: bool
+    user: str | None  # drop to this user (when running as root)
+
+
+def _layout(settings: Settings, office: bool) -> _Layout:
+    import sanitas
+
+    python = sys.executable
+    binds: list[str] = []
+    prefix = os.path.realpath(sys.prefix)
+    if not prefix.startswith("/usr/"):
+        binds.append(prefix)
+    source = str(Path(sanitas.__file__).resolve().parent.parent)
+    if not any(source == b or source.startswith(b + "/") for b in binds + ["/usr"]):
+        binds.append(source)
+    user = settings.sandbox_user if os.geteuid() == 0 else None
+    return _Layout(python, tuple(binds), office, user)
+
+
+def _command(layout: _Layout, limits: SandboxLimits) -> list[str]:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxError("bubblewrap (bwrap) is not installed, so files cannot be processed "
+                           "safely. Install it (`make install` or `apt-get install bubblewrap`).")
+    command: list[str] = []
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        raise SandboxError("prlimit (util-linux) is missing; the sandbox cannot set limits.")
+    command += [prlimit, f"--as={limits.memory_bytes + 512 * MB}",
+                f"--cpu={int(limits.cpu_seconds or 3600) + 30}",
+                f"--fsize={limits.file_size_bytes}", f"--nproc={limits.processes}",
+                "--core=0", "--"]
+    if layout.user:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            raise SandboxError("setpriv (util-linux) is missing; cannot drop root privileges.")
+        try:
+            entry = pwd.getpwnam(layout.user)
+        except KeyError:
+            raise SandboxError(f"The sandbox user {layout.user!r} does not exist; run "
+                               "scripts/install.sh as root to create it.") from None
+        command += [setpriv, f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}",
+                    "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
+    command += [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
+                "--cap-drop", "ALL", "--hostname", "sandbox",
+                "--ro-bind", "/usr", "/usr"]
+    for link in ("lib", "lib64", "bin", "sbin", "lib32", "libx32"):
+        target = f"/{link}"
+        if os.path.islink(target):
+            command += ["--symlink", os.readlink(target), target]
+    command += ["--proc", "/proc", "--dev", "/dev",
+                "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
+                "--size", str(64 * MB), "--tmpfs", "/home/sandbox"]
+    for path in layout.binds:
+        command += ["--ro-bind", path, path]
+    if layout.office:
+        for path in ("/etc/libreoffice", "/etc/fonts"):
+            if os.path.isdir(path):
+                command += ["--ro-bind", path, path]
+    command += ["--chdir", "/tmp", "--", layout.python, "-I", "-m", "sanitas.sandbox.child"]
+    return command
+
+
+CLEAN_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/sandbox", "LANG": "C.UTF-8",
+             "LC_ALL": "C.UTF-8", "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1",
+             "OMP_NUM_THREADS": "1"}
+
+
+class _Sandbox:
+    """One started sandbox, waiting for its single job."""
+
+    def __init__(self, layout: _Layout, limits: SandboxLimits) -> None:
+        self.layout = layout
+        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock = parent_sock
+        command = _command(layout, limits)
+        child_fd = child_sock.fileno()
+        command.append(str(child_fd))  # the child learns its job socket from argv
+        try:
+            self.proc = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, env=dict(CLEAN_ENV), close_fds=True,
+                pass_fds=(child_fd,), start_new_session=True)
+        except OSError as exc:
+            parent_sock.close()
+            raise SandboxError(f"The sandbox could not be started: {exc}") from exc
+        finally:
+            child_sock.close()
+        self.started = time.monotonic()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream:
+                stream.close()
+        self.sock.close()
+
+
+_spares: dict[_Layout, _Sandbox] = {}
+_spares_lock = threading.Lock()
+# Limits a spare is started with (upper bounds; each job lowers them inside).
+_SPARE_LIMITS = SandboxLimits(memory_bytes=8192 * MB, cpu_seconds=3600, file_size_bytes=8192 * MB)
+
+
+def _take_sandbox(layout: _Layout, limits: SandboxLimits, prewarm: bool) -> _Sandbox:
+    sandbox = None
+    with _spares_lock:
+        spare = _spares.pop(layout, None)
+    if spare is not None and spare.alive():
+        sandbox = spare
+    elif spare is not None:
+        spare.kill()
+    if sandbox is None:
+        sandbox = _Sandbox(layout, _SPARE_LIMITS if prewarm else limits)
+    if prewarm:
+        try:
+            replacement = _Sandbox(layout, _SPARE_LIMITS)
+        except SandboxError:
+            replacement = None
+        if replacement is not None:
+            with _spares_lock:
+                old = _spares.pop(layout, None)
+                _spares[layout] = replacement
+            if old is not None:
+                old.kill()
+    return sandbox
+
+
+@atexit.register
+def shutdown_spares() -> None:
+    with _spares_lock:
+        spares = list(_spares.values())
+        _spares.clear()
+    for spare in spares:
+        spare.kill()
+
+
+# --- running a job -----------------------------------------------------------------------------
+
+def _needs_office(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        head = fh.read(16)
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(OFFICE_MAGIC)
+
+
+def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Settings,
+                 on_progress: Callable[[int], None] | None = None,
+                 original_name: str | None = None, policy: Policy | None = None,
+                 limits: SandboxLimits | None = None, prewarm: bool = True) -> Result:
+    from sanitas.engine import OUTPUT_EXTENSIONS, safe_output_name
+    from sanitas.engine.report import Finding, Result
+
+    started = time.perf_counter()
+    name = original_name or input_path.name
+    input_size = input_path.stat().st_size
+    office = _needs_office(input_path)
+    limits = (limits or SandboxLimits()).resolved(input_size, mode, office)
+    layout = _layout(settings, office)
+    sandbox = _take_sandbox(layout, limits, prewarm)
+
+    output_dir.mkdir(parents=True, exist_ok=True)
+    partial = output_dir / f".sanitas-partial-{os.getpid()}-{time.monotonic_ns()}"
+    out_fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        in_fd = os.open(input_path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        os.close(out_fd)
+        partial.unlink()
+        sandbox.kill()
+        raise
+    job = {"mode": mode, "name": name, "policy": asdict(policy) if policy else {},
+           "limits": {"cpu_seconds": limits.cpu_seconds, "memory_bytes": limits.memory_bytes,
+                      "file_size_bytes": limits.file_size_bytes}}
+    try:
+        try:
+            socket.send_fds(sandbox.sock, [json.dumps(job).encode() + b"\n"], [in_fd, out_fd])
+        except OSError as exc:
+            stderr = _drain(sandbox)
+            raise SandboxError(f"The sandbox did not start: {stderr or exc}") from exc
+        finally:
+            os.close(in_fd)
+            os.close(out_fd)
+        payload, outcome = _collect(sandbox, limits, on_progress)
+    except BaseException:
+        sandbox.kill()
+        partial.unlink(missing_ok=True)
+        raise
+    sandbox.kill()
+    try:
+        if payload is None:
+            partial.unlink(missing_ok=True)
+            result = Result(input=name, status="rejected", reason=outcome)
+        else:
+            result = _result_from_payload(payload, name, Finding, Result, OUTPUT_EXTENSIONS)
+            if result.status == "ok":
+                assert result.output_type is not None
+                _check_output(partial, result.output_type, limits)
+                final = _unique(output_dir / safe_output_name(name, result.output_type))
+                os.replace(partial, final)
+                result.output = str(final)
+            else:
+                partial.unlink(missing_ok=True)
+    except SandboxError:
+        partial.unlink(missing_ok=True)
+        raise
+    except _BadOutput as exc:
+        partial.unlink(missing_ok=True)
+        result = Result(input=name, status="rejected", reason=str(exc))
+    result.duration_ms = int((time.perf_counter() - started) * 1000)
+    return result
+
+
+class _BadOutput(Exception):
+    pass
+
+
+def _drain(sandbox: _Sandbox) -> str:
+    try:
+        sandbox.proc.wait(timeout=2)
+        return (sandbox.proc.stderr.read(MAX_STDERR_KEPT) or b"").decode("utf-8", "replace")
+    except Exception:
+        return ""
+
+
+def _collect(sandbox: _Sandbox, limits: SandboxLimits,
+             on_progress: Callable[[int], None] | None) -> tuple[dict | None, str]:
+    """Read progress and the result within the wall-clock limit. Returns (result payload,
+    explanation when there is none). Raises SandboxError when the sandbox never started."""
+    proc = sandbox.proc
+    assert proc.stdout is not None and proc.stderr is not None
+    deadline = time.monotonic() + float(limits.wall_seconds or 60)
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ, "out")
+    selector.register(proc.stderr, selectors.EVENT_READ, "err")
+    buffer = b""
+    stdout_total = 0
+    stderr_tail = b""
+    ready = False
+    result: dict | None = None
+    timed_out = False
+    open_streams = 2
+    while open_streams:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        for key, _ in selector.select(timeout=min(remaining, 1.0)):
+            chunk = os.read(key.fileobj.fileno(), 65536)
+            if not chunk:
+                selector.unregister(key.fileobj)
+                open_streams -= 1
+                continue
+            if key.data == "err":
+                stderr_tail = (stderr_tail + chunk)[-MAX_STDERR_KEPT:]
+                continue
+            stdout_total += len(chunk)
+            if stdout_total > MAX_STDOUT_BYTES:
+                sandbox.kill()
+                return None, "The sanitizer produced an abnormal amount of output."
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(event, dict):
+                    continue
+                kind = event.get("event")
+                if kind == "ready":
+                    ready = True
+                elif kind == "progress" and on_progress is not None:
+                    percent = event.get("percent")
+                    if isinstance(percent, int):
+                        on_progress(max(0, min(100, percent)))
+                elif kind == "result" and isinstance(event.get("result"), dict):
+                    result = event["result"]
+        if result is not None:
+            break
+    selector.close()
+    if result is not None:
+        return result, ""
+    if timed_out:
+        sandbox.kill()
+        if not ready:
+            raise SandboxError("The sandbox did not start within the time limit.")
+        return None, (f"Processing took longer than the {int(limits.wall_seconds or 0)} s "
+                      "allowed for this file and was stopped.")
+    try:
+        code = proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        sandbox.kill()
+        code = -9
+    stderr = stderr_tail.decode("utf-8", "replace").strip()
+    if not ready:
+        raise SandboxError(f"The sandbox failed to start (exit {code}): {stderr[-2000:]}")
+    log.warning("sandboxed sanitizer died (exit %s): %s", code, stderr[-2000:])
+    signal_number = code - 128 if code > 128 else -code if code < 0 else 0
+    if signal_number == signal.SIGXCPU or "SIGXCPU" in stderr:
+        return None, "Processing used more CPU time than allowed for this file and was stopped."
+    if signal_number == signal.SIGKILL:
+        return None, ("Processing was stopped at the sandbox's memory or CPU limit (the file "
+                      "is too complex or hostile).")
+    if signal_number == signal.SIGXFSZ:
+        return None, "Processing wrote more data than allowed and was stopped."
+    if "MemoryError" in stderr:
+        return None, "The file needs more memory than is allowed to process it safely."
+    return None, ("The sanitizer crashed on this file (it is damaged or hostile)"
+                  + (f", signal {signal_number}." if signal_number else "."))
+
+
+def _text(value, limit: int = 1000) -> str:
+    return str(value)[:limit] if value is not None else ""
+
+
+def _result_from_payload(payload: dict, name: str, Finding, Result, extensions) -> Result:
+    """Rebuild a Result from untrusted JSON: strict types, bounded sizes."""
+    status = payload.get("status")
+    if status not in ("ok", "rejected"):
+        raise SandboxError("The sandbox returned a malformed result.")
+    findings = []
+    raw_findings = payload.get("findings")
+    for item in (raw_findings if isinstance(raw_findings, list) else [])[:1000]:
+        if not isinstance(item, dict):
+            continue
+        action = item.get("action")
+        findings.append(Finding(kind=_text(item.get("kind"), 100),
+                                location=_text(item.get("location"), 500),
+                                action=action if action in ACTIONS else "removed",
+                                detail=_text(item.get("detail"), 1000)))
+    pages = payload.get("pagesRebuilt")
+    pages = [p for p in pages[:100_000] if isinstance(p, int)] if isinstance(pages, list) else []
+    output_type = payload.get("outputType")
+    if status == "ok" and output_type not in extensions:
+        raise _BadOutput("The sanitizer produced an output of a type that is not allowed.")
+    detected = payload.get("detectedType")
+    return Result(input=name, status=status, output=None,
+                  output_type=output_type if status == "ok" else None,
+                  reason=_text(payload.get("reason"), 2000) if status == "rejected" else None,
+                  findings=findings, detected_type=_text(detected, 40) if detected else None,
+                  pages_rebuilt=pages)
+
+
+def _check_output(path: Path, output_type: str, limits: SandboxLimits) -> None:
+    info = os.lstat(path)
+    if info.st_size == 0:
+        raise _BadOutput("The sanitizer produced an empty file.")
+    if limits.file_size_bytes and info.st_size > limits.file_size_bytes:
+        raise _BadOutput("The sanitized file is larger than allowed.")
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if output_type in TEXT_OUTPUTS:
+        if b"\x00" in head:
+            raise _BadOutput("The sanitizer produced a text file with binary content.")
+        return
+    if not head.startswith(OUTPUT_MAGIC[output_type]):
+        raise _BadOutput(f"The sanitized file is not a valid {output_type.upper()} file.")
+
+
+def _unique(path: Path) -> Path:
+    if not path.exists():
+        return path
+    for n in range(2, 10_000):
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        if not candidate.exists():
+            return candidate
+    raise SandboxError("Too many output files with the same name.")

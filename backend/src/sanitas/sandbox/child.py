@@ -1,0 +1,120 @@
+"""The process inside the sandbox: `python -I -m sanitas.sandbox.child JOB_SOCKET_FD`.
+
+It warms up (imports the heavy libraries), says "ready", receives one job over the socket (a
+JSON line plus two file descriptors: the input, read-only, and the output file to fill), lowers
+its own limits for that job *before* reading the file, runs the engine, copies the output into
+the output descriptor and reports. One job per process: a sandbox is never reused.
+
+stdout carries only JSON lines ({"event": "ready" | "progress" | "result", ...}); anything a
+library prints goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import socket
+import sys
+
+MAX_JOB_MESSAGE = 64 * 1024
+
+
+def _emitter(stream):
+    def emit(event: dict) -> None:
+        stream.write((json.dumps(event, separators=(",", ":")) + "\n").encode())
+        stream.flush()
+    return emit
+
+
+def _lower_limit(which: int, value: int | None) -> None:
+    if value is None:
+        return
+    soft, hard = resource.getrlimit(which)
+    value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    resource.setrlimit(which, (value, value))
+
+
+def _apply_limits(limits: dict) -> None:
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    used_cpu = int(used.ru_utime + used.ru_stime) + 1
+    if limits.get("cpu_seconds"):
+        # Soft limit sends SIGXCPU (fatal); the hard one a SIGKILL a second later.
+        soft = used_cpu + int(limits["cpu_seconds"])
+        _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        new_hard = soft + 1 if hard == resource.RLIM_INFINITY else min(soft + 1, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (min(soft, new_hard), new_hard))
+    _lower_limit(resource.RLIMIT_AS, limits.get("memory_bytes"))
+    _lower_limit(resource.RLIMIT_FSIZE, limits.get("file_size_bytes"))
+
+
+def _receive_job(sock: socket.socket) -> tuple[dict, list[int]]:
+    buffer = b""
+    fds: list[int] = []
+    while not buffer.endswith(b"\n"):
+        data, new_fds, _flags, _addr = socket.recv_fds(sock, MAX_JOB_MESSAGE, 4)
+        fds.extend(new_fds)
+        if not data:
+            raise SystemExit("job socket closed before a job arrived")
+        buffer += data
+        if len(buffer) > MAX_JOB_MESSAGE:
+            raise SystemExit("job message too large")
+    return json.loads(buffer), fds
+
+
+def main() -> int:
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)  # stray prints must not corrupt the protocol
+    sys.stdout = sys.stderr
+    emit = _emitter(out)
+
+    # Warm-up: the expensive imports happen before any file is seen.
+    from sanitas.engine import Policy, sanitize_file
+    for module in ("pikepdf", "PIL.Image", "PIL.JpegImagePlugin", "PIL.PngImagePlugin"):
+        try:
+            __import__(module)
+        except ImportError:
+            pass
+    emit({"event": "ready"})
+
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    job, fds = _receive_job(sock)
+    if len(fds) != 2:
+        raise SystemExit("expected two descriptors (input, output)")
+    input_fd, output_fd = fds
+    _apply_limits(job.get("limits", {}))
+
+    work = "/tmp/job"
+    os.makedirs(f"{work}/out", exist_ok=True)
+    input_path = f"{work}/input"
+    with os.fdopen(input_fd, "rb") as src, open(input_path, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1024 * 1024)
+
+    last = [-1]
+
+    def on_progress(percent: int) -> None:
+        if percent != last[0]:
+            last[0] = percent
+            emit({"event": "progress", "percent": percent})
+
+    policy = Policy(**{k: v for k, v in job.get("policy", {}).items()
+                       if k in Policy.__dataclass_fields__})
+    result = sanitize_file(input_path, f"{work}/out", mode=job.get("mode", "basic"),
+                           policy=policy, on_progress=on_progress, workdir=work,
+                           original_name=job.get("name") or "file")
+    os.unlink(input_path)
+    if result.status == "ok" and result.output:
+        try:
+            with open(result.output, "rb") as produced, os.fdopen(output_fd, "wb") as target:
+                shutil.copyfileobj(produced, target, 1024 * 1024)
+        except OSError as exc:
+            result.status, result.output, result.output_type = "rejected", None, None
+            result.reason = ("The sanitized file is larger than allowed." if exc.errno == 27
+                             else f"The sanitized file could not be written ({exc.strerror}).")
+    emit({"event": "result", "result": result.to_json()})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
