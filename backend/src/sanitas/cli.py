@@ -110,5 +110,80 @@ def create_admin(email: str, password: str | None) -> None:
     click.echo(f"{verb} admin {email}.")
 
 
+@main.command()
+@click.argument("files", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, readable=True))
+@click.option("--output-dir", required=True, type=click.Path(file_okay=False),
+              help="Folder for the sanitized files (created if missing).")
+@click.option("--mode", type=click.Choice(["basic", "advanced"]), default="basic",
+              show_default=True, help="advanced also rebuilds documents from pixels.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of results.")
+@click.option("--no-sandbox", is_flag=True,
+              help="Run in this process (needs SANITAS_ALLOW_UNSANDBOXED=1; development only).")
+def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
+             no_sandbox: bool) -> None:
+    """Sanitize FILE... into --output-dir. Exit 0 if all ok, 1 if any was rejected."""
+    import json
+    from pathlib import Path
+
+    from sanitas.engine.report import Result
+    from sanitas.sandbox import SandboxError, run_sanitizer
+
+    settings = get_settings()
+    if no_sandbox:
+        if os.environ.get("SANITAS_ALLOW_UNSANDBOXED") != "1":
+            click.echo("Error: --no-sandbox is refused unless SANITAS_ALLOW_UNSANDBOXED=1 "
+                       "(it runs hostile files without isolation).", err=True)
+            sys.exit(2)
+        click.echo("WARNING: sanitizing WITHOUT a sandbox; a hostile file runs with your "
+                   "privileges. Development use only.", err=True)
+        settings = settings.model_copy(update={"sandbox": "none", "allow_unsandboxed": True})
+    out = Path(output_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        click.echo(f"Error: cannot create the output folder {out}: {exc.strerror}", err=True)
+        sys.exit(2)
+    results: list[Result] = []
+    show_bar = not as_json and len(files) > 1 and sys.stderr.isatty()
+    bar = click.progressbar(length=len(files), label="Sanitizing", file=sys.stderr) \
+        if show_bar else None
+    for index, name in enumerate(files):
+        path = Path(name)
+        try:
+            result = run_sanitizer(path, out, mode=mode, settings=settings,
+                                   original_name=path.name,
+                                   prewarm=index < len(files) - 1)
+        except SandboxError as exc:
+            if index == 0 and not results:
+                click.echo(f"Error: {exc}", err=True)
+                sys.exit(2)
+            result = Result(input=path.name, status="rejected",
+                            reason=f"The sandbox failed while processing this file: {exc}")
+        result.input = name
+        results.append(result)
+        if bar is not None:
+            bar.update(1)
+        elif not as_json:
+            _print_result(result)
+    if bar is not None:
+        bar.render_finish()
+        for result in results:
+            _print_result(result)
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in results], indent=2))
+    sys.exit(0 if all(r.status == "ok" for r in results) else 1)
+
+
+def _print_result(result) -> None:
+    if result.status == "ok":
+        click.echo(f"ok        {result.input} -> {result.output} ({result.duration_ms} ms)")
+        for finding in result.findings:
+            click.echo(f"          {finding.action:9} {finding.kind}: {finding.location}"
+                       + (f" ({finding.detail})" if finding.detail else ""))
+    else:
+        click.echo(f"rejected  {result.input}: {result.reason}")
+
+
 if __name__ == "__main__":
     main()
