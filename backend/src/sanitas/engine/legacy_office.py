@@ -1,0 +1,225 @@
+"""Legacy Office (doc/xls/ppt and their templates) and RTF: report what is inside with
+oletools, then let LibreOffice (macros disabled, private profile) rewrite the document as OOXML,
+which the caller sanitizes like any upload. Also the office -> PDF step of advanced mode."""
+
+from __future__ import annotations
+
+import io
+import logging
+from pathlib import Path
+
+from . import libreoffice
+from .office_package import OLE_MAGIC
+from .report import Context, Rejected
+
+# detected kind -> (input extension for LibreOffice, target extension, export filter)
+TARGETS = {
+    "doc": ("doc", "docx", "docx:MS Word 2007 XML"),
+    "dot": ("dot", "docx", "docx:MS Word 2007 XML"),
+    "rtf": ("rtf", "docx", "docx:MS Word 2007 XML"),
+    "xls": ("xls", "xlsx", "xlsx:Calc MS Excel 2007 XML"),
+    "xlt": ("xlt", "xlsx", "xlsx:Calc MS Excel 2007 XML"),
+    "ppt": ("ppt", "pptx", "pptx:Impress MS PowerPoint 2007 XML"),
+    "pps": ("pps", "pptx", "pptx:Impress MS PowerPoint 2007 XML"),
+    "pot": ("pot", "pptx", "pptx:Impress MS PowerPoint 2007 XML"),
+}
+MAX_REPORTED = 50  # findings per category: a hostile file must not flood the report
+
+# oletools log loudly on malformed input; their verdicts are what we use.
+for _name in ("olevba", "oleobj", "rtfobj", "olefile", "oletools"):
+    logging.getLogger(_name).setLevel(logging.CRITICAL)
+
+
+def to_ooxml(src: Path, ctx: Context, kind: str) -> Path:
+    """Convert a legacy document to docx/xlsx/pptx inside ctx.workdir; return the new file."""
+    kind = kind.lower()
+    if kind not in TARGETS:
+        raise Rejected(f"Legacy Office type {kind!r} is not supported.")
+    in_ext, out_ext, target = TARGETS[kind]
+    data = src.read_bytes()
+    if kind == "rtf":
+        _report_rtf(data, ctx)
+    else:
+        if not data.startswith(OLE_MAGIC):
+            raise Rejected(f"The file is not a valid {kind.upper()} document (no OLE container).")
+        _check_encrypted(data, kind)
+        report_ole_contents(data, f"{kind.upper()} document", ctx)
+    ctx.progress(15)
+    out = libreoffice.convert(src, ctx, target, in_ext)
+    ctx.add("legacy_format", kind, "converted", f"rewritten as {out_ext} by LibreOffice")
+    ctx.progress(50)
+    return out
+
+
+def convert(src: Path, ctx: Context, target_ext: str, in_ext: str) -> Path:
+    """Plain LibreOffice conversion (used for xlsb -> xlsx)."""
+    filters = {"xlsx": "xlsx:Calc MS Excel 2007 XML", "docx": "docx:MS Word 2007 XML",
+               "pptx": "pptx:Impress MS PowerPoint 2007 XML"}
+    return libreoffice.convert(src, ctx, filters.get(target_ext, target_ext), in_ext)
+
+
+def to_pdf(src: Path, ctx: Context) -> Path:
+    """Any office, ODF or RTF document -> PDF in ctx.workdir (advanced mode rasterizes it)."""
+    ext = src.suffix.lower().lstrip(".") or _sniff_ext(src)
+    if not ext.isalnum() or len(ext) > 5:
+        ext = _sniff_ext(src)
+    return libreoffice.convert(src, ctx, "pdf", ext)
+
+
+def _sniff_ext(src: Path) -> str:
+    with open(src, "rb") as fh:
+        head = fh.read(8)
+    if head.startswith(OLE_MAGIC):
+        return "doc"
+    if head.startswith(b"{\\rt"):
+        return "rtf"
+    if head.startswith(b"PK"):
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(src) as zf:
+                names = set(zf.namelist())
+                if "mimetype" in names:
+                    mt = zf.read("mimetype")[:100].decode("ascii", "replace")
+                    for key, ext in (("text", "odt"), ("spreadsheet", "ods"),
+                                     ("presentation", "odp"), ("graphics", "odg")):
+                        if key in mt:
+                            return ext
+                for prefix, ext in (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx")):
+                    if any(n.startswith(prefix) for n in names):
+                        return ext
+        except (zipfile.BadZipFile, OSError):
+            pass
+    return "bin"
+
+
+def _check_encrypted(data: bytes, kind: str) -> None:
+    try:
+        import msoffcrypto
+
+        encrypted = msoffcrypto.OfficeFile(io.BytesIO(data)).is_encrypted()
+    except Exception:
+        encrypted = False  # msoffcrypto cannot tell for damaged files; LibreOffice decides
+    if encrypted:
+        raise Rejected(f"The {kind.upper()} document is encrypted (password-protected); it "
+                       "cannot be inspected, so it was not processed.")
+
+
+def report_ole_contents(data: bytes, location: str, ctx: Context) -> None:
+    """Findings for VBA/XLM macros and embedded OLE objects in an OLE container (the
+    conversion drops them: the OOXML written by LibreOffice is sanitized afterwards)."""
+    _report_macros(data, location, ctx)
+    _report_ole_objects(data, location, ctx)
+
+
+def _report_macros(data: bytes, location: str, ctx: Context) -> None:
+    from oletools.olevba import VBA_Parser
+
+    try:
+        parser = VBA_Parser(location, data=data)
+    except Exception:
+        return
+    try:
+        auto = set()
+        try:
+            if parser.detect_vba_macros() or parser.detect_xlm_macros():
+                for kw_type, keyword, _desc in parser.analyze_macros() or []:
+                    if kw_type == "AutoExec":
+                        auto.add(keyword)
+        except Exception:
+            pass
+        count = 0
+        try:
+            for _f, stream, vba_name, _code in parser.extract_all_macros():
+                if count >= MAX_REPORTED:
+                    break
+                count += 1
+                kind = "xlm_macro" if "xlm" in str(stream).lower() else "macro"
+                ctx.add(kind, f"{location}: {stream}", "removed",
+                        f"module {vba_name}" + (f"; auto-run: {', '.join(sorted(auto))}"
+                                                if auto else ""))
+        except Exception:
+            count = 0  # unreadable project: fall back to the storage check below
+        if count == 0 and _has_vba_storage(data):
+            ctx.add("macro", location, "removed", "VBA project storage present")
+    finally:
+        parser.close()
+
+
+def _has_vba_storage(data: bytes) -> bool:
+    import olefile
+
+    try:
+        with olefile.OleFileIO(data) as ole:
+            return any(e and e[-1].upper() in ("VBA", "_VBA_PROJECT_CUR", "MACROS")
+                       for e in ole.listdir(streams=False, storages=True))
+    except Exception:
+        return False
+
+
+def _report_ole_objects(data: bytes, location: str, ctx: Context) -> None:
+    import olefile
+
+    try:
+        ole = olefile.OleFileIO(data)
+    except Exception:
+        return
+    with ole:
+        count = 0
+        for entry in ole.listdir(streams=True, storages=True):
+            path = "/".join(entry)
+            top = entry[0]
+            leaf = entry[-1]
+            is_object = (
+                (top == "ObjectPool" and len(entry) == 2)  # Word embedded objects
+                or (top.startswith("MBD") and len(entry) == 1)  # Excel embedded objects
+                or leaf in ("\x01Ole10Native", "Package")
+                or top in ("\x01Ole10Native",))
+            if is_object and count < MAX_REPORTED:
+                count += 1
+                ctx.add("ole_object", f"{location}: {path.replace(chr(1), '')}", "removed",
+                        "embedded OLE object (not carried into the converted document)")
+        if ole.exists("PowerPoint Document"):
+            _report_ppt_objects(data, location, ctx)
+
+
+def _report_ppt_objects(data: bytes, location: str, ctx: Context) -> None:
+    # PowerPoint keeps OLE objects (and VBA) as compressed records inside its stream.
+    try:
+        from oletools.oleobj import find_ole_in_ppt
+
+        n = 0
+        for ole in find_ole_in_ppt(io.BytesIO(data)):
+            n += 1
+            if n <= MAX_REPORTED:
+                ctx.add("ole_object", f"{location}: PowerPoint record", "removed",
+                        "embedded OLE object in the presentation stream")
+            try:
+                ole.close()
+            except Exception:
+                pass
+    except Exception:
+        return
+
+
+def _report_rtf(data: bytes, ctx: Context) -> None:
+    from oletools.rtfobj import RtfObjParser
+
+    try:
+        parser = RtfObjParser(data)
+        parser.parse()
+    except Exception:
+        return
+    for i, obj in enumerate(parser.objects[:MAX_REPORTED]):
+        cls = getattr(obj, "class_name", b"") or b""
+        if isinstance(cls, bytes):
+            cls = cls.decode("latin-1", "replace")
+        detail = f"embedded object {cls}".strip()
+        if getattr(obj, "is_package", False):
+            detail += f" (package {getattr(obj, 'filename', '') or ''})"
+        ctx.add("ole_object", f"RTF object {i + 1}", "removed", detail)
+    low = data[:5_000_000].lower()
+    for word in (b"ddeauto", b"\\fldinst{ dde", b"includepicture", b"includetext"):
+        if word in low:
+            ctx.add("field", "RTF", "converted",
+                    f"{word.decode().strip(chr(92))} field (neutralised after conversion)")

@@ -1,0 +1,259 @@
+"""Safe reading of zip-based office packages (OOXML and ODF) and hardened XML parsing.
+
+Everything here treats the input as hostile: member names, sizes and counts are bounded before
+anything is decompressed, and XML is parsed without DTDs, entities or network access.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+import zipfile
+from pathlib import Path
+
+from lxml import etree
+
+from .report import Rejected
+
+# Limits: generous for real documents (a 100 MB upload), fatal for bombs.
+MAX_MEMBERS = 10_000
+MAX_MEMBER_SIZE = 256 * 1024 * 1024
+MAX_TOTAL_SIZE = 768 * 1024 * 1024
+MAX_RATIO = 200  # per member, only checked above RATIO_FLOOR (tiny XML compresses very well)
+RATIO_FLOOR = 4 * 1024 * 1024
+MAX_NAME_LENGTH = 512
+MAX_XML_DEPTH = 256
+
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+_BAD_NAME = re.compile(r"[\x00-\x1f\\:*?\"<>|]")
+
+
+def _parser() -> etree.XMLParser:
+    # No entity expansion, no DTD loading, no network; huge_tree stays off (libxml2 depth and
+    # text-size limits stay on).
+    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                           dtd_validation=False, huge_tree=False, remove_pis=True,
+                           collect_ids=False)
+
+
+def parse_xml(data: bytes, where: str) -> etree._Element:
+    """Parse one XML part; reject DTDs (Office never writes them: a DTD means an entity attack)."""
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if b"<!DOCTYPE" in data[:65536].upper() or b"<!ENTITY" in data[:65536].upper():
+        raise Rejected(f"The document part {where} declares a DTD or XML entities, "
+                       "which Office documents never use (XML entity attack).")
+    if head.startswith(b"\xff\xfe") or head.startswith(b"\xfe\xff"):
+        pass  # UTF-16 parts exist; libxml2 handles the BOM
+    try:
+        root = etree.fromstring(data, _parser())
+    except etree.XMLSyntaxError as exc:
+        raise Rejected(f"The document part {where} is not well-formed XML ({exc.msg}).") from exc
+    if root is None:
+        raise Rejected(f"The document part {where} is empty.")
+    tree = root.getroottree()
+    if tree.docinfo.internalDTD is not None or tree.docinfo.doctype:
+        raise Rejected(f"The document part {where} declares a DTD (XML entity attack).")
+    _check_depth(root, where)
+    return root
+
+
+def _check_depth(root: etree._Element, where: str) -> None:
+    # iterwalk keeps memory flat; deep nesting is used to crash recursive consumers
+    depth = 0
+    for event, _ in etree.iterwalk(root, events=("start", "end")):
+        depth += 1 if event == "start" else -1
+        if depth > MAX_XML_DEPTH:
+            raise Rejected(f"The document part {where} nests XML more than {MAX_XML_DEPTH} "
+                           "levels deep.")
+
+
+def serialize(root: etree._Element) -> bytes:
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+
+
+def check_not_ole(src: Path, what: str) -> None:
+    with open(src, "rb") as fh:
+        head = fh.read(8)
+    if head == OLE_MAGIC:
+        if _ole_is_encrypted(src):
+            raise Rejected(f"The {what} is encrypted (password-protected); it cannot be "
+                           "inspected, so it was not processed.")
+        raise Rejected(f"The file is an OLE compound file, not a {what} package.")
+
+
+def _ole_is_encrypted(src: Path) -> bool:
+    import olefile
+
+    try:
+        with olefile.OleFileIO(str(src)) as ole:
+            return ole.exists("EncryptedPackage") or ole.exists("EncryptionInfo")
+    except Exception:
+        return False
+
+
+def read_package(src: Path, what: str) -> tuple[dict[str, bytes], list[str]]:
+    """Read every member of a zip package into memory within the limits.
+
+    Returns (members by name, names in archive order). Rejects bombs, unsafe or duplicate names,
+    encrypted members and corrupt archives."""
+    check_not_ole(src, what)
+    try:
+        zf = zipfile.ZipFile(src)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise Rejected(f"The file is not a valid {what} package (damaged zip container).") from exc
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_MEMBERS:
+            raise Rejected(f"The {what} package has {len(infos)} parts, more than the "
+                           f"{MAX_MEMBERS} allowed (zip bomb protection).")
+        seen: set[str] = set()
+        members: dict[str, bytes] = {}
+        order: list[str] = []
+        total = 0
+        for info in infos:
+            name = info.filename
+            if name.endswith("/"):
+                continue  # directory entries carry nothing
+            _check_name(name, what)
+            folded = name.casefold()
+            if folded in seen:
+                # two members with one name: different readers would pick different ones
+                raise Rejected(f"The {what} package contains the part {name!r} twice "
+                               "(parser confusion attack).")
+            seen.add(folded)
+            if info.flag_bits & 0x1:
+                raise Rejected(f"The {what} package has encrypted parts; it cannot be inspected.")
+            if info.file_size > MAX_MEMBER_SIZE:
+                raise Rejected(f"The part {name!r} would expand to {info.file_size} bytes "
+                               "(zip bomb protection).")
+            data = _read_bounded(zf, info, what)
+            total += len(data)
+            if total > MAX_TOTAL_SIZE:
+                raise Rejected(f"The {what} package expands to more than "
+                               f"{MAX_TOTAL_SIZE // (1024 * 1024)} MiB (zip bomb protection).")
+            if len(data) > RATIO_FLOOR and len(data) > MAX_RATIO * max(1, info.compress_size):
+                raise Rejected(f"The part {name!r} has a compression ratio above {MAX_RATIO}:1 "
+                               "(zip bomb protection).")
+            members[name] = data
+            order.append(name)
+    return members, order
+
+
+def _check_name(name: str, what: str) -> None:
+    if (len(name) > MAX_NAME_LENGTH or name.startswith("/") or _BAD_NAME.search(name)
+            or any(seg in ("", ".", "..") for seg in name.split("/"))):
+        raise Rejected(f"The {what} package contains an unsafe part name {name[:80]!r}.")
+
+
+def _read_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, what: str) -> bytes:
+    # The header's size can lie: read at most the limit plus one byte.
+    try:
+        with zf.open(info) as fh:
+            data = fh.read(MAX_MEMBER_SIZE + 1)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError,
+            RuntimeError) as exc:
+        raise Rejected(f"The part {info.filename!r} of the {what} package cannot be read "
+                       f"(damaged or unsupported compression).") from exc
+    if len(data) > MAX_MEMBER_SIZE:
+        raise Rejected(f"The part {info.filename!r} is larger than allowed (zip bomb protection).")
+    return data
+
+
+def write_package(dst: Path, members: list[tuple[str, bytes]], stored_first: str | None = None,
+                  ) -> None:
+    """Write a fresh zip: nothing from the original container (comments, extra fields, data
+    after the end) survives. `stored_first` is written first and uncompressed (ODF mimetype)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            if name == stored_first:
+                info.compress_type = zipfile.ZIP_STORED
+            else:
+                info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data)
+    dst.write_bytes(buf.getvalue())
+
+
+def resolve_target(source_part: str, target: str) -> str | None:
+    """Resolve a relationship target relative to its source part; None if it leaves the package."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        return None
+    path = unquote(parts.path)
+    if not path:
+        return None
+    if path.startswith("/"):
+        joined = path.lstrip("/")
+    else:
+        base = posixpath.dirname(source_part)
+        joined = posixpath.join(base, path)
+    norm = posixpath.normpath(joined)
+    if norm.startswith("../") or norm == ".." or norm.startswith("/") or norm == ".":
+        return None
+    return norm
+
+
+# Image checks for binary parts we keep: the magic must match a format renderers expect.
+_IMAGE_MAGICS = {
+    "png": (b"\x89PNG\r\n\x1a\n",),
+    "jpeg": (b"\xff\xd8\xff",),
+    "gif": (b"GIF87a", b"GIF89a"),
+    "bmp": (b"BM",),
+    "tiff": (b"II*\x00", b"MM\x00*"),
+    "emf": (),  # checked below
+    "wmf": (b"\xd7\xcd\xc6\x9a", b"\x01\x00\x09\x00", b"\x02\x00\x09\x00"),
+}
+
+
+def image_format(data: bytes) -> str | None:
+    for fmt, magics in _IMAGE_MAGICS.items():
+        if any(data.startswith(m) for m in magics):
+            return fmt
+    if len(data) >= 44 and data[:4] == b"\x01\x00\x00\x00" and data[40:44] == b" EMF":
+        return "emf"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    return None
+
+
+def clean_raster(data: bytes, fmt: str) -> bytes | None:
+    """Re-encode a raster image to drop metadata (EXIF GPS, comments, trailing data).
+    Returns None when the image cannot be decoded."""
+    from PIL import Image
+
+    if fmt not in ("png", "jpeg", "gif", "bmp", "tiff", "webp"):
+        return data  # metafiles (EMF/WMF) are kept as they are; renderers parse them
+    Image.MAX_IMAGE_PIXELS = 120_000_000
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            im.load()
+            out = io.BytesIO()
+            if fmt == "jpeg":
+                # Same pixels and quality tables; only the orientation tag survives because the
+                # document's frame was laid out for the picture as the renderer shows it.
+                icc = im.info.get("icc_profile")
+                exif = Image.Exif()
+                orientation = im.getexif().get(0x0112)
+                if isinstance(orientation, int) and 1 < orientation <= 8:
+                    exif[0x0112] = orientation
+                im.save(out, "JPEG", quality="keep", icc_profile=icc, exif=exif.tobytes())
+            elif fmt == "png":
+                icc = im.info.get("icc_profile")
+                im.save(out, "PNG", icc_profile=icc)
+            elif fmt == "gif":
+                im.save(out, "GIF", save_all=getattr(im, "n_frames", 1) > 1)
+            elif fmt == "webp":
+                im.save(out, "WEBP", lossless=True)
+            elif fmt == "tiff":
+                im.save(out, "TIFF", compression="tiff_deflate")
+            else:
+                im.save(out, "BMP")
+            return out.getvalue()
+    except Exception:
+        return None

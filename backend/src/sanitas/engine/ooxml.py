@@ -1,0 +1,983 @@
+"""OOXML (docx/docm/dotx/dotm, xlsx/xlsm/xltx/xltm, pptx/pptm/ppsx/ppsm/potx/potm) sanitizer.
+
+The package is rebuilt from its relationship graph: starting at _rels/.rels, only parts reached
+through relationship types on an allowlist survive, so anything hidden in an unreferenced or
+unknown part is gone by construction. Each kept XML part is re-parsed without entities and
+cleaned (fields, objects, controls, macro hooks, external references); raster images are
+re-encoded; [Content_Types].xml and every .rels part are written anew from what was kept, so
+nothing dangles and the result opens without a repair prompt.
+"""
+
+from __future__ import annotations
+
+import copy
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from lxml import etree
+
+from .office_package import (
+    clean_raster,
+    image_format,
+    parse_xml,
+    read_package,
+    resolve_target,
+    serialize,
+    write_package,
+)
+from .report import Context, Rejected
+
+PKG_REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
+CT_NS = "http://schemas.openxmlformats.org/package/2006/content-types"
+REL_NAMESPACES = {
+    "http://schemas.openxmlformats.org/officeDocument/2006/relationships",
+    "http://purl.oclc.org/ooxml/officeDocument/relationships",
+}
+MC_NS = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"
+P_NS = "http://schemas.openxmlformats.org/presentationml/2006/main"
+VML_NS = "urn:schemas-microsoft-com:vml"
+
+# Main document content type -> (output extension, macro-free content type)
+_W = "application/vnd.openxmlformats-officedocument.wordprocessingml."
+_S = "application/vnd.openxmlformats-officedocument.spreadsheetml."
+_P = "application/vnd.openxmlformats-officedocument.presentationml."
+MAIN_TYPES: dict[str, tuple[str, str]] = {
+    _W + "document.main+xml": ("docx", _W + "document.main+xml"),
+    "application/vnd.ms-word.document.macroenabled.main+xml": ("docx", _W + "document.main+xml"),
+    _W + "template.main+xml": ("dotx", _W + "template.main+xml"),
+    "application/vnd.ms-word.template.macroenabledtemplate.main+xml":
+        ("dotx", _W + "template.main+xml"),
+    _S + "sheet.main+xml": ("xlsx", _S + "sheet.main+xml"),
+    "application/vnd.ms-excel.sheet.macroenabled.main+xml": ("xlsx", _S + "sheet.main+xml"),
+    _S + "template.main+xml": ("xltx", _S + "template.main+xml"),
+    "application/vnd.ms-excel.template.macroenabled.main+xml": ("xltx", _S + "template.main+xml"),
+    _P + "presentation.main+xml": ("pptx", _P + "presentation.main+xml"),
+    "application/vnd.ms-powerpoint.presentation.macroenabled.main+xml":
+        ("pptx", _P + "presentation.main+xml"),
+    _P + "slideshow.main+xml": ("ppsx", _P + "slideshow.main+xml"),
+    "application/vnd.ms-powerpoint.slideshow.macroenabled.main+xml":
+        ("ppsx", _P + "slideshow.main+xml"),
+    _P + "template.main+xml": ("potx", _P + "template.main+xml"),
+    "application/vnd.ms-powerpoint.template.macroenabled.main+xml":
+        ("potx", _P + "template.main+xml"),
+}
+ADDIN_TYPES = {
+    "application/vnd.ms-excel.addin.macroenabled.main+xml",
+    "application/vnd.ms-powerpoint.addin.macroenabled.main+xml",
+}
+XLSB_MAIN = "application/vnd.ms-excel.sheet.binary.macroenabled.main"
+
+# Relationship types (last segment of the type URI, lower case) that may be kept.
+KEEP_TYPES = {
+    "officedocument", "core-properties", "extended-properties", "styles", "styleswitheffects",
+    "settings", "websettings", "fonttable", "numbering", "footnotes", "endnotes", "comments",
+    "commentsextended", "commentsids", "commentsextensible", "people", "header", "footer",
+    "theme", "themeoverride", "image", "hyperlink", "glossarydocument", "font", "diagramdata",
+    "diagramlayout", "diagramquickstyle", "diagramcolors", "diagramdrawing", "chart",
+    "chartusershapes", "chartstyle", "chartcolorstyle", "worksheet", "chartsheet",
+    "sharedstrings", "calcchain", "table", "pivottable", "pivotcachedefinition",
+    "pivotcacherecords", "drawing", "vmldrawing", "threadedcomment", "person", "slicer",
+    "slicercache", "timeline", "timelinecache", "namedsheetview", "sheetmetadata", "slide",
+    "slidelayout", "slidemaster", "notesslide", "notesmaster", "handoutmaster", "presprops",
+    "viewprops", "tablestyles", "tags", "commentauthors", "authors", "audio", "video", "media",
+    "fonttable", "revisionheaders", "revisionlog", "usernames",
+}
+# Relationship types removed on purpose, with the finding kind reported.
+REMOVE_KINDS = {
+    "vbaproject": "macro", "vbaprojectsignature": "macro", "vbaprojectsignatureagile": "macro",
+    "vbaprojectsignaturev3": "macro", "wordvbadata": "macro", "keymapcustomizations": "macro",
+    "attachedtoolbars": "macro", "extensibility": "macro",  # customUI ribbon callbacks
+    "xlmacrosheet": "xlm_macro", "xlintlmacrosheet": "xlm_macro", "dialogsheet": "xlm_macro",
+    "activexcontrol": "activex", "activexcontrolbinary": "activex", "control": "activex",
+    "ctrlprop": "form_control",
+    "oleobject": "ole_object", "package": "ole_object", "afchunk": "ole_object",
+    "externallink": "external_link", "externallinkpath": "external_link",
+    "connections": "data_connection", "querytable": "data_connection",
+    "volatiledependencies": "data_connection", "xmlmaps": "data_connection",
+    "tablesinglecells": "data_connection",
+    "customxml": "custom_xml", "customxmlprops": "custom_xml",
+    "custom-properties": "custom_properties", "customproperty": "custom_properties",
+    "customdata": "custom_xml",
+    "printersettings": "printer_settings",
+    "attachedtemplate": "remote_template",
+    "webextension": "add_in", "webextensions": "add_in", "taskpanes": "add_in",
+    "origin": "signature", "signature": "signature",
+    "thumbnail": "metadata",
+    "subdocument": "external_relationship", "frame": "external_relationship",
+    "mailmergesource": "data_connection", "mailmergeheadersource": "data_connection",
+    "recipientdata": "data_connection", "model3d": "embedded_object",
+}
+# Content types never kept, whatever relationship points at them.
+DENY_CT = ("vba", "macro", "activex", "oleobject", "externallink", "connections", "querytable",
+           "custom-properties", "customxml", "printersettings", "keymapcustomizations",
+           "attachedtoolbars", "controlproperties", "dialogsheet")
+FONT_CT = ("font", "obfuscatedfont")
+
+SAFE_LINK_SCHEMES = {"http", "https", "mailto"}
+
+# Word field codes that only compute text locally; anything else is neutralised (its cached
+# result stays, the live instruction goes): DDE/DDEAUTO, INCLUDETEXT, INCLUDEPICTURE, IMPORT,
+# LINK, EMBED, DATABASE, MACROBUTTON, PRINT, ADDIN, RD, unknown names.
+SAFE_FIELDS = {
+    "PAGE", "NUMPAGES", "SECTIONPAGES", "SECTION", "DATE", "TIME", "CREATEDATE", "SAVEDATE",
+    "PRINTDATE", "EDITTIME", "TOC", "TOA", "TC", "TA", "INDEX", "XE", "REF", "PAGEREF",
+    "NOTEREF", "SEQ", "STYLEREF", "FORMTEXT", "FORMCHECKBOX", "FORMDROPDOWN", "AUTHOR", "TITLE",
+    "SUBJECT", "KEYWORDS", "COMMENTS", "LASTSAVEDBY", "NUMWORDS", "NUMCHARS", "SYMBOL", "EQ",
+    "ADVANCE", "LISTNUM", "AUTONUM", "AUTONUMLGL", "AUTONUMOUT", "BIDIOUTLINE", "MERGEFIELD",
+    "MERGEREC", "MERGESEQ", "NEXT", "NEXTIF", "SKIPIF", "SET", "IF", "COMPARE", "QUOTE",
+    "USERNAME", "USERINITIALS", "DOCPROPERTY", "DOCVARIABLE", "INFO", "=", "GOTOBUTTON",
+    "BIBLIOGRAPHY", "CITATION", "NOTEREF", "FILENAME", "TEMPLATE", "HYPERLINK",
+}
+
+# Elements dropped when they reference a relationship that was not kept.
+DROP_ON_MISSING_REL = {
+    "control", "subDoc", "altChunk", "custData", "oleObject", "OLEObject", "oleObj",
+    "externalReference", "customPr", "attachedTemplate", "dataSource", "headerSource",
+    "svgBlip", "hlinkClick", "hlinkHover", "hlinkMouseOver", "pivotCache", "webExtension",
+    "customXmlProps", "objectEmbed", "objectLink", "movie", "legacyDrawingHF", "picture",
+    "embed", "snd", "wavAudioFile", "audioFile", "videoFile", "quickTimeFile", "media",
+}
+# Containers that must not be left empty once their children are gone.
+EMPTY_CONTAINERS = {
+    "oleObjects", "controls", "externalReferences", "custDataLst", "customProperties",
+    "pivotCaches", "definedNames", "webPublishItems", "extLst", "ext", "hyperlinks",
+}
+# Elements removed wherever they appear (macro hooks and hidden data bindings).
+ALWAYS_DROP = {
+    "entryMacro": "macro", "exitMacro": "macro", "FmlaMacro": "macro",
+    "docVars": "hidden_data", "attachedSchema": "external_relationship",
+    "saveThroughXslt": "external_relationship", "useXSLTWhenSaving": "external_relationship",
+    "mailMerge": "data_connection", "dataBinding": "custom_xml",
+    "webPublishItems": "external_relationship", "webPublishing": "external_relationship",
+}
+
+_DANGEROUS_FORMULA = re.compile(
+    r"\[\s*\d+\s*\]|\||\b(?:_xlfn\.|_xlws\.)?(?:WEBSERVICE|RTD|CALL|REGISTER(?:\.ID)?|EXEC|"
+    r"IMAGE|STOCKHISTORY|FILTERXML|EXECUTE|DDE|INCLUDE)\s*\(", re.IGNORECASE)
+_STRING_LITERAL = re.compile(r'"(?:[^"]|"")*"')
+_AUTO_NAME = re.compile(r"^(?:_xlnm\.)?auto_(?:open|close|activate|deactivate)", re.IGNORECASE)
+_SAFE_ACTION = re.compile(
+    r"^ppaction://(?:hlinkshowjump|hlinksldjump|noaction|customshow)", re.IGNORECASE)
+_URLISH = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:|\\\\|//)", re.IGNORECASE)
+
+
+def _local(el) -> str:
+    return etree.QName(el).localname if isinstance(el.tag, str) else ""
+
+
+def _ns(el) -> str:
+    return etree.QName(el).namespace or "" if isinstance(el.tag, str) else ""
+
+
+def _type_key(rel_type: str) -> str:
+    return rel_type.rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def _remove(el) -> None:
+    parent = el.getparent()
+    if parent is None:
+        return
+    # Keep the tail text (mixed content) where it was.
+    if el.tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)
+
+
+def _unwrap(el) -> None:
+    """Replace an element by its children."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    idx = parent.index(el)
+    children = list(el)
+    for i, child in enumerate(children):
+        parent.insert(idx + i, child)
+    _remove(el)
+
+
+@dataclass
+class Rel:
+    id: str
+    type: str
+    target: str
+    external: bool
+    part: str | None = None  # resolved internal part
+
+
+@dataclass
+class _State:
+    ctx: Context
+    members: dict[str, bytes]
+    by_fold: dict[str, str]
+    defaults: dict[str, str]
+    overrides: dict[str, str]
+    kept: dict[str, bytes] = field(default_factory=dict)  # part -> new bytes
+    kept_ct: dict[str, str] = field(default_factory=dict)
+    rels_out: dict[str, list[Rel]] = field(default_factory=dict)
+    reported: set[str] = field(default_factory=set)
+    rejected_parts: set[str] = field(default_factory=set)
+    family: str = ""
+    main_part: str = ""
+    removed_sheet_names: set[str] = field(default_factory=set)
+
+    def content_type(self, part: str) -> str:
+        ct = self.overrides.get("/" + part.casefold())
+        if ct is None:
+            ext = posixpath.splitext(part)[1].lstrip(".").casefold()
+            ct = self.defaults.get(ext, "")
+        return ct.strip().lower()
+
+    def report(self, kind: str, location: str, detail: str = "", action="removed") -> None:
+        key = f"{kind}|{location}|{detail}"
+        if key not in self.reported:
+            self.reported.add(key)
+            self.ctx.add(kind, location, action, detail)
+
+
+def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
+    """Rebuild an OOXML package at dst without active or hidden content; return its extension."""
+    if kind == "xlsb":
+        return _sanitize_xlsb(src, dst, ctx)
+    members, _order = read_package(src, "Office document")
+    ctx.progress(10)
+    state = _load(members, ctx)
+    root_rels = _read_rels(state, "")
+    main = [r for r in root_rels if _type_key(r.type) == "officedocument" and not r.external]
+    if len(main) != 1:
+        raise Rejected("The Office package has no single main document part.")
+    main_part = resolve_target("", main[0].target)
+    if main_part is None or main_part.casefold() not in state.by_fold:
+        raise Rejected("The Office package's main document part is missing.")
+    main_part = state.by_fold[main_part.casefold()]
+    main_ct = state.content_type(main_part)
+    if main_ct == XLSB_MAIN:
+        return _sanitize_xlsb(src, dst, ctx)
+    if main_ct in ADDIN_TYPES:
+        raise Rejected("The file is an Office add-in, which is program code, not a document.")
+    if main_ct not in MAIN_TYPES:
+        raise Rejected(f"The Office package's main part has an unsupported type ({main_ct[:80]}).")
+    out_ext, clean_ct = MAIN_TYPES[main_ct]
+    if clean_ct != main_ct:
+        ctx.add("macro_enabled_type", main_part, "converted",
+                f"relabelled as {out_ext} (macro-free)")
+    state.family = out_ext[0]  # d(ocx)/x(lsx)/p(ptx)
+    state.main_part = main_part
+    state.overrides["/" + main_part.casefold()] = clean_ct
+    _walk(state, root_rels)
+    ctx.progress(80)
+    _report_orphans(state)
+    _write(state, dst)
+    ctx.progress(100)
+    return out_ext
+
+
+def _sanitize_xlsb(src: Path, dst: Path, ctx: Context) -> str:
+    # Binary workbooks cannot be cleaned record by record here: report their macros, then let
+    # LibreOffice (no macros run) rewrite them as xlsx, and clean that like any xlsx.
+    from . import legacy_office
+
+    members, _ = read_package(src, "Excel binary workbook")
+    for name, data in members.items():
+        if data[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1":
+            legacy_office.report_ole_contents(data, name, ctx)
+    converted = legacy_office.convert(src, ctx, "xlsx", "xlsb")
+    ctx.add("binary_workbook", "workbook", "converted", "xlsb rewritten as xlsx")
+    return sanitize(converted, dst, ctx, "xlsx")
+
+
+def _load(members: dict[str, bytes], ctx: Context) -> _State:
+    by_fold = {name.casefold(): name for name in members}
+    ct_name = by_fold.get("[content_types].xml")
+    if ct_name is None:
+        raise Rejected("The Office package has no [Content_Types].xml (not a valid package).")
+    root = parse_xml(members[ct_name], "[Content_Types].xml")
+    defaults: dict[str, str] = {}
+    overrides: dict[str, str] = {}
+    for el in root:
+        if _local(el) == "Default":
+            defaults[(el.get("Extension") or "").casefold()] = el.get("ContentType") or ""
+        elif _local(el) == "Override":
+            overrides[(el.get("PartName") or "").casefold()] = el.get("ContentType") or ""
+    return _State(ctx=ctx, members=members, by_fold=by_fold, defaults=defaults,
+                  overrides=overrides)
+
+
+def _rels_name(part: str) -> str:
+    d, b = posixpath.split(part)
+    return posixpath.join(d, "_rels", b + ".rels") if part else "_rels/.rels"
+
+
+def _read_rels(state: _State, part: str) -> list[Rel]:
+    name = state.by_fold.get(_rels_name(part).casefold())
+    if name is None:
+        return []
+    root = parse_xml(state.members[name], name)
+    rels: list[Rel] = []
+    ids: set[str] = set()
+    for el in root:
+        if _local(el) != "Relationship":
+            continue
+        rid, rtype, target = el.get("Id"), el.get("Type") or "", el.get("Target") or ""
+        if not rid or rid in ids:
+            raise Rejected(f"The relationship part {name} has a missing or duplicate Id.")
+        ids.add(rid)
+        external = (el.get("TargetMode") or "").lower() == "external"
+        rels.append(Rel(rid, rtype, target, external))
+    return rels
+
+
+def _walk(state: _State, root_rels: list[Rel]) -> None:
+    queue: list[tuple[str, list[Rel]]] = [("", root_rels)]
+    done: set[str] = {""}
+    while queue:
+        source, rels = queue.pop(0)
+        kept_rels: list[Rel] = []
+        for rel in rels:
+            if _keep_rel(state, source, rel):
+                kept_rels.append(rel)
+                if not rel.external and rel.part not in done:
+                    done.add(rel.part)
+                    queue.append((rel.part, _read_rels(state, rel.part)))
+        state.rels_out[source] = kept_rels
+    # Clean the XML parts only now: a part may drop a relationship whose target fails checks.
+    for part in list(state.kept):
+        if state.kept[part] is None:
+            rels = [r for r in state.rels_out.get(part, []) if r.external or r.part in state.kept]
+            state.rels_out[part] = rels
+            state.kept[part] = _clean_xml_part(state, part, {r.id: r for r in rels})
+    # Parts whose XML turned out unusable are dropped with their incoming relationships.
+    for part in state.rejected_parts:
+        state.kept.pop(part, None)
+    for source, rels in state.rels_out.items():
+        state.rels_out[source] = [r for r in rels if r.external or r.part in state.kept]
+
+
+def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
+    key = _type_key(rel.type)
+    where = source or "package"
+    if rel.external:
+        if key == "hyperlink" and state.ctx.policy.keep_links and _safe_url(rel.target):
+            return True
+        kind = REMOVE_KINDS.get(key, "external_relationship")
+        if key == "hyperlink":
+            kind = "hyperlink"
+        state.report(kind, f"{where} {rel.id}", f"external {key}: {rel.target[:200]}")
+        return False
+    part = resolve_target(source, rel.target)
+    real = state.by_fold.get(part.casefold()) if part else None
+    if key in REMOVE_KINDS or key not in KEEP_TYPES:
+        kind = REMOVE_KINDS.get(key, "unknown_part")
+        state.report(kind, real or rel.target[:200], f"relationship {key}")
+        if real:
+            state.reported.add("part|" + real)
+        return False
+    if real is None or key == "hyperlink":
+        return False  # dangling or internal hyperlink target: drop the reference silently
+    rel.part = real
+    if real in state.kept:
+        return True
+    ct = state.content_type(real)
+    if any(d in ct for d in DENY_CT) and not ct.startswith("image/"):
+        state.report("hidden_part", real, f"content type {ct[:100]}")
+        state.reported.add("part|" + real)
+        return False
+    data = state.members[real]
+    if key in ("image", "media", "audio", "video") or ct.startswith(("image/", "audio/",
+                                                                       "video/")):
+        return _keep_binary(state, real, ct, data, key)
+    if any(f in ct for f in FONT_CT):
+        state.kept[real], state.kept_ct[real] = data, ct
+        return True
+    if ct.endswith("xml") or "vmldrawing" in ct or key == "vmldrawing":
+        state.kept[real] = None  # cleaned after the walk
+        state.kept_ct[real] = ct or "application/xml"
+        return True
+    state.report("binary_part", real, f"content type {ct[:100] or 'unknown'}")
+    state.reported.add("part|" + real)
+    return False
+
+
+def _keep_binary(state: _State, part: str, ct: str, data: bytes, key: str) -> bool:
+    if key in ("media", "audio", "video") or ct.startswith(("audio/", "video/")):
+        state.kept[part], state.kept_ct[part] = data, ct or "application/octet-stream"
+        return True
+    fmt = image_format(data)
+    if fmt is None:
+        state.report("invalid_image", part, f"not a recognised image ({ct[:60]})")
+        state.reported.add("part|" + part)
+        return False
+    cleaned = clean_raster(data, fmt)
+    if cleaned is None:
+        state.report("invalid_image", part, "image could not be decoded")
+        state.reported.add("part|" + part)
+        return False
+    mime = {"jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif", "bmp": "image/bmp",
+            "tiff": "image/tiff", "emf": "image/x-emf", "wmf": "image/x-wmf",
+            "webp": "image/webp"}[fmt]
+    state.kept[part], state.kept_ct[part] = cleaned, mime
+    return True
+
+
+def _safe_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return parts.scheme.lower() in SAFE_LINK_SCHEMES and (parts.scheme.lower() == "mailto"
+                                                          or bool(parts.netloc))
+
+
+# ---------------------------------------------------------------------------------- XML parts
+
+def _clean_xml_part(state: _State, part: str, rels: dict[str, Rel]) -> bytes | None:
+    data = state.members[part]
+    ct = state.kept_ct[part]
+    if part.casefold() == "docprops/core.xml" or ct.endswith("core-properties+xml"):
+        return _neutral_core(state, part)
+    if part.casefold() == "docprops/app.xml" or ct.endswith("extended-properties+xml"):
+        state.report("metadata", part, "application properties reset", "converted")
+        return _NEUTRAL_APP
+    is_vml = "vml" in ct or part.casefold().endswith(".vml")
+    if is_vml:
+        root = _parse_vml(state, part, data)
+        if root is None:
+            return None
+    else:
+        root = parse_xml(data, part)
+    ctx = state.ctx
+    if part == state.main_part and state.family == "x":
+        _clean_workbook(state, part, root, rels)
+    _drop_always(state, part, root)
+    _clean_macro_attrs(state, part, root)
+    _clean_actions(state, part, root)
+    if state.family == "d" or _ns(root) == W_NS or "wordprocessingml" in ct:
+        _clean_word(state, part, root)
+    if state.family == "x" and ("worksheet" in ct or _local(root) == "worksheet"):
+        _clean_sheet(state, part, root)
+    if state.family == "p":
+        _clean_slide(state, part, root)
+    if is_vml:
+        _clean_vml(state, part, root)
+    _clean_rel_refs(state, part, root, rels)
+    _clean_empty(root)
+    del ctx
+    return serialize(root)
+
+
+def _parse_vml(state: _State, part: str, data: bytes):
+    # Excel writes VML that is not always well-formed; a recovering parse without entities is
+    # safe because the result is re-serialised as well-formed XML.
+    if b"<!DOCTYPE" in data[:65536].upper() or b"<!ENTITY" in data[:65536].upper():
+        raise Rejected(f"The document part {part} declares a DTD (XML entity attack).")
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             recover=True, remove_pis=True, huge_tree=False)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError:
+        root = None
+    if root is None:
+        state.report("invalid_part", part, "unreadable VML drawing")
+        state.rejected_parts.add(part)
+    return root
+
+
+_NEUTRAL_APP = serialize(etree.fromstring(
+    b'<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-'
+    b'properties" xmlns:vt="http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes">'
+    b"<Application>Sanitas</Application><DocSecurity>0</DocSecurity></Properties>"))
+
+
+def _neutral_core(state: _State, part: str) -> bytes:
+    state.report("metadata", part, "author, dates and descriptive properties removed",
+                 "removed")
+    return serialize(etree.fromstring(
+        b'<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/'
+        b'core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/" '
+        b'xmlns:dcterms="http://purl.org/dc/terms/" '
+        b'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"/>'))
+
+
+def _drop_always(state: _State, part: str, root) -> None:
+    for el in list(root.iter()):
+        name = _local(el)
+        if name in ALWAYS_DROP:
+            state.report(ALWAYS_DROP[name], part, name)
+            _remove(el)
+
+
+def _clean_macro_attrs(state: _State, part: str, root) -> None:
+    # DrawingML and form controls can assign a macro to a shape ("[0]!Auto_Open").
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        for attr in list(el.attrib):
+            lname = etree.QName(attr).localname
+            if lname in ("macro", "onAction", "fmlaMacro") and el.get(attr):
+                state.report("macro", part, f"{_local(el)}@{lname}={el.get(attr)[:80]}")
+                del el.attrib[attr]
+
+
+def _clean_actions(state: _State, part: str, root) -> None:
+    for el in list(root.iter()):
+        if _local(el) in ("hlinkClick", "hlinkHover", "hlinkMouseOver"):
+            action = el.get("action") or ""
+            if action and not _SAFE_ACTION.match(action):
+                state.report("action", part, f"{_local(el)} action {action[:100]}")
+                _remove(el)
+
+
+def _clean_rel_refs(state: _State, part: str, root, rels: dict[str, Rel]) -> None:
+    """Every reference (r:id, r:embed, r:link...) must point at a kept relationship."""
+    for el in list(root.iter()):
+        if not isinstance(el.tag, str) or el.getparent() is None and el is not root:
+            continue
+        for attr in list(el.attrib):
+            q = etree.QName(attr)
+            if q.namespace not in REL_NAMESPACES:
+                continue
+            if el.get(attr) in rels or el.get(attr) == "":
+                continue
+            if _local(el) in DROP_ON_MISSING_REL:
+                _remove(el)
+                break
+            del el.attrib[attr]
+
+
+def _clean_empty(root) -> None:
+    changed = True
+    while changed:
+        changed = False
+        for el in list(root.iter()):
+            if not isinstance(el.tag, str) or el is root or len(el):
+                continue
+            name, ns = _local(el), _ns(el)
+            if (ns == MC_NS and name in ("Choice", "Fallback", "AlternateContent")) or (
+                    name in EMPTY_CONTAINERS and not el.attrib and not (el.text or "").strip()):
+                _remove(el)
+                changed = True
+        for el in list(root.iter()):
+            # an AlternateContent whose Choice branches are all gone keeps only its Fallback
+            if _ns(el) == MC_NS and _local(el) == "AlternateContent" and not any(
+                    _local(c) == "Choice" for c in el):
+                fallback = [c for c in el if _local(c) == "Fallback"]
+                if fallback:
+                    for c in fallback:
+                        _unwrap(c)
+                    _unwrap(el)
+                    changed = True
+
+
+# ------------------------------------------------------------------------------------- Word
+
+def _clean_word(state: _State, part: str, root) -> None:
+    _clean_fields(state, part, root)
+    for el in list(root.iter()):
+        if el is not root and el.getparent() is None:
+            continue  # already removed with an ancestor
+        name, ns = _local(el), _ns(el)
+        if name == "object" and ns == W_NS:
+            _replace_word_object(state, part, el)
+        elif name == "customXml" and ns == W_NS:
+            state.report("custom_xml", part, "inline custom XML markup unwrapped", "converted")
+            _unwrap(el)
+        elif name in ("subDoc", "altChunk") and ns == W_NS:
+            state.report("ole_object" if name == "altChunk" else "external_relationship",
+                         part, name)
+            _remove(el)
+        elif name == "OLEObject":
+            state.report("ole_object", part, f"OLE object {el.get('ProgID', '')}")
+            _remove(el)
+        elif name == "control" and ns == W_NS:
+            state.report("activex", part, "ActiveX control")
+            _remove(el)
+
+
+def _replace_word_object(state: _State, part: str, obj) -> None:
+    """w:object (embedded OLE or ActiveX) becomes a plain picture of its preview."""
+    kinds = []
+    for child in list(obj):
+        name = _local(child)
+        if name in ("OLEObject", "control", "objectEmbed", "objectLink", "movie"):
+            kinds.append(child.get("ProgID") or child.get("progId") or name)
+            _remove(child)
+    state.report("ole_object", part, "embedded object replaced by its preview image: "
+                 + ", ".join(k for k in kinds if k), "converted")
+    shapes = [c for c in obj if _local(c) in ("shape", "rect", "group") or _ns(c) == VML_NS]
+    drawings = [c for c in obj if _local(c) == "drawing"]
+    if shapes:
+        obj.tag = f"{{{W_NS}}}pict"
+        for attr in list(obj.attrib):
+            del obj.attrib[attr]
+        for c in list(obj):
+            if c not in shapes:
+                _remove(c)
+    elif drawings:
+        _unwrap(obj)
+    else:
+        _remove(obj)
+
+
+def _clean_fields(state: _State, part: str, root) -> None:
+    for el in list(root.iter(f"{{{W_NS}}}fldSimple")):
+        instr = el.get(f"{{{W_NS}}}instr") or ""
+        if not _field_is_safe(state, instr):
+            state.report(_field_kind(instr), part, f"field {instr.strip()[:120]}")
+            _unwrap(el)  # the cached result runs stay
+    stack: list[dict] = []
+    doomed: list = []
+    tags = {f"{{{W_NS}}}fldChar", f"{{{W_NS}}}instrText", f"{{{W_NS}}}delInstrText"}
+    for el in root.iter(*tags):
+        if _local(el) in ("instrText", "delInstrText"):
+            if stack and stack[-1]["sep"] is None:
+                stack[-1]["instr"].append(el)
+            else:
+                doomed.append(el)  # instruction text outside a field is hidden text
+            continue
+        kind = el.get(f"{{{W_NS}}}fldCharType")
+        if kind == "begin":
+            stack.append({"begin": el, "instr": [], "sep": None})
+        elif kind == "separate" and stack:
+            stack[-1]["sep"] = el
+        elif kind == "end" and stack:
+            fld = stack.pop()
+            _finish_field(state, part, fld, el, doomed)
+        else:
+            doomed.append(el)
+    for fld in stack:  # unterminated fields
+        _finish_field(state, part, fld, None, doomed, force=True)
+    for el in doomed:
+        run = el.getparent()
+        _remove(el)
+        if run is not None and _local(run) == "r" and not any(
+                _local(c) != "rPr" for c in run):
+            _remove(run)
+
+
+def _finish_field(state, part, fld, end, doomed, force=False) -> None:
+    instr = "".join(e.text or "" for e in fld["instr"])
+    if not force and _field_is_safe(state, instr):
+        return
+    state.report(_field_kind(instr), part, f"field {instr.strip()[:120]}")
+    doomed.append(fld["begin"])
+    doomed.extend(fld["instr"])
+    if fld["sep"] is not None:
+        doomed.append(fld["sep"])
+    if end is not None:
+        doomed.append(end)
+
+
+def _field_name(instr: str) -> str:
+    s = instr.strip().lstrip("\\").strip()
+    if s.startswith("="):
+        return "="
+    return (s.split(None, 1)[0] if s else "").upper()
+
+
+def _field_kind(instr: str) -> str:
+    name = _field_name(instr)
+    return "dde" if name.startswith("DDE") else "field"
+
+
+def _field_is_safe(state: _State, instr: str) -> bool:
+    name = _field_name(instr)
+    if name not in SAFE_FIELDS:
+        return False
+    if name == "HYPERLINK":
+        rest = instr.strip()[len("HYPERLINK"):].strip()
+        if rest.startswith("\\l"):
+            return True
+        url = rest.split('"')[1] if rest.count('"') >= 2 else rest.split(None, 1)[0] if rest \
+            else ""
+        return state.ctx.policy.keep_links and _safe_url(url)
+    # A safe outer field must not quote a dangerous name (nested or obfuscated instructions)
+    upper = instr.upper()
+    return not any(w in upper for w in ("DDE", "INCLUDE", "IMPORT", "\\\\", "HTTP:", "HTTPS:",
+                                        "FILE:", "LINK ", "EMBED "))
+
+
+# ------------------------------------------------------------------------------------ Excel
+
+def _clean_workbook(state: _State, part: str, root, rels: dict[str, Rel]) -> None:
+    sheets_el = [el for el in root if _local(el) == "sheets"]
+    removed_idx: list[int] = []
+    kept_count = 0
+    if sheets_el:
+        for i, sheet in enumerate(list(sheets_el[0])):
+            rid = next((sheet.get(a) for a in sheet.attrib
+                        if etree.QName(a).namespace in REL_NAMESPACES), None)
+            if rid not in rels:
+                state.removed_sheet_names.add(sheet.get("name") or "")
+                state.report("xlm_macro", part, f"sheet {sheet.get('name', '')!r} removed "
+                             "(macro or dialog sheet, or missing part)")
+                removed_idx.append(i)
+                _remove(sheet)
+            else:
+                kept_count += 1
+        if kept_count == 0:
+            raise Rejected("The workbook has no ordinary worksheet left once its macro sheets "
+                           "are removed.")
+    remap = {}
+    new = 0
+    total = kept_count + len(removed_idx)
+    for old in range(total):
+        if old in removed_idx:
+            continue
+        remap[old] = new
+        new += 1
+    for el in list(root.iter()):
+        name = _local(el)
+        if name == "definedName":
+            _clean_defined_name(state, part, el, remap, removed_idx)
+        elif name == "workbookView":
+            for attr in ("activeTab", "firstSheet"):
+                if el.get(attr) is not None:
+                    try:
+                        v = int(el.get(attr))
+                    except ValueError:
+                        v = 0
+                    el.set(attr, str(min(max(0, _nearest(remap, v)), max(0, kept_count - 1))))
+        elif name == "externalReferences":
+            state.report("external_link", part, "external workbook references")
+            _remove(el)
+        elif name == "fileSharing":
+            pass
+
+
+def _nearest(remap: dict[int, int], v: int) -> int:
+    if v in remap:
+        return remap[v]
+    lower = [k for k in remap if k < v]
+    return remap[max(lower)] if lower else 0
+
+
+def _clean_defined_name(state, part, el, remap, removed_idx) -> None:
+    name = el.get("name") or ""
+    formula = el.text or ""
+    reason = None
+    if _AUTO_NAME.match(name):
+        reason = "auto-run name"
+    elif any(el.get(a) in ("1", "true") for a in ("function", "vbProcedure", "xlm")):
+        reason = "macro function name"
+    elif el.get("functionGroupId") is not None:
+        reason = "macro function name"
+    elif _formula_is_dangerous(formula):
+        reason = "external or DDE reference"
+    elif any(_mentions_sheet(formula, s) for s in state.removed_sheet_names if s):
+        reason = "points into a removed macro sheet"
+    local = el.get("localSheetId")
+    if reason is None and local is not None:
+        try:
+            idx = int(local)
+        except ValueError:
+            idx = -1
+        if idx in removed_idx or idx not in remap:
+            reason = "belongs to a removed sheet"
+        else:
+            el.set("localSheetId", str(remap[idx]))
+    if reason:
+        state.report("xlm_macro" if "macro" in reason or "auto" in reason else "external_link",
+                     part, f"defined name {name!r} ({reason})")
+        _remove(el)
+
+
+def _mentions_sheet(formula: str, sheet: str) -> bool:
+    f = formula.casefold()
+    s = sheet.casefold()
+    return f"'{s.replace(chr(39), chr(39) * 2)}'!" in f or re.search(
+        rf"(?<![\w.]){re.escape(s)}!", f) is not None
+
+
+def _formula_is_dangerous(formula: str) -> bool:
+    return bool(_DANGEROUS_FORMULA.search(_STRING_LITERAL.sub('""', formula)))
+
+
+def _clean_sheet(state: _State, part: str, root) -> None:
+    dropped_shared: set[str] = set()
+    formulas = [el for el in root.iter() if _local(el) == "f"]
+    for f in formulas:
+        if f.get("t") == "shared" and f.get("ref") and _formula_is_dangerous(f.text or ""):
+            dropped_shared.add(f.get("si") or "")
+    for f in formulas:
+        text = f.text or ""
+        if _formula_is_dangerous(text) or (f.get("t") == "shared" and
+                                           f.get("si") in dropped_shared):
+            cell = f.getparent()
+            ref = cell.get("r") if cell is not None else "?"
+            state.report("external_link" if "[" in text else "formula", part,
+                         f"cell {ref} formula {text[:100]} replaced by its value", "converted")
+            _remove(f)
+    for el in list(root.iter()):
+        name = _local(el)
+        if name == "oleObjects":
+            for obj in el.iter():
+                if _local(obj) == "oleObject":
+                    state.report("ole_object", part, f"OLE object {obj.get('progId', '')}")
+            _remove(el)
+        elif name == "controls":
+            state.report("activex", part, "controls")
+            _remove(el)
+        elif name == "customProperties":
+            state.report("custom_properties", part, "sheet custom properties")
+            _remove(el)
+        elif name == "tablePart":
+            pass
+    # connection-backed tables become plain tables (their connection parts are gone)
+    if _local(root) == "table" and root.get("tableType") in ("queryTable", "xml"):
+        root.set("tableType", "worksheet")
+        root.attrib.pop("connectionId", None)
+
+
+# ------------------------------------------------------------------------------- PowerPoint
+
+def _clean_slide(state: _State, part: str, root) -> None:
+    for gf in list(root.iter(f"{{{P_NS}}}graphicFrame")):
+        data = next((e for e in gf.iter(f"{{{A_NS}}}graphicData")), None)
+        if data is None or not (data.get("uri") or "").endswith("/ole"):
+            continue
+        ole = next(gf.iter(f"{{{P_NS}}}oleObj"), None)
+        prog = ole.get("progId", "") if ole is not None else ""
+        pic = next(gf.iter(f"{{{P_NS}}}pic"), None)
+        if pic is None:
+            state.report("ole_object", part, f"OLE object {prog} removed (no preview image)")
+            _remove(gf)
+            continue
+        state.report("ole_object", part, f"OLE object {prog} replaced by its preview image",
+                     "converted")
+        new = copy.deepcopy(pic)
+        _adopt_frame(gf, new)
+        gf.addprevious(new)
+        _remove(gf)
+    for controls in list(root.iter(f"{{{P_NS}}}controls")):
+        tree = next(root.iter(f"{{{P_NS}}}spTree"), None)
+        for ctl in list(controls.iter(f"{{{P_NS}}}control")):
+            state.report("activex", part, f"ActiveX control {ctl.get('name', '')}")
+            pic = next(ctl.iter(f"{{{P_NS}}}pic"), None)
+            if pic is not None and tree is not None:
+                new = copy.deepcopy(pic)
+                cnv = next(new.iter(f"{{{P_NS}}}cNvPr"), None)
+                if cnv is not None:
+                    cnv.set("id", str(_max_shape_id(root) + 1))
+                tree.append(new)
+        _remove(controls)
+    # Animation commands can invoke OLE verbs or macros; the static slide stays the same.
+    for timing in list(root.iter(f"{{{P_NS}}}timing")):
+        if any(_local(e) == "cmd" for e in timing.iter()):
+            state.report("action", part, "animation commands (OLE verb or macro call)")
+            _remove(timing)
+
+
+def _max_shape_id(root) -> int:
+    ids = [int(e.get("id")) for e in root.iter(f"{{{P_NS}}}cNvPr")
+           if (e.get("id") or "").isdigit()]
+    return max(ids, default=1)
+
+
+def _adopt_frame(gf, pic) -> None:
+    """Give the preview picture the frame's id, name and position."""
+    src = next(gf.iter(f"{{{P_NS}}}cNvPr"), None)
+    dst = next(pic.iter(f"{{{P_NS}}}cNvPr"), None)
+    if src is not None and dst is not None:
+        dst.set("id", src.get("id", "1"))
+        dst.set("name", src.get("name", "Picture"))
+    xfrm = next((c for c in gf if _local(c) == "xfrm"), None)
+    sppr = next((c for c in pic if _local(c) == "spPr"), None)
+    if xfrm is None or sppr is None:
+        return
+    for old in [c for c in sppr if _local(c) == "xfrm"]:
+        sppr.remove(old)
+    new = etree.Element(f"{{{A_NS}}}xfrm")
+    for k, v in xfrm.attrib.items():
+        new.set(k, v)
+    for c in xfrm:
+        new.append(etree.Element(f"{{{A_NS}}}{_local(c)}", dict(c.attrib)))
+    sppr.insert(0, new)
+
+
+# ------------------------------------------------------------------------------------ VML
+
+def _clean_vml(state: _State, part: str, root) -> None:
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        for attr in list(el.attrib):
+            lname = etree.QName(attr).localname
+            val = el.get(attr) or ""
+            if lname in ("src", "href", "althref") and _URLISH.match(val):
+                if lname == "href" and state.ctx.policy.keep_links and _safe_url(val):
+                    continue
+                state.report("external_relationship", part, f"VML {lname} {val[:100]}")
+                del el.attrib[attr]
+
+
+# ----------------------------------------------------------------------------------- output
+
+def _report_orphans(state: _State) -> None:
+    for name in state.members:
+        low = name.casefold()
+        if name in state.kept or low.endswith(".rels") or low == "[content_types].xml":
+            continue
+        if "part|" + name in state.reported:
+            continue
+        kind = "macro" if "vba" in low else "orphan_part"
+        state.report(kind, name, "part not reachable from the document")
+
+
+def _write(state: _State, dst: Path) -> None:
+    defaults = {"rels": "application/vnd.openxmlformats-package.relationships+xml",
+                "xml": "application/xml"}
+    overrides: dict[str, str] = {}
+    for part in state.kept:
+        ct = state.kept_ct[part]
+        ext = posixpath.splitext(part)[1].lstrip(".").lower()
+        if part == state.main_part:
+            ct = state.overrides["/" + part.casefold()]
+        elif part.casefold() == "docprops/core.xml":
+            ct = "application/vnd.openxmlformats-package.core-properties+xml"
+        elif part.casefold() == "docprops/app.xml":
+            ct = "application/vnd.openxmlformats-officedocument.extended-properties+xml"
+        if ext and ext not in defaults and (ct.startswith(("image/", "audio/", "video/"))):
+            defaults[ext] = ct
+        if defaults.get(ext) != ct:
+            overrides["/" + part] = ct
+    ct_root = etree.Element(f"{{{CT_NS}}}Types", nsmap={None: CT_NS})
+    for ext, ct in defaults.items():
+        etree.SubElement(ct_root, f"{{{CT_NS}}}Default", Extension=ext, ContentType=ct)
+    for name, ct in overrides.items():
+        etree.SubElement(ct_root, f"{{{CT_NS}}}Override", PartName=name, ContentType=ct)
+    out: list[tuple[str, bytes]] = [("[Content_Types].xml", serialize(ct_root))]
+    for source, rels in state.rels_out.items():
+        if source and source not in state.kept:
+            continue
+        if not rels:
+            continue
+        rroot = etree.Element(f"{{{PKG_REL_NS}}}Relationships", nsmap={None: PKG_REL_NS})
+        for r in rels:
+            attrs = {"Id": r.id, "Type": r.type}
+            if r.external:
+                attrs["Target"] = r.target
+                attrs["TargetMode"] = "External"
+            else:
+                attrs["Target"] = _relative(source, r.part)
+            etree.SubElement(rroot, f"{{{PKG_REL_NS}}}Relationship", **attrs)
+        out.append((_rels_name(source), serialize(rroot)))
+    for part, data in state.kept.items():
+        out.append((part, data))
+    write_package(dst, out)
+
+
+def _relative(source: str, target: str) -> str:
+    if not source:
+        return target
+    from urllib.parse import quote
+
+    rel = posixpath.relpath(target, posixpath.dirname(source) or ".")
+    return quote(rel, safe="/._-~")
