@@ -1,0 +1,335 @@
+"""OpenDocument (odt/ods/odp/odg and their templates) sanitizer.
+
+The package is rebuilt from an allowlist of members: the XML streams (content, styles,
+settings; meta.xml reset), pictures that decode as images, object replacement images, and
+chart/formula sub-documents after the same cleaning. Basic and script libraries, dialogs,
+toolbar configurations, embedded OLE/office objects, thumbnails and signatures are dropped.
+In the XML, scripts and event listeners, applets/plugins/floating frames, DDE, linked
+sections/tables, database sources, macro fields and remote references go; links stay as plain
+http(s)/mailto links when the policy keeps links. The manifest is written anew."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from lxml import etree
+
+from .office_package import clean_raster, image_format, parse_xml, read_package, serialize, \
+    write_package
+from .report import Context, Rejected
+
+MANIFEST_NS = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
+OFFICE_NS = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+XLINK_NS = "http://www.w3.org/1999/xlink"
+DRAW_NS = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
+TABLE_NS = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+
+MIMETYPES = {
+    "application/vnd.oasis.opendocument.text": "odt",
+    "application/vnd.oasis.opendocument.text-template": "ott",
+    "application/vnd.oasis.opendocument.spreadsheet": "ods",
+    "application/vnd.oasis.opendocument.spreadsheet-template": "ots",
+    "application/vnd.oasis.opendocument.presentation": "odp",
+    "application/vnd.oasis.opendocument.presentation-template": "otp",
+    "application/vnd.oasis.opendocument.graphics": "odg",
+    "application/vnd.oasis.opendocument.graphics-template": "otg",
+}
+# Sub-documents that are pure data and rendered natively (kept after cleaning).
+SAFE_OBJECT_TYPES = {"application/vnd.oasis.opendocument.chart",
+                     "application/vnd.oasis.opendocument.formula"}
+XML_STREAMS = ("content.xml", "styles.xml", "settings.xml")
+
+# Elements removed with everything inside them, and the finding kind.
+DROP = {
+    "scripts": "macro", "event-listeners": "macro", "event-listener": "macro",
+    "script": "script", "applet": "embedded_object", "plugin": "embedded_object",
+    "floating-frame": "external_relationship", "object-ole": "ole_object",
+    "dde-connection-decls": "dde", "dde-links": "dde", "dde-source": "dde",
+    "section-source": "external_link", "table-source": "external_link",
+    "error-macro": "macro", "database-source-sql": "data_connection",
+    "database-source-query": "data_connection", "database-source-table": "data_connection",
+    "source-service": "data_connection", "cell-range-source": "external_link",
+}
+# Elements replaced by their content (the visible text stays).
+UNWRAP = {"execute-macro": "macro", "dde-connection": "dde", "database-display": "data_connection",
+          "database-next": "data_connection", "database-select": "data_connection",
+          "database-row-number": "data_connection", "database-name": "data_connection"}
+SAFE_SCHEMES = {"http", "https", "mailto"}
+_DANGEROUS_FORMULA = re.compile(
+    r"\b(?:DDE|WEBSERVICE|FILTERXML|ENCODEURL|RTD|CALL|SHELL|EXECUTE)\s*\(|'\s*(?:file|https?|ftp)"
+    r":|\|", re.IGNORECASE)
+_STRING = re.compile(r'"(?:[^"]|"")*"')
+
+
+def _local(el) -> str:
+    return etree.QName(el).localname if isinstance(el.tag, str) else ""
+
+
+def _remove(el) -> None:
+    parent = el.getparent()
+    if parent is None:
+        return
+    if el.tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)
+
+
+def _unwrap(el) -> None:
+    parent = el.getparent()
+    if parent is None:
+        return
+    idx = parent.index(el)
+    text = el.text or ""
+    if text:
+        if idx == 0:
+            parent.text = (parent.text or "") + text
+        else:
+            prev = parent[idx - 1]
+            prev.tail = (prev.tail or "") + text
+    for i, child in enumerate(list(el)):
+        parent.insert(idx + i, child)
+    _remove(el)
+
+
+def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
+    members, order = read_package(src, "OpenDocument")
+    ctx.progress(10)
+    mimetype = members.get("mimetype", b"").decode("ascii", "replace").strip()
+    if mimetype not in MIMETYPES:
+        raise Rejected("The OpenDocument package has a missing or unsupported mimetype "
+                       f"({mimetype[:60]!r}).")
+    if order and order[0] != "mimetype":
+        ctx.add("structure", "mimetype", "converted", "mimetype moved to the front")
+    out_ext = MIMETYPES[mimetype]
+    if "META-INF/manifest.xml" not in members:
+        raise Rejected("The OpenDocument package has no manifest (damaged package).")
+    manifest = parse_xml(members["META-INF/manifest.xml"], "META-INF/manifest.xml")
+    media_types: dict[str, str] = {}
+    root_version = None
+    for entry in manifest:
+        if _local(entry) != "file-entry":
+            continue
+        if any(_local(c) == "encryption-data" for c in entry.iter()):
+            raise Rejected("The OpenDocument file is encrypted (password-protected); it cannot "
+                           "be inspected, so it was not processed.")
+        path = entry.get(f"{{{MANIFEST_NS}}}full-path") or ""
+        media_types[path] = entry.get(f"{{{MANIFEST_NS}}}media-type") or ""
+        if path == "/":
+            root_version = entry.get(f"{{{MANIFEST_NS}}}version")
+    if "content.xml" not in members:
+        raise Rejected("The OpenDocument package has no content.xml (damaged package).")
+
+    # Sub-documents kept: chart and formula objects only.
+    safe_dirs = {p for p, t in media_types.items()
+                 if p.endswith("/") and p != "/" and t in SAFE_OBJECT_TYPES
+                 and not p.startswith(("Basic/", "Scripts/", "Dialogs/", "Configurations2/"))}
+    kept: dict[str, bytes] = {}
+    reported: set[str] = set()
+
+    def report(kind_: str, location: str, detail: str, action="removed") -> None:
+        key = f"{kind_}|{location}|{detail}"
+        if key not in reported:
+            reported.add(key)
+            ctx.add(kind_, location, action, detail)
+
+    for name in order:
+        if name in ("mimetype", "META-INF/manifest.xml"):
+            continue
+        data = members[name]
+        top = name.split("/", 1)[0]
+        obj_dir = next((d for d in safe_dirs if name.startswith(d)), None)
+        if name in XML_STREAMS or (obj_dir and name[len(obj_dir):] in XML_STREAMS):
+            kept[name] = _clean_stream(name, data, ctx, report, safe_dirs, members)
+        elif name == "meta.xml" or (obj_dir and name[len(obj_dir):] == "meta.xml"):
+            report("metadata", name, "author, dates, statistics and generator removed")
+            kept[name] = _neutral_meta()
+        elif top in ("Pictures", "ObjectReplacements", "media") or (
+                obj_dir and name[len(obj_dir):].startswith(("Pictures/", "ObjectReplacements/"))):
+            cleaned = _clean_image(name, data)
+            if cleaned is None:
+                report("invalid_image", name, "not a recognised raster or vector image")
+            else:
+                kept[name] = cleaned
+        elif top in ("Basic", "Scripts", "Dialogs"):
+            report("macro", top + "/", "script or macro library")
+        elif top == "Configurations2":
+            report("macro", top + "/", "toolbar, menu and key bindings (can call macros)")
+        elif top == "Thumbnails":
+            report("metadata", name, "thumbnail preview")
+        elif top == "META-INF":
+            report("signature" if "signature" in name else "hidden_part", name, "META-INF part")
+        elif top.startswith("Object ") or name.startswith("Object"):
+            report("embedded_object", top, f"embedded object ({media_types.get(top + '/', '') or media_types.get(name, '') or 'unknown type'})")
+        else:
+            report("hidden_part", name, "part not used for display")
+    ctx.progress(80)
+
+    # The manifest lists exactly what is in the new package.
+    man = etree.Element(f"{{{MANIFEST_NS}}}manifest", nsmap={"manifest": MANIFEST_NS})
+    if manifest.get(f"{{{MANIFEST_NS}}}version"):
+        man.set(f"{{{MANIFEST_NS}}}version", manifest.get(f"{{{MANIFEST_NS}}}version"))
+    root_entry = etree.SubElement(man, f"{{{MANIFEST_NS}}}file-entry")
+    root_entry.set(f"{{{MANIFEST_NS}}}full-path", "/")
+    if root_version:
+        root_entry.set(f"{{{MANIFEST_NS}}}version", root_version)
+    root_entry.set(f"{{{MANIFEST_NS}}}media-type", mimetype)
+    for d in sorted(safe_dirs):
+        if any(k.startswith(d) for k in kept):
+            e = etree.SubElement(man, f"{{{MANIFEST_NS}}}file-entry")
+            e.set(f"{{{MANIFEST_NS}}}full-path", d)
+            e.set(f"{{{MANIFEST_NS}}}media-type", media_types[d])
+    for name in kept:
+        e = etree.SubElement(man, f"{{{MANIFEST_NS}}}file-entry")
+        e.set(f"{{{MANIFEST_NS}}}full-path", name)
+        mt = "text/xml" if name.endswith(".xml") else _image_mime(kept[name])
+        e.set(f"{{{MANIFEST_NS}}}media-type", mt)
+    out = [("mimetype", mimetype.encode("ascii"))]
+    out += list(kept.items())
+    out.append(("META-INF/manifest.xml", serialize(man)))
+    write_package(dst, out, stored_first="mimetype")
+    ctx.progress(100)
+    return out_ext
+
+
+def _image_mime(data: bytes) -> str:
+    fmt = image_format(data)
+    if fmt is None and data.startswith(b"VCLMTF"):
+        return "application/x-openoffice-gdimetafile;windows_formatname=\"GDIMetaFile\""
+    return {"png": "image/png", "jpeg": "image/jpeg", "gif": "image/gif", "bmp": "image/bmp",
+            "tiff": "image/tiff", "emf": "image/x-emf", "wmf": "image/x-wmf",
+            "webp": "image/webp"}.get(fmt or "", "application/octet-stream")
+
+
+def _clean_image(name: str, data: bytes) -> bytes | None:
+    if data.startswith(b"VCLMTF"):
+        return data  # LibreOffice's own metafile (object replacement images)
+    fmt = image_format(data)
+    if fmt is None:
+        return None
+    return clean_raster(data, fmt)
+
+
+def _neutral_meta() -> bytes:
+    return serialize(etree.fromstring(
+        f'<office:document-meta xmlns:office="{OFFICE_NS}" office:version="1.2">'
+        "<office:meta/></office:document-meta>".encode()))
+
+
+def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, members) -> bytes:
+    root = parse_xml(data, name)
+    keep_links = ctx.policy.keep_links
+    if name.endswith("settings.xml"):
+        for el in list(root.iter()):
+            item = el.get("{urn:oasis:names:tc:opendocument:xmlns:config:1.0}name") or ""
+            if _local(el).startswith("config-item") and ("Printer" in item
+                                                         or "Script" in item):
+                report("printer_settings" if "Printer" in item else "macro", name, item)
+                _remove(el)
+        return serialize(root)
+    for el in list(root.iter()):
+        if el is not root and _detached(el, root):
+            continue
+        lname = _local(el)
+        if lname in DROP:
+            report(DROP[lname], name, lname)
+            frame = el.getparent()
+            _remove(el)
+            _drop_empty_frame(frame)
+            continue
+        if lname in UNWRAP:
+            report(UNWRAP[lname], name, lname, "converted")
+            _unwrap(el)
+            continue
+        if lname == "object":
+            href = el.get(f"{{{XLINK_NS}}}href") or ""
+            target = _internal_path(href)
+            if target is None or not any(target.rstrip("/") + "/" == d for d in safe_dirs):
+                report("embedded_object", name, f"object {href[:80]} (replacement image kept)")
+                frame = el.getparent()
+                _remove(el)
+                _drop_empty_frame(frame)
+            continue
+        if lname == "image":
+            href = el.get(f"{{{XLINK_NS}}}href")
+            if href is not None:
+                target = _internal_path(href)
+                if target is None or target not in members:
+                    report("external_relationship", name, f"image {href[:100]}")
+                    frame = el.getparent()
+                    _remove(el)
+                    _drop_empty_frame(frame)
+                    continue
+        _clean_attrs(el, name, report, keep_links, members)
+    return serialize(root)
+
+
+def _detached(el, root) -> bool:
+    for anc in el.iterancestors():
+        if anc is root:
+            return False
+    return True
+
+
+def _drop_empty_frame(frame) -> None:
+    if frame is not None and _local(frame) == "frame" and not len(frame):
+        _remove(frame)
+
+
+def _internal_path(href: str) -> str | None:
+    try:
+        parts = urlsplit(href)
+    except ValueError:
+        return None
+    if parts.scheme or parts.netloc or href.startswith(("\\", "/")):
+        return None
+    path = posixpath.normpath(unquote(parts.path))
+    if path.startswith("..") or path in (".", ""):
+        return None
+    return path
+
+
+def _safe_link(href: str, keep_links: bool) -> bool:
+    if href.startswith("#"):
+        return True  # jump inside the document
+    try:
+        parts = urlsplit(href.strip())
+    except ValueError:
+        return False
+    scheme = parts.scheme.lower()
+    return keep_links and scheme in SAFE_SCHEMES and (scheme == "mailto" or bool(parts.netloc))
+
+
+def _clean_attrs(el, where: str, report, keep_links: bool, members) -> None:
+    lname = _local(el)
+    href = el.get(f"{{{XLINK_NS}}}href")
+    if href is not None:
+        internal = _internal_path(href)
+        if lname in ("a",):
+            if not _safe_link(href, keep_links):
+                report("hyperlink", where, f"link {href[:100]}", "converted")
+                _unwrap(el)
+                return
+        elif internal is not None and internal in members:
+            pass
+        elif not _safe_link(href, keep_links) or lname not in ("a",):
+            report("external_relationship", where, f"{lname} reference {href[:100]}")
+            del el.attrib[f"{{{XLINK_NS}}}href"]
+    for attr in list(el.attrib):
+        q = etree.QName(attr)
+        if q.localname == "formula" and q.namespace == TABLE_NS:
+            formula = el.get(attr) or ""
+            if _DANGEROUS_FORMULA.search(_STRING.sub('""', formula)):
+                report("formula", where, f"formula {formula[:100]} replaced by its value",
+                       "converted")
+                del el.attrib[attr]
+        elif q.localname in ("condition",) and q.namespace == TABLE_NS:
+            if _DANGEROUS_FORMULA.search(_STRING.sub('""', el.get(attr) or "")):
+                report("formula", where, "validation condition with external reference")
+                del el.attrib[attr]
