@@ -88,6 +88,7 @@ def open_pdf(src: Path) -> pikepdf.Pdf:
 def sanitize(src: Path, dst: Path, ctx: Context) -> str:
     pdf = open_pdf(src)
     record = _Recorder(ctx)
+    _report_file_layout(src, record)
     try:
         try:
             pages = list(pdf.pages)
@@ -111,6 +112,25 @@ def sanitize(src: Path, dst: Path, ctx: Context) -> str:
         record.close()
     ctx.progress(95)
     return "pdf"
+
+
+def _report_file_layout(src: Path, record: _Recorder) -> None:
+    """Incremental updates and bytes after the last %%EOF vanish in the rewrite; say so."""
+    size = src.stat().st_size
+    with open(src, "rb") as fh:
+        data = fh.read(min(size, 256 * 1024 * 1024))
+    revisions = data.count(b"%%EOF")
+    if revisions > 1:
+        record("incremental_update", "file structure", "removed",
+               f"{revisions} revisions merged into one; superseded objects dropped")
+    end = data.rfind(b"%%EOF")
+    if end >= 0:
+        trailing = data[end + 5:].strip(b"\r\n\t \x00")
+        if trailing:
+            record("trailing_data", "after %%EOF", "removed", f"{len(trailing)} bytes")
+    start = data.find(b"%PDF-")
+    if start > 0:
+        record("leading_data", "before %PDF-", "removed", f"{start} bytes")
 
 
 # --- structure-aware pass --------------------------------------------------------------------
@@ -147,7 +167,8 @@ def _clean_document(pdf: pikepdf.Pdf, record: _Recorder) -> None:
     if "/Outlines" in root:
         _clean_outlines(root.Outlines, record, pdf)
     if "/ViewerPreferences" in root and isinstance(root.ViewerPreferences, Dictionary):
-        root.ViewerPreferences.pop("/Enforce", None)
+        if "/Enforce" in root.ViewerPreferences:
+            del root.ViewerPreferences["/Enforce"]
 
 
 def _clean_acroform(form, record: _Recorder) -> None:
@@ -190,7 +211,9 @@ def _clean_outlines(outlines, record: _Recorder, pdf: pikepdf.Pdf) -> None:
             if item.objgen in seen or len(seen) > 200_000:
                 continue
             seen.add(item.objgen)
-        item.pop("/AA", None)
+        if "/AA" in item:
+            record("additional_action", "bookmark /AA")
+            del item["/AA"]
         if "/A" in item:
             _clean_action_entry(item, "/A", "bookmark", record, keep_links=True)
         for key in ("/First", "/Next"):
@@ -279,8 +302,33 @@ def _safe_action(action, where: str, record: _Recorder, keep_links: bool):
 
 # --- generic sweep -----------------------------------------------------------------------------
 
-def _sweep_all_objects(pdf: pikepdf.Pdf, record: _Recorder) -> None:
+class _SweepRecorder:
+    """Aggregates sweep findings: one finding per kind listing the objects concerned."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, list[str]] = {}
+
+    def __call__(self, kind: str, location: str, action: str = "removed",
+                 detail: str = "") -> None:
+        self.found.setdefault(kind, []).append(location.split(" /")[0].replace("object ", ""))
+
+    def flush(self, record: _Recorder) -> None:
+        for kind, where in self.found.items():
+            unique = list(dict.fromkeys(where))
+            listed = ", ".join(unique[:20]) + (f" and {len(unique) - 20} more"
+                                               if len(unique) > 20 else "")
+            record(kind, f"objects {listed}", "removed",
+                   "hidden in the object graph (including superseded or unreferenced objects)")
+
+
+def _sweep_all_objects(pdf: pikepdf.Pdf, outer: _Recorder) -> None:
     """Every object of the file, including ones no structure-aware rule knows about."""
+    record = _SweepRecorder()
+    _sweep_objects(pdf, record)
+    record.flush(outer)
+
+
+def _sweep_objects(pdf: pikepdf.Pdf, record) -> None:
     for obj in pdf.objects:
         if isinstance(obj, (Dictionary, pikepdf.Stream)):
             _sweep(obj, record, 0)
@@ -307,7 +355,7 @@ def _is_bad_action(value) -> bool:
         str(value.get("/Type", "/Action")) == "/Action"
 
 
-def _sweep(obj, record: _Recorder, depth: int) -> None:
+def _sweep(obj, record, depth: int) -> None:
     if depth > 64:
         return
     if isinstance(obj, pikepdf.Stream):
@@ -341,7 +389,7 @@ def _sweep(obj, record: _Recorder, depth: int) -> None:
             _sweep_array(value, record, depth + 1)
 
 
-def _sweep_array(array: Array, record: _Recorder, depth: int) -> None:
+def _sweep_array(array: Array, record, depth: int) -> None:
     if depth > 64:
         return
     for index in range(len(array) - 1, -1, -1):
