@@ -1,0 +1,131 @@
+import { useEffect, useState } from 'react';
+import { toast } from 'react-toastify';
+import { useQueryClient } from '@tanstack/react-query';
+import { Alert, PageSpinner } from '../../../components/ui';
+import { messageOf } from '../../../lib/api-client';
+import { ROLES } from '../../../lib/constants';
+import { formatDate } from '../../../lib/format';
+import type { User } from '../../../lib/types';
+import { USER_STATUSES, resetQuota, updateUserActive, updateUserRole, useUsers, type UserFilters } from '../api';
+
+export function UsersTab({ currentUserId }: { currentUserId: string }) {
+  const queryClient = useQueryClient();
+  const [filters, setFilters] = useState<UserFilters>({ page: 1, search: '', role: '', status: 'all' });
+  const [searchText, setSearchText] = useState('');
+  const [busy, setBusy] = useState<string | null>(null);
+  const users = useUsers(filters);
+
+  useEffect(() => {
+    const t = setTimeout(() => setFilters((f) => (f.search === searchText ? f : { ...f, search: searchText, page: 1 })), 300);
+    return () => clearTimeout(t);
+  }, [searchText]);
+
+  const act = async (key: string, fn: () => Promise<unknown>, ok: string, fail: string) => {
+    setBusy(key);
+    try {
+      await fn();
+      toast.success(ok);
+      await queryClient.invalidateQueries({ queryKey: ['admin'] });
+    } catch (error) {
+      toast.error(messageOf(error, fail));
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const onRole = (u: User, role: string) => act(`role-${u.id}`, () => updateUserRole(u.id, role), 'User role updated successfully', 'Failed to update user role');
+  const onActive = (u: User) => act(`active-${u.id}`, () => updateUserActive(u.id, !u.isActive),
+    `User ${u.isActive ? 'deactivated' : 'activated'} successfully`, 'Failed to update user status');
+  const onQuota = (u: User) => act(`quota-${u.id}`, () => resetQuota(u.id), 'User quota reset successfully', 'Failed to reset quota');
+
+  const p = users.data?.pagination;
+  return (
+    <div className="space-y-4">
+      <div className="card grid gap-4 p-4 sm:grid-cols-3" role="search">
+        <div>
+          <label htmlFor="user-search" className="label">Search users</label>
+          <input id="user-search" type="search" className="input" placeholder="Email, username or name" value={searchText} onChange={(e) => setSearchText(e.target.value)} />
+        </div>
+        <div>
+          <label htmlFor="role-filter" className="label">Role</label>
+          <select id="role-filter" className="input" value={filters.role} onChange={(e) => setFilters((f) => ({ ...f, role: e.target.value, page: 1 }))}>
+            <option value="">All roles</option>
+            {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+          </select>
+        </div>
+        <div>
+          <label htmlFor="status-filter" className="label">Status</label>
+          <select id="status-filter" className="input" value={filters.status} onChange={(e) => setFilters((f) => ({ ...f, status: e.target.value as UserFilters['status'], page: 1 }))}>
+            {USER_STATUSES.map((s) => <option key={s} value={s}>{s.charAt(0).toUpperCase() + s.slice(1)}</option>)}
+          </select>
+        </div>
+      </div>
+      <section className="card overflow-hidden" aria-label="Users" aria-busy={users.isFetching}>
+        {users.isPending ? <PageSpinner label="Loading users" /> : users.isError ? (
+          <div className="p-6"><Alert tone="error" title="Failed to load users">{messageOf(users.error, '')}</Alert>
+            <button type="button" className="btn-primary mt-4" onClick={() => users.refetch()}>Retry</button></div>
+        ) : users.data.users.length === 0 ? (
+          <p className="px-6 py-12 text-center text-slate-600">No users match these filters.</p>
+        ) : (
+          <div className="overflow-x-auto">
+            <table className="min-w-full divide-y divide-slate-200 text-sm">
+              <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
+                <tr>
+                  <th scope="col" className="px-4 py-3">User</th>
+                  <th scope="col" className="px-4 py-3">Role</th>
+                  <th scope="col" className="px-4 py-3">Status</th>
+                  <th scope="col" className="hidden px-4 py-3 lg:table-cell">Files</th>
+                  <th scope="col" className="hidden px-4 py-3 lg:table-cell">Joined</th>
+                  <th scope="col" className="px-4 py-3 text-right">Actions</th>
+                </tr>
+              </thead>
+              <tbody className="divide-y divide-slate-100">
+                {users.data.users.map((u) => {
+                  const name = [u.firstName, u.lastName].filter(Boolean).join(' ');
+                  return (
+                    <tr key={u.id} data-testid={`user-row-${u.email}`}>
+                      <td className="max-w-[14rem] px-4 py-3">
+                        <p className="truncate font-medium text-slate-900">{name || u.username || '—'}</p>
+                        <p className="truncate text-xs text-slate-500">{u.email}</p>
+                      </td>
+                      <td className="px-4 py-3">
+                        <label className="sr-only" htmlFor={`role-${u.id}`}>Role of {u.email}</label>
+                        <select id={`role-${u.id}`} className="input w-36 py-1.5" value={u.role} disabled={busy === `role-${u.id}`} onChange={(e) => onRole(u, e.target.value)}>
+                          {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+                        </select>
+                      </td>
+                      <td className="px-4 py-3">
+                        <div className="flex flex-wrap gap-1">
+                          <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${u.isActive ? 'bg-green-100 text-green-800' : 'bg-slate-200 text-slate-700'}`}>{u.isActive ? 'Active' : 'Inactive'}</span>
+                          <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${u.isEmailVerified ? 'bg-blue-100 text-blue-800' : 'bg-yellow-100 text-yellow-800'}`}>{u.isEmailVerified ? 'Verified' : 'Unverified'}</span>
+                        </div>
+                      </td>
+                      <td className="hidden px-4 py-3 text-slate-700 lg:table-cell">{u.fileCount ?? 0}</td>
+                      <td className="hidden whitespace-nowrap px-4 py-3 text-slate-600 lg:table-cell">{formatDate(u.createdAt)}</td>
+                      <td className="whitespace-nowrap px-4 py-3 text-right">
+                        <div className="flex justify-end gap-2">
+                          <button type="button" className={u.isActive ? 'btn-secondary px-3 py-1.5' : 'btn-primary px-3 py-1.5'} disabled={!!busy || u.id === currentUserId}
+                            onClick={() => onActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
+                          <button type="button" className="btn-ghost px-3 py-1.5" disabled={!!busy} onClick={() => onQuota(u)} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
+                        </div>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {p && p.pages > 1 && (
+          <nav aria-label="User pages" className="flex items-center justify-between border-t border-slate-200 px-4 py-3 text-sm">
+            <p className="text-slate-600">Page {p.page} of {p.pages} · {p.total} users</p>
+            <div className="flex gap-2">
+              <button type="button" className="btn-secondary px-3 py-1.5" disabled={!p.hasPrev} onClick={() => setFilters((f) => ({ ...f, page: f.page - 1 }))}>Previous</button>
+              <button type="button" className="btn-secondary px-3 py-1.5" disabled={!p.hasNext} onClick={() => setFilters((f) => ({ ...f, page: f.page + 1 }))}>Next</button>
+            </div>
+          </nav>
+        )}
+      </section>
+    </div>
+  );
+}

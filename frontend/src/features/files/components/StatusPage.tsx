@@ -1,0 +1,79 @@
+import { useEffect, useRef } from 'react';
+import { Link, Navigate, useNavigate, useParams } from 'react-router-dom';
+import { toast } from 'react-toastify';
+import { Container } from '../../../components/Layout';
+import { Alert, DetailRow, PageHeader, PageSpinner, ProgressBar, StatusBadge } from '../../../components/ui';
+import { ApiError } from '../../../lib/api-client';
+import { formatBytes, formatDateTime } from '../../../lib/format';
+import { jobPercent, useFileStatus } from '../api';
+import { FindingsReport } from './FindingsReport';
+
+export default function StatusPage() {
+  const { fileId } = useParams();
+  const navigate = useNavigate();
+  const status = useFileStatus(fileId);
+  const handled = useRef(false);
+
+  useEffect(() => {
+    if (status.isError && !handled.current) {
+      handled.current = true;
+      if (status.error instanceof ApiError && status.error.status === 401) return; // forced sign-out handles it
+      toast.error('Failed to load file status');
+      navigate('/', { replace: true });
+    }
+  }, [status.isError, status.error, navigate]);
+
+  if (!fileId) return <Navigate to="/" replace />;
+  if (status.isPending) return <PageSpinner label="Loading file status" />;
+  if (status.isError) return null;
+  const data = status.data;
+  if (!data?.file) {
+    return <Container narrow><Alert tone="warning" title="File not found" /></Container>;
+  }
+  const { file, job } = data;
+  const active = file.status === 'PENDING' || file.status === 'PROCESSING';
+  const percent = file.status === 'COMPLETED' ? 100 : jobPercent(job?.progress);
+
+  return (
+    <Container narrow>
+      <PageHeader title="File Status" subtitle={<span className="break-all">{file.originalName}</span>} actions={<StatusBadge status={file.status} />} />
+      <div className="space-y-6">
+        {job && (
+          <div className="card p-5">
+            <div className="mb-2 flex items-center justify-between text-sm">
+              <span className="font-medium text-slate-700">{active ? 'Processing…' : file.status === 'COMPLETED' ? 'Done' : 'Stopped'}</span>
+              <span className="font-semibold text-slate-900" data-testid="progress-percent">{percent}%</span>
+            </div>
+            <ProgressBar value={percent} label="Processing progress" tone={file.status === 'FAILED' ? 'red' : 'brand'} />
+            {active && <p className="mt-3 text-xs text-slate-500" aria-live="polite">This page refreshes every 3 seconds until the file is ready.</p>}
+          </div>
+        )}
+        {file.status === 'FAILED' && file.errorMessage && <Alert tone="error" title="Processing failed">{file.errorMessage}</Alert>}
+        {file.status === 'COMPLETED' && <Alert tone="success" title="Your file is clean">The sanitized file is ready to download.</Alert>}
+
+        <section className="card px-5" aria-label="File details">
+          <dl className="divide-y divide-slate-100">
+            <DetailRow label="Status"><StatusBadge status={file.status} /></DetailRow>
+            <DetailRow label="Original file">{file.originalName} <span className="text-slate-500">({formatBytes(file.originalSize)})</span></DetailRow>
+            <DetailRow label="Sanitized file">{file.sanitizedName ? <>{file.sanitizedName} <span className="text-slate-500">({formatBytes(file.sanitizedSize)})</span></> : '—'}</DetailRow>
+            {file.mode && <DetailRow label="Mode"><span className="capitalize">{file.mode}</span></DetailRow>}
+            <DetailRow label="Uploaded">{formatDateTime(file.createdAt)}</DetailRow>
+            <DetailRow label="Processing started">{formatDateTime(file.processingStartedAt)}</DetailRow>
+            <DetailRow label="Processing completed">{formatDateTime(file.processingCompletedAt)}</DetailRow>
+            <DetailRow label="Processing duration">{file.processingDuration != null ? `${Number(file.processingDuration).toFixed(1)} seconds` : '—'}</DetailRow>
+            {file.errorMessage && <DetailRow label="Error"><span className="text-red-700">{file.errorMessage}</span></DetailRow>}
+            <DetailRow label="Expires">{formatDateTime(file.expiresAt)}{file.isExpired && <span className="ml-2 text-red-600">(expired)</span>}</DetailRow>
+          </dl>
+        </section>
+
+        {file.status === 'COMPLETED' && <FindingsReport report={file.report} />}
+
+        <div className="flex flex-col gap-3 sm:flex-row">
+          {file.status === 'COMPLETED' && !file.isExpired && <Link to={`/download/${file.id}`} className="btn-primary">Download</Link>}
+          <Link to="/upload" className="btn-secondary">Upload Another File</Link>
+          <Link to="/" className="btn-ghost">Go Home</Link>
+        </div>
+      </div>
+    </Container>
+  );
+}

@@ -1,0 +1,139 @@
+import { useEffect, useState } from 'react';
+import { Link } from 'react-router-dom';
+import { toast } from 'react-toastify';
+import { Container } from '../../../components/Layout';
+import { Alert, PageHeader, PageSpinner, Spinner, StatTile, StatusBadge } from '../../../components/ui';
+import { messageOf } from '../../../lib/api-client';
+import { useAuth } from '../../../lib/auth/AuthProvider';
+import { formatBytes, formatDateTime } from '../../../lib/format';
+import type { FileRecord } from '../../../lib/types';
+import { downloadFile } from '../../../lib/download';
+import { DEFAULT_FILTERS, SORT_FIELDS, STATUS_FILTERS, emptyHistoryMessage, useHistory, type HistoryFilters } from '../api';
+
+export default function HistoryPage() {
+  const { user } = useAuth();
+  const [filters, setFilters] = useState<HistoryFilters>(DEFAULT_FILTERS);
+  const [searchText, setSearchText] = useState('');
+  const [downloading, setDownloading] = useState<string | null>(null);
+  const history = useHistory(user?.id, filters);
+
+  useEffect(() => {
+    const t = setTimeout(() => setFilters((f) => (f.search === searchText ? f : { ...f, search: searchText, page: 1 })), 300);
+    return () => clearTimeout(t);
+  }, [searchText]);
+
+  if (!user) return <Container narrow><Alert tone="error">Access Denied - Please log in to view your file history.</Alert></Container>;
+
+  const update = (patch: Partial<HistoryFilters>) => setFilters((f) => ({ ...f, page: 1, ...patch }));
+
+  const onDownload = async (file: FileRecord) => {
+    setDownloading(file.id);
+    try {
+      await downloadFile(file);
+      toast.success('File download started');
+    } catch (error) {
+      toast.error(messageOf(error, 'Failed to download file'));
+    } finally {
+      setDownloading(null);
+    }
+  };
+
+  const stats = history.data?.stats;
+  const pagination = history.data?.pagination;
+  const files = history.data?.files ?? [];
+
+  return (
+    <Container>
+      <PageHeader title="File History" subtitle="Every file you have uploaded, with its status." actions={<Link to="/upload" className="btn-primary">Upload Files</Link>} />
+      <div className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-5">
+        <StatTile label="Total" value={stats?.total ?? '—'} />
+        <StatTile label="Completed" value={stats?.completed ?? '—'} tone="green" />
+        <StatTile label="Processing" value={stats?.processing ?? '—'} tone="blue" />
+        <StatTile label="Pending" value={stats?.pending ?? '—'} tone="yellow" />
+        <StatTile label="Failed" value={stats?.failed ?? '—'} tone="red" />
+      </div>
+
+      <div className="card mt-6 grid gap-4 p-4 sm:grid-cols-2 lg:grid-cols-4" role="search">
+        <div>
+          <label htmlFor="search" className="label">Search by file name</label>
+          <input id="search" type="search" className="input" placeholder="e.g. invoice.pdf" value={searchText} onChange={(e) => setSearchText(e.target.value)} />
+        </div>
+        <div>
+          <label htmlFor="status" className="label">Status</label>
+          <select id="status" className="input" value={filters.status} onChange={(e) => update({ status: e.target.value as HistoryFilters['status'] })}>
+            {STATUS_FILTERS.map((s) => <option key={s} value={s}>{s === 'ALL' ? 'All statuses' : s}</option>)}
+          </select>
+        </div>
+        <div>
+          <label htmlFor="sortBy" className="label">Sort by</label>
+          <select id="sortBy" className="input" value={filters.sortBy} onChange={(e) => update({ sortBy: e.target.value as HistoryFilters['sortBy'] })}>
+            {SORT_FIELDS.map((s) => <option key={s.value} value={s.value}>{s.label}</option>)}
+          </select>
+        </div>
+        <div>
+          <label htmlFor="sortOrder" className="label">Order</label>
+          <select id="sortOrder" className="input" value={filters.sortOrder} onChange={(e) => update({ sortOrder: e.target.value as HistoryFilters['sortOrder'] })}>
+            <option value="desc">Descending</option>
+            <option value="asc">Ascending</option>
+          </select>
+        </div>
+      </div>
+
+      <section className="card mt-6 overflow-hidden" aria-label="Files" aria-busy={history.isFetching}>
+        {history.isPending ? <PageSpinner label="Loading file history" /> : history.isError ? (
+          <div className="p-6">
+            <Alert tone="error" title="Failed to fetch file history">{messageOf(history.error, '')}</Alert>
+            <button type="button" className="btn-primary mt-4" onClick={() => history.refetch()}>Try Again</button>
+          </div>
+        ) : files.length === 0 ? (
+          <p className="px-6 py-16 text-center text-slate-600" data-testid="history-empty">{emptyHistoryMessage(filters)}</p>
+        ) : (
+          <div className="overflow-x-auto">
+            <table className="min-w-full divide-y divide-slate-200 text-sm">
+              <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
+                <tr>
+                  <th scope="col" className="px-4 py-3">File</th>
+                  <th scope="col" className="px-4 py-3">Size</th>
+                  <th scope="col" className="px-4 py-3">Status</th>
+                  <th scope="col" className="hidden px-4 py-3 md:table-cell">Uploaded</th>
+                  <th scope="col" className="px-4 py-3 text-right">Actions</th>
+                </tr>
+              </thead>
+              <tbody className="divide-y divide-slate-100">
+                {files.map((f) => (
+                  <tr key={f.id}>
+                    <td className="max-w-[12rem] px-4 py-3 sm:max-w-xs">
+                      <Link to={`/status/${f.id}`} className="block truncate font-medium text-slate-900 hover:text-brand-700" title={f.originalName}>{f.originalName}</Link>
+                      {f.sanitizedName && <p className="truncate text-xs text-slate-500">{f.sanitizedName}</p>}
+                    </td>
+                    <td className="whitespace-nowrap px-4 py-3 text-slate-700">{formatBytes(f.originalSize)}</td>
+                    <td className="px-4 py-3"><StatusBadge status={f.status} /></td>
+                    <td className="hidden whitespace-nowrap px-4 py-3 text-slate-600 md:table-cell">{formatDateTime(f.createdAt)}</td>
+                    <td className="whitespace-nowrap px-4 py-3 text-right">
+                      {f.status === 'COMPLETED' && !f.isExpired ? (
+                        <button type="button" className="btn-secondary px-3 py-1.5" onClick={() => onDownload(f)} disabled={downloading === f.id} aria-label={`Download ${f.originalName}`}>
+                          {downloading === f.id && <Spinner label="Downloading" className="h-4 w-4" />}Download
+                        </button>
+                      ) : (
+                        <Link to={`/status/${f.id}`} className="btn-ghost px-3 py-1.5">Status</Link>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {pagination && pagination.pages > 1 && (
+          <nav aria-label="Pagination" className="flex items-center justify-between border-t border-slate-200 px-4 py-3 text-sm">
+            <p className="text-slate-600">Page {pagination.page} of {pagination.pages} · {pagination.total} files</p>
+            <div className="flex gap-2">
+              <button type="button" className="btn-secondary px-3 py-1.5" disabled={!pagination.hasPrev} onClick={() => setFilters((f) => ({ ...f, page: f.page - 1 }))}>Previous</button>
+              <button type="button" className="btn-secondary px-3 py-1.5" disabled={!pagination.hasNext} onClick={() => setFilters((f) => ({ ...f, page: f.page + 1 }))}>Next</button>
+            </div>
+          </nav>
+        )}
+      </section>
+    </Container>
+  );
+}

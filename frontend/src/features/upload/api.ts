@@ -1,0 +1,60 @@
+import { useMutation } from '@tanstack/react-query';
+import { ApiError, apiClient } from '../../lib/api-client';
+import type { Envelope, UploadResultItem } from '../../lib/types';
+
+/** The server answers one item or a list of items; both become a list. */
+export function normaliseUploadResult(data: unknown): UploadResultItem[] {
+  if (Array.isArray(data)) return data.filter(isItem);
+  return isItem(data) ? [data] : [];
+}
+
+function isItem(value: unknown): value is UploadResultItem {
+  return !!value && typeof value === 'object' && typeof (value as UploadResultItem).fileId === 'string';
+}
+
+export async function uploadSingle(file: File, mode?: string): Promise<UploadResultItem[]> {
+  const form = new FormData();
+  form.append('file', file, file.name);
+  if (mode) form.append('mode', mode);
+  const res = await apiClient.post<Envelope<unknown>>('/api/upload/single', form);
+  const items = normaliseUploadResult(res.data?.data);
+  if (!items.length) throw new ApiError(res.data?.message || 'Unknown error occurred', 'api', { serverMessage: res.data?.message });
+  return items;
+}
+
+export interface UploadOutcome {
+  file: File;
+  items: UploadResultItem[];
+  error?: string;
+}
+
+/** One call per file, all in parallel; every file gets an outcome, success or failure. */
+export async function uploadAll(files: File[], mode?: string, upload = uploadSingle): Promise<UploadOutcome[]> {
+  const settled = await Promise.allSettled(files.map((file) => upload(file, mode)));
+  return settled.map((result, i) => result.status === 'fulfilled'
+    ? { file: files[i], items: result.value }
+    : { file: files[i], items: [], error: failureReason(result.reason) });
+}
+
+export function failureReason(error: unknown): string {
+  if (error instanceof ApiError) return error.serverMessage || error.message || 'Unknown error occurred';
+  if (error instanceof Error && error.message) return error.message;
+  return 'Unknown error occurred';
+}
+
+export function useUploadFiles() {
+  return useMutation({ mutationFn: ({ files, mode }: { files: File[]; mode?: string }) => uploadAll(files, mode) });
+}
+
+/** react-dropzone validator: the server's extensions, with its own "File type must be ..." wording. */
+export function extensionValidator(extensions: string[]) {
+  return (file: File) => {
+    if (!extensions.length || !(file instanceof File)) return null;
+    const name = (file.name || '').toLowerCase();
+    if (extensions.some((ext) => name.endsWith(ext))) return null;
+    return {
+      code: 'file-invalid-type',
+      message: `File type must be ${extensions.length > 1 ? `one of ${extensions.join(', ')}` : extensions[0]}`,
+    };
+  };
+}

@@ -1,0 +1,172 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Link } from 'react-router-dom';
+import { useDropzone, type FileRejection } from 'react-dropzone';
+import { toast } from 'react-toastify';
+import { Container } from '../../../components/Layout';
+import { Alert, PageHeader, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
+import { formatBytes } from '../../../lib/format';
+import type { UploadResultItem } from '../../../lib/types';
+import { dropLimits, useUploadInfo } from '../../../lib/upload-info';
+import { extensionValidator, useUploadFiles } from '../api';
+
+const MODE_TEXT: Record<string, string> = {
+  basic: 'Basic — rebuild in the same format, active content and metadata removed',
+  advanced: 'Advanced — also flatten risky formats to PDF and convert legacy Office files',
+  custom: 'Custom — your organisation\'s rules',
+};
+
+export default function UploadPage() {
+  const info = useUploadInfo();
+  const upload = useUploadFiles();
+  const [results, setResults] = useState<UploadResultItem[]>([]);
+  const [rejections, setRejections] = useState<FileRejection[]>([]);
+  const [mode, setMode] = useState('');
+  const warned = useRef(false);
+  const limits = useMemo(() => dropLimits(info.data), [info.data]);
+  const modes = info.data?.modes ?? [];
+  const ready = info.isSuccess;
+
+  useEffect(() => {
+    if (info.isError && !warned.current) {
+      warned.current = true;
+      toast.error('Failed to load upload configuration. Please refresh the page and try again.');
+    }
+  }, [info.isError]);
+
+  useEffect(() => {
+    if (modes.length && !mode) setMode(modes[0]);
+  }, [modes, mode]);
+
+  const onDrop = useCallback(async (accepted: File[], rejected: FileRejection[]) => {
+    setRejections(rejected);
+    for (const r of rejected) toast.error(`${r.file.name}: ${r.errors.map((e) => e.message).join('; ')}`);
+    if (!accepted.length) return;
+    try {
+      const outcomes = await upload.mutateAsync({ files: accepted, mode: modes.length ? mode : undefined });
+      const uploaded = outcomes.flatMap((o) => o.items);
+      for (const o of outcomes) if (o.error) toast.error(`Failed to upload ${o.file.name}: ${o.error}`);
+      if (uploaded.length) {
+        setResults((prev) => [...uploaded, ...prev]);
+        toast.success(`Successfully uploaded ${uploaded.length} file(s). Files are being processed. You can check their status below.`);
+      }
+    } catch {
+      toast.error('Upload failed. Please try again later.');
+    }
+  }, [upload, mode, modes.length]);
+
+  const { getRootProps, getInputProps, isDragActive, isDragReject } = useDropzone({
+    onDrop,
+    maxFiles: limits.maxFiles,
+    maxSize: limits.maxSize,
+    validator: extensionValidator(limits.extensions),
+    disabled: !ready || upload.isPending,
+    multiple: limits.maxFiles > 1,
+  });
+
+  if (info.isPending) return <PageSpinner label="Loading upload configuration" />;
+
+  return (
+    <Container>
+      <PageHeader title="Upload Files" subtitle="Drop documents or images here. Each file is sanitized in its own isolated sandbox." />
+      <div className="grid gap-8 lg:grid-cols-3">
+        <div className="space-y-6 lg:col-span-2">
+          {info.isError && <Alert tone="error" title="Upload is unavailable">Failed to load upload configuration. Please refresh the page and try again.</Alert>}
+          {ready && modes.length > 1 && (
+            <div className="card p-5">
+              <label htmlFor="mode" className="label">Sanitization mode</label>
+              <select id="mode" className="input" value={mode} onChange={(e) => setMode(e.target.value)} disabled={upload.isPending}>
+                {modes.map((m) => <option key={m} value={m}>{MODE_TEXT[m] ?? m}</option>)}
+              </select>
+            </div>
+          )}
+          <div {...getRootProps({
+            'aria-label': 'File drop zone: press Enter to choose files, or drag files here',
+            'aria-disabled': !ready || upload.isPending,
+            className: `card flex min-h-64 cursor-pointer flex-col items-center justify-center border-2 border-dashed p-8 text-center transition-colors ${
+              !ready || upload.isPending ? 'cursor-not-allowed border-slate-200 bg-slate-50 opacity-70'
+                : isDragReject ? 'border-red-400 bg-red-50'
+                  : isDragActive ? 'border-brand-600 bg-brand-50' : 'border-slate-300 hover:border-brand-600 hover:bg-brand-50/40'}`,
+          })} data-testid="dropzone">
+            <input {...getInputProps({ accept: limits.extensions.join(',') || undefined })} data-testid="file-input" />
+            {upload.isPending ? (
+              <>
+                <Spinner label="Uploading" className="h-10 w-10 text-brand-700" />
+                <p className="mt-4 font-semibold text-slate-900">Uploading…</p>
+              </>
+            ) : (
+              <>
+                <span className="flex h-14 w-14 items-center justify-center rounded-2xl bg-brand-50 text-brand-700">
+                  <svg className="h-8 w-8" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" aria-hidden="true"><path d="M12 16V4m0 0l-4 4m4-4l4 4M4 16v2a2 2 0 002 2h12a2 2 0 002-2v-2" strokeLinecap="round" strokeLinejoin="round" /></svg>
+                </span>
+                <p className="mt-4 text-base font-semibold text-slate-900">
+                  {isDragActive ? 'Drop the files here' : 'Drag & drop files here, or click to select'}
+                </p>
+                <p className="mt-1 text-sm text-slate-500">
+                  Up to {limits.maxFiles} files, {formatBytes(limits.maxSize)} each
+                </p>
+              </>
+            )}
+          </div>
+
+          {rejections.length > 0 && (
+            <Alert tone="warning" title="Some files were not accepted">
+              <ul className="list-disc space-y-1 pl-5">
+                {rejections.map((r, i) => <li key={`${r.file.name}-${i}`}><span className="font-medium">{r.file.name}</span>: {r.errors.map((e) => e.message).join('; ')}</li>)}
+              </ul>
+            </Alert>
+          )}
+
+          {results.length > 0 && (
+            <section className="card overflow-hidden" aria-labelledby="uploaded-heading">
+              <h2 id="uploaded-heading" className="border-b border-slate-200 px-5 py-4 font-semibold text-slate-900">Uploaded files</h2>
+              <ul className="divide-y divide-slate-100" data-testid="upload-results">
+                {results.map((item) => (
+                  <li key={item.fileId} className="flex flex-col gap-3 px-5 py-4 sm:flex-row sm:items-center sm:justify-between">
+                    <div className="min-w-0">
+                      <p className="truncate font-medium text-slate-900">{item.originalName}</p>
+                      <p className="mt-0.5 flex items-center gap-2 text-sm text-slate-500">{formatBytes(item.size)} <StatusBadge status={item.status} /></p>
+                    </div>
+                    <Link to={`/status/${item.fileId}`} className="btn-secondary shrink-0">View Status</Link>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
+        </div>
+
+        <aside className="space-y-6">
+          <section className="card p-5" aria-labelledby="guidelines">
+            <h2 id="guidelines" className="font-semibold text-slate-900">Upload guidelines</h2>
+            <dl className="mt-4 space-y-3 text-sm">
+              <div className="flex justify-between gap-4"><dt className="text-slate-500">Max file size</dt><dd className="font-medium text-slate-900">{info.data?.maxFileSizeMB ?? Math.round(limits.maxSize / 1048576)} MB</dd></div>
+              <div className="flex justify-between gap-4"><dt className="text-slate-500">Max files per upload</dt><dd className="font-medium text-slate-900">{limits.maxFiles}</dd></div>
+              <div>
+                <dt className="text-slate-500">Supported formats</dt>
+                <dd className="mt-2 flex flex-wrap gap-1.5">
+                  {limits.extensions.length ? limits.extensions.map((ext) => (
+                    <span key={ext} className="rounded-md bg-slate-100 px-2 py-0.5 font-mono text-xs text-slate-700">{ext}</span>
+                  )) : <span className="text-slate-500">—</span>}
+                </dd>
+              </div>
+            </dl>
+          </section>
+          <section className="card p-5" aria-labelledby="how-it-works">
+            <h2 id="how-it-works" className="font-semibold text-slate-900">How it works</h2>
+            <ol className="mt-4 space-y-4 text-sm">
+              {[
+                ['Upload', 'Drop your files. We check each file\'s real type by its content.'],
+                ['Sanitize', 'An isolated sandbox removes macros, scripts, embedded objects and metadata.'],
+                ['Download', 'Follow the status and download the clean copy with its report.'],
+              ].map(([title, text], i) => (
+                <li key={title} className="flex gap-3">
+                  <span className="flex h-7 w-7 shrink-0 items-center justify-center rounded-full bg-brand-700 text-xs font-bold text-white">{i + 1}</span>
+                  <div><p className="font-medium text-slate-900">{title}</p><p className="text-slate-600">{text}</p></div>
+                </li>
+              ))}
+            </ol>
+          </section>
+        </aside>
+      </div>
+    </Container>
+  );
+}

@@ -1,0 +1,155 @@
+import { createContext, useCallback, useContext, useEffect, useMemo, useReducer, useRef, type ReactNode } from 'react';
+import { useNavigate } from 'react-router-dom';
+import { useQueryClient } from '@tanstack/react-query';
+import { ApiError, setSessionRefreshedHandler, setUnauthorizedHandler } from '../api-client';
+import type { AuthPayload, User } from '../types';
+import { authReducer, initialAuthState, type AuthState } from './state';
+import {
+  googleExchangeCall, loginCall, logoutCall, registerCall, restoreSession, updateProfileCall, type RegisterInput,
+} from './session';
+import { clearStoredAuth, getStoredTokens, storeAuth, storeUser } from './storage';
+
+export interface AuthContextValue extends AuthState {
+  login: (email: string, password: string) => Promise<AuthPayload>;
+  register: (input: RegisterInput) => Promise<AuthPayload>;
+  completeGoogleSignIn: (code: string) => Promise<AuthPayload>;
+  logout: () => Promise<boolean>;
+  updateProfile: (changes: { firstName?: string; lastName?: string }) => Promise<User | null>;
+  setUser: (user: User) => void;
+  clearError: () => void;
+}
+
+const AuthContext = createContext<AuthContextValue | null>(null);
+
+function serverMessage(error: unknown): string | undefined {
+  return error instanceof ApiError ? error.serverMessage : undefined;
+}
+
+export function AuthProvider({ children }: { children: ReactNode }) {
+  const [state, dispatch] = useReducer(authReducer, initialAuthState);
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const started = useRef(false);
+
+  useEffect(() => {
+    setUnauthorizedHandler(() => {
+      dispatch({ type: 'LOGOUT' });
+      queryClient.clear();
+      navigate('/login', { replace: true });
+    });
+    setSessionRefreshedHandler((payload) => dispatch({ type: 'AUTH_SUCCESS', ...payload }));
+    return () => {
+      setUnauthorizedHandler(null);
+      setSessionRefreshedHandler(null);
+    };
+  }, [navigate, queryClient]);
+
+  useEffect(() => {
+    if (started.current) return;
+    started.current = true;
+    restoreSession().then((result) => {
+      if (result.kind === 'restored' || result.kind === 'refreshed') {
+        dispatch({ type: 'AUTH_SUCCESS', ...result.payload });
+      } else {
+        dispatch({ type: 'LOADING_DONE' });
+      }
+    });
+  }, []);
+
+  const succeed = useCallback((payload: AuthPayload) => {
+    storeAuth(payload.user, payload.tokens);
+    dispatch({ type: 'AUTH_SUCCESS', ...payload });
+    return payload;
+  }, []);
+
+  const login = useCallback(async (email: string, password: string) => {
+    dispatch({ type: 'AUTH_START' });
+    try {
+      return succeed(await loginCall(email, password));
+    } catch (error) {
+      clearStoredAuth();
+      dispatch({ type: 'AUTH_FAILURE', error: serverMessage(error) || 'Login failed' });
+      throw error;
+    }
+  }, [succeed]);
+
+  const register = useCallback(async (input: RegisterInput) => {
+    dispatch({ type: 'AUTH_START' });
+    try {
+      return succeed(await registerCall(input));
+    } catch (error) {
+      clearStoredAuth();
+      dispatch({ type: 'AUTH_FAILURE', error: serverMessage(error) || 'Registration failed' });
+      throw error;
+    }
+  }, [succeed]);
+
+  const completeGoogleSignIn = useCallback(async (code: string) => {
+    dispatch({ type: 'AUTH_START' });
+    try {
+      return succeed(await googleExchangeCall(code));
+    } catch (error) {
+      clearStoredAuth();
+      dispatch({ type: 'AUTH_FAILURE', error: serverMessage(error) || 'Login failed' });
+      throw error;
+    }
+  }, [succeed]);
+
+  /** Calls the server only when tokens exist; always clears and ends at /login. Returns false if the call failed. */
+  const logout = useCallback(async () => {
+    const tokens = getStoredTokens();
+    let ok = true;
+    if (tokens) {
+      try {
+        await logoutCall(tokens.refreshToken);
+      } catch {
+        ok = false;
+      }
+    }
+    clearStoredAuth();
+    dispatch({ type: 'LOGOUT' });
+    queryClient.clear();
+    navigate('/login', { replace: true });
+    return ok;
+  }, [navigate, queryClient]);
+
+  const setUser = useCallback((user: User) => {
+    storeUser(user);
+    dispatch({ type: 'UPDATE_USER', user });
+  }, []);
+
+  const updateProfile = useCallback(async (changes: { firstName?: string; lastName?: string }) => {
+    if (Object.keys(changes).length === 0) return null;
+    try {
+      const user = await updateProfileCall(changes);
+      setUser(user);
+      return user;
+    } catch (error) {
+      dispatch({ type: 'SET_ERROR', error: 'Profile update failed' });
+      throw error;
+    }
+  }, [setUser]);
+
+  const clearError = useCallback(() => dispatch({ type: 'CLEAR_ERROR' }), []);
+
+  const value = useMemo<AuthContextValue>(() => ({
+    ...state, login, register, completeGoogleSignIn, logout, updateProfile, setUser, clearError,
+  }), [state, login, register, completeGoogleSignIn, logout, updateProfile, setUser, clearError]);
+
+  return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
+}
+
+export function useAuth(): AuthContextValue {
+  const ctx = useContext(AuthContext);
+  if (!ctx) throw new Error('useAuth must be used inside <AuthProvider>');
+  return ctx;
+}
+
+/** First letter of firstName, else of the email; name: firstName, else the email's local part, else 'User'. */
+export function displayInitial(user: Pick<User, 'firstName' | 'email'> | null | undefined): string {
+  const source = user?.firstName?.trim() || user?.email || '';
+  return source ? source.charAt(0).toUpperCase() : 'U';
+}
+export function displayName(user: Pick<User, 'firstName' | 'email'> | null | undefined): string {
+  return user?.firstName?.trim() || user?.email?.split('@')[0] || 'User';
+}

@@ -1,0 +1,33 @@
+import { apiClient } from './api-client';
+import type { FileRecord } from './types';
+
+/** The name a download is saved under: the server's Content-Disposition, else the sanitized name, else 'sanitized_' + original. */
+export function downloadName(disposition: string | undefined | null, file?: Pick<FileRecord, 'sanitizedName' | 'originalName'>): string {
+  if (disposition) {
+    const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(disposition);
+    if (star) {
+      try {
+        return decodeURIComponent(star[1].trim().replace(/^"|"$/g, ''));
+      } catch { /* fall through */ }
+    }
+    const plain = /filename\s*=\s*"?([^";]+)"?/.exec(disposition);
+    if (plain) return plain[1].trim();
+  }
+  if (file?.sanitizedName) return file.sanitizedName;
+  return `sanitized_${file?.originalName ?? 'file'}`;
+}
+
+export async function downloadFile(file: Pick<FileRecord, 'id' | 'sanitizedName' | 'originalName'>): Promise<string> {
+  const res = await apiClient.get<Blob>(`/api/process/download/${encodeURIComponent(file.id)}`, { responseType: 'blob' });
+  const name = downloadName(res.headers['content-disposition'] as string | undefined, file);
+  const url = URL.createObjectURL(res.data);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  return name;
+}
+

@@ -1,0 +1,40 @@
+import { useQuery } from '@tanstack/react-query';
+import { get } from './api-client';
+import { FALLBACK_MAX_FILES, FALLBACK_MAX_FILE_SIZE } from './constants';
+import type { UploadInfo } from './types';
+
+export async function fetchUploadInfo(): Promise<UploadInfo> {
+  const body = await get<UploadInfo>('/api/upload/info');
+  return body.data;
+}
+
+export const uploadInfoQuery = { queryKey: ['upload-info'] as const, queryFn: fetchUploadInfo, staleTime: 5 * 60_000 };
+
+export function useUploadInfo(enabled = true) {
+  return useQuery({ ...uploadInfoQuery, enabled });
+}
+
+/** Normalised extensions ('.pdf') from the server's supportedFormats ('pdf' or '.pdf'). */
+export function normaliseExtensions(formats: string[] | undefined | null): string[] {
+  const seen = new Set<string>();
+  for (const raw of formats ?? []) {
+    const ext = String(raw).trim().toLowerCase().replace(/^\.*/, '');
+    if (ext) seen.add(`.${ext}`);
+  }
+  return [...seen];
+}
+
+export interface DropLimits {
+  maxFiles: number;
+  maxSize: number;
+  extensions: string[];
+}
+
+/** Limits from the server, with the SPEC fallbacks (10 files, 100MB). */
+export function dropLimits(info: UploadInfo | undefined | null): DropLimits {
+  return {
+    maxFiles: info?.maxFiles && info.maxFiles > 0 ? info.maxFiles : FALLBACK_MAX_FILES,
+    maxSize: info?.maxFileSize && info.maxFileSize > 0 ? info.maxFileSize : FALLBACK_MAX_FILE_SIZE,
+    extensions: normaliseExtensions(info?.supportedFormats),
+  };
+}
