@@ -1,0 +1,42 @@
+"""Advanced mode: pages rebuilt from pixels, sizes kept, fidelity, nothing else survives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pikepdf
+from conftest import pdf_dangers
+from corpus import clean_pdf, save_pdf
+from fidelity import min_page_ssim
+
+from sanitas.engine import sanitize_file
+
+
+def test_pixels_only_sizes_kept_report_pages(corpus, out_dir, tmp_path):
+    pdf = clean_pdf(pages=2)
+    pdf.pages[1].MediaBox = [0, 0, 842, 595]  # a landscape A4 page
+    pdf.pages[1].Rotate = 90
+    source = save_pdf(pdf, tmp_path / "mixed.pdf")
+    result = sanitize_file(source, out_dir, mode="advanced")
+    assert result.status == "ok" and result.pages_rebuilt == [1, 2]
+    with pikepdf.open(result.output) as out:
+        boxes = [tuple(float(v) for v in p.MediaBox) for p in out.pages]
+        assert boxes == [(0, 0, 612, 792), (0, 0, 595, 842)]
+        for page in out.pages:
+            assert "/Font" not in page.Resources and "/Annots" not in page
+            (image,) = page.Resources.XObject.values()
+            assert image.Subtype == "/Image"
+    assert min_page_ssim(source, Path(result.output)) >= 0.95
+
+
+def test_hostile_pdf_flattened(corpus, out_dir):
+    result = sanitize_file(corpus["hostile.pdf"], out_dir, mode="advanced")
+    assert result.status == "ok"
+    assert pdf_dangers(Path(result.output)) == set()
+    assert any(f.kind == "pixel_reconstruction" for f in result.findings)
+    assert min_page_ssim(corpus["hostile.pdf"], Path(result.output)) >= 0.95
+
+
+def test_clean_fidelity(corpus, out_dir):
+    result = sanitize_file(corpus["clean.pdf"], out_dir, mode="advanced")
+    assert min_page_ssim(corpus["clean.pdf"], Path(result.output)) >= 0.95

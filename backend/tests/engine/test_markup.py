@@ -1,0 +1,83 @@
+"""SVG, HTML, CSV and text."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from lxml import etree
+
+from sanitas.engine import sanitize_file
+from sanitas.engine.report import Policy
+
+SVG_DANGER = [b"<script", b"onload", b"onclick", b"foreignObject", b"javascript:", b"EVIL",
+              b"ENTITY", b"DOCTYPE", b"root:", b"@import", b"<handler", b"<iframe", b"<set "]
+
+
+def test_svg_disarmed_and_drawing_kept(corpus, out_dir):
+    result = sanitize_file(corpus["drawing.svg"], out_dir)
+    assert result.status == "ok"
+    data = Path(result.output).read_bytes()
+    assert [d for d in SVG_DANGER if d in data] == []
+    root = etree.fromstring(data)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    assert root.find("s:rect[@id='box']", ns) is not None
+    assert "Hello" in "".join(root.find("s:text", ns).itertext())
+    assert root.find("s:animate", ns) is not None  # harmless animation kept
+    links = root.findall("s:a", ns)
+    assert [a.get("href") for a in links if a.get("href")] == ["https://example.com/ok"]
+    kinds = {f.kind for f in result.findings}
+    assert {"javascript", "event_handler", "xml_entities", "foreign_object",
+            "external_reference"} <= kinds
+
+
+def test_svg_embedded_image_reencoded(corpus, tmp_path, out_dir):
+    import base64
+
+    png = base64.b64encode(corpus["image.png"].read_bytes()).decode()
+    svg = tmp_path / "embed.svg"
+    svg.write_text(f'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">'
+                   f'<image width="10" height="10" href="data:image/png;base64,{png}"/></svg>')
+    result = sanitize_file(svg, out_dir)
+    data = Path(result.output).read_text()
+    inner = base64.b64decode(data.split("base64,")[1].split('"')[0])
+    assert inner.startswith(b"\x89PNG") and b"EVIL" not in inner
+
+
+def test_html_disarmed_text_kept(corpus, out_dir):
+    result = sanitize_file(corpus["page.html"], out_dir)
+    assert result.status == "ok"
+    data = Path(result.output).read_text().lower()
+    for bad in ("<script", "onload", "onerror", "<iframe", "<object", "<embed", "<base",
+                "http://evil", "javascript:", "@import", "refresh"):
+        assert bad not in data, bad
+    assert "quarterly report" in data and "visible text." in data
+    assert 'href="https://example.com/ok"' in data
+    assert "content-security-policy" in data and '<meta charset="utf-8">' in data
+
+
+def test_html_links_removed_by_policy(corpus, out_dir):
+    result = sanitize_file(corpus["page.html"], out_dir, policy=Policy(keep_links=False))
+    assert "example.com" not in Path(result.output).read_text()
+
+
+def test_csv_formulas_neutralised_numbers_kept(corpus, out_dir):
+    result = sanitize_file(corpus["data.csv"], out_dir)
+    rows = list(csv.reader(io.StringIO(Path(result.output).read_text())))
+    cells = [cell for row in rows for cell in row]
+    dangerous = [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")
+                 and not c.lstrip("+-").replace(".", "").isdigit()]
+    assert dangerous == []
+    assert "-5" in cells and "3.14" in cells
+    assert "'=cmd|' /C calc'!A0" in cells and "'@SUM(1+1)" in cells
+    assert "'  =1+1" in cells
+    assert any(f.kind == "csv_formula" for f in result.findings)
+
+
+def test_text_utf8_and_bidi_overrides_removed(corpus, out_dir):
+    notes = sanitize_file(corpus["notes.txt"], out_dir)
+    text = Path(notes.output).read_text(encoding="utf-8")
+    assert "\u202e" not in text and "café" in text
+    legacy = sanitize_file(corpus["legacy.txt"], out_dir)
+    assert Path(legacy.output).read_text(encoding="utf-8") == "naïve résumé\n"
