@@ -10,7 +10,9 @@ from test_upload_support import EXE, TEXT, add_file, api, pdf_bytes, png_bytes  
 
 from factories import auth_headers, make_user
 from sanitas.config import MB, RoleLimits
-from sanitas.db import utcnow
+from sanitas.db import make_sessionmaker, utcnow
+from sanitas.executor.job import expire_files
+from sanitas.storage import make_storage
 from sanitas.models import File, Job
 
 
@@ -175,10 +177,11 @@ def test_storage_quota_counts_live_blobs_only(api, settings, db_session):
     answer = api.post("/api/upload/single", headers=h, files={"file": ("a.txt", TEXT * 120)})
     assert answer.status_code == 403
     assert answer.json()["message"].startswith("Storage quota exceeded")
-    # an expired file's blobs are gone, so they no longer count
-    add_file(db_session, settings, guest, content=b"y" * 9000, expired=True)
-    db_session.execute(File.__table__.update().values(is_expired=True))
+    # once the expiry sweep has deleted its blobs, the file no longer counts
+    first = db_session.scalar(select(File))
+    first.expires_at = utcnow() - timedelta(seconds=1)
     db_session.commit()
+    assert expire_files(make_sessionmaker(db_session.get_bind()), make_storage(settings)) == 1
     assert api.post("/api/upload/single", headers=h,
                     files={"file": ("a.txt", TEXT * 120)}).status_code == 201
 

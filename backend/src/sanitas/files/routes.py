@@ -180,7 +180,7 @@ def queue_clear_failed(_: AdminUser, session: SessionDep):
     return ok({"cleared": n}, f"Cleared {n} failed job record(s)")
 
 # -- a user's files --------------------------------------------------------------------------
-SORT_COLUMNS = {"createdAt": File.created_at, "originalName": File.original_name,
+SORT_COLUMNS = {"createdAt": File.created_at, "originalName": func.lower(File.original_name),
                 "originalSize": File.original_size, "status": File.status}
 
 def _like_escape(text: str) -> str:

@@ -7,7 +7,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from sanitas.config import RoleLimits, Settings
@@ -49,9 +49,11 @@ def uploads_in_period(session: Session, user: User, now: datetime | None = None)
 
 def storage_used(session: Session, user_id: str | None = None) -> int:
     """Bytes of live blobs (originals and sanitized copies of files not yet expired)."""
-    query = select(func.coalesce(func.sum(File.original_size), 0)
-                   + func.coalesce(func.sum(File.sanitized_size), 0)).where(
-        File.is_expired.is_(False))
+    live_original = case((File.original_key.is_not(None), File.original_size), else_=0)
+    live_sanitized = case((File.sanitized_key.is_not(None),
+                           func.coalesce(File.sanitized_size, 0)), else_=0)
+    query = select(func.coalesce(func.sum(live_original), 0)
+                   + func.coalesce(func.sum(live_sanitized), 0))
     if user_id is not None:
         query = query.where(File.user_id == user_id)
     return int(session.scalar(query) or 0)
