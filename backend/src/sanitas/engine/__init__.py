@@ -6,6 +6,7 @@ A pure library (no web, DB, storage or network code). Untrusted input belongs in
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
@@ -70,12 +71,19 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode 
         except RecursionError:
             result.reason = "The file is nested too deeply to process safely."
         except Exception as exc:  # a parser choking on hostile input: refuse, never pass through
+            if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+                result.reason = "The sanitized file would be larger than the size limit allows."
+                return _finish(result, ctx, started)
             log.warning("sanitizing %s failed: %r", name, exc, exc_info=True)
             result.reason = ("The file is damaged or uses features that cannot be made safe "
                              f"({type(exc).__name__}).")
         finally:
             if partial.exists():
                 partial.unlink()
+    return _finish(result, ctx, started)
+
+
+def _finish(result: Result, ctx: Context, started: float) -> Result:
     result.findings = _bounded(ctx.findings)
     result.pages_rebuilt = list(ctx.pages_rebuilt)
     result.duration_ms = int((time.perf_counter() - started) * 1000)

@@ -57,6 +57,7 @@ OUTPUT_MAGIC = {
     "odt": (b"PK\x03\x04",), "ods": (b"PK\x03\x04",), "odp": (b"PK\x03\x04",),
     "odg": (b"PK\x03\x04",),
 }
+STARTUP_TIMEOUT = 60.0
 TEXT_OUTPUTS = {"svg", "txt", "csv", "html"}
 ACTIONS = {"removed", "converted", "kept", "blocked"}
 
@@ -111,7 +112,10 @@ def _layout(settings: Settings, office: bool) -> _Layout:
     return _Layout(python, tuple(binds), office, user)
 
 
-def _command(layout: _Layout, limits: SandboxLimits) -> list[str]:
+def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | None = None,
+             headroom: bool = True) -> list[str]:
+    """The full command line. `headroom` leaves room above the job's limits for the warm-up
+    (the child lowers them to the job's values before it reads the file)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxError("bubblewrap (bwrap) is not installed, so files cannot be processed "
@@ -120,8 +124,9 @@ def _command(layout: _Layout, limits: SandboxLimits) -> list[str]:
     prlimit = shutil.which("prlimit")
     if prlimit is None:
         raise SandboxError("prlimit (util-linux) is missing; the sandbox cannot set limits.")
-    command += [prlimit, f"--as={limits.memory_bytes + 512 * MB}",
-                f"--cpu={int(limits.cpu_seconds or 3600) + 30}",
+    extra_memory, extra_cpu = (512 * MB, 30) if headroom else (0, 0)
+    command += [prlimit, f"--as={limits.memory_bytes + extra_memory}",
+                f"--cpu={int(limits.cpu_seconds or 3600) + extra_cpu}",
                 f"--fsize={limits.file_size_bytes}", f"--nproc={limits.processes}",
                 "--core=0", "--"]
     if layout.user:
@@ -151,8 +156,19 @@ def _command(layout: _Layout, limits: SandboxLimits) -> list[str]:
         for path in ("/etc/libreoffice", "/etc/fonts"):
             if os.path.isdir(path):
                 command += ["--ro-bind", path, path]
-    command += ["--chdir", "/tmp", "--", layout.python, "-I", "-m", "sanitas.sandbox.child"]
+    command += ["--chdir", "/tmp", "--", layout.python]
+    command += python_args if python_args is not None else ["-I", "-m", "sanitas.sandbox.child"]
     return command
+
+
+def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
+          timeout: float = 60, office: bool = False) -> subprocess.CompletedProcess:
+    """Run Python `code` in exactly the sandbox a job gets, with exactly `limits` (for the
+    tests that prove the boundary, and for diagnostics)."""
+    limits = (limits or SandboxLimits()).resolved(0, "basic", office)
+    command = _command(_layout(settings, office), limits, ["-I", "-c", code], headroom=False)
+    return subprocess.run(command, env=dict(CLEAN_ENV), capture_output=True, timeout=timeout,
+                          start_new_session=True, stdin=subprocess.DEVNULL)
 
 
 CLEAN_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/sandbox", "LANG": "C.UTF-8",
@@ -333,7 +349,9 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
     explanation when there is none). Raises SandboxError when the sandbox never started."""
     proc = sandbox.proc
     assert proc.stdout is not None and proc.stderr is not None
-    deadline = time.monotonic() + float(limits.wall_seconds or 60)
+    # The job's clock starts when the child is ready (it reads the job only then); a sandbox
+    # that cannot even start is an infrastructure fault.
+    deadline = time.monotonic() + STARTUP_TIMEOUT
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout, selectors.EVENT_READ, "out")
     selector.register(proc.stderr, selectors.EVENT_READ, "err")
@@ -372,8 +390,9 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
                 if not isinstance(event, dict):
                     continue
                 kind = event.get("event")
-                if kind == "ready":
+                if kind == "ready" and not ready:
                     ready = True
+                    deadline = time.monotonic() + float(limits.wall_seconds or 60)
                 elif kind == "progress" and on_progress is not None:
                     percent = event.get("percent")
                     if isinstance(percent, int):

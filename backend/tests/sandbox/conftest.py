@@ -1,0 +1,36 @@
+"""Sandbox fixtures: settings for the real bubblewrap sandbox, and the engine corpus."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
+
+from corpus import write_corpus  # noqa: E402
+
+from sanitas.config import Settings  # noqa: E402
+
+
+@pytest.fixture
+def sandbox_settings(tmp_path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", sandbox="bwrap",
+                    secret_key="test-secret-key-that-is-long-enough-0123456789")
+
+
+@pytest.fixture(scope="session")
+def sandbox_corpus(tmp_path_factory) -> dict[str, Path]:
+    return write_corpus(tmp_path_factory.mktemp("sandbox-corpus"))
+
+
+def pdf_dangers_sandbox(path: Path) -> set[bytes]:
+    sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "engine_conftest", Path(__file__).parent.parent / "engine" / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.pdf_dangers(path)

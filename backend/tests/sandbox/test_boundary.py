@@ -1,0 +1,170 @@
+"""What code inside the sandbox cannot do: reach the network, see host files, keep privileges,
+or outlive its limits. `probe` runs code in exactly the sandbox a job gets."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import textwrap
+
+import pytest
+
+from sanitas.sandbox.bwrap import SandboxLimits, probe
+
+MB = 1024 * 1024
+
+
+def run_json(code: str, settings, **kwargs) -> dict:
+    proc = probe(textwrap.dedent(code), settings, **kwargs)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return json.loads(proc.stdout.decode().strip().splitlines()[-1])
+
+
+def test_no_network_loopback_external_dns_or_abstract_sockets(sandbox_settings):
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    abstract_name = f"\0sanitas-test-{os.getpid()}"
+    abstract.bind(abstract_name)
+    abstract.listen()
+    try:
+        outcome = run_json(f"""
+            import json, socket
+            def attempt(fn):
+                try:
+                    fn()
+                    return "connected"
+                except OSError as exc:
+                    return type(exc).__name__
+            def tcp(host, port):
+                s = socket.socket(); s.settimeout(3); s.connect((host, port))
+            def unix(name):
+                s = socket.socket(socket.AF_UNIX); s.connect(name)
+            print(json.dumps({{
+                "loopback": attempt(lambda: tcp("127.0.0.1", {port})),
+                "external": attempt(lambda: tcp("1.1.1.1", 53)),
+                "dns": attempt(lambda: socket.getaddrinfo("pypi.org", 443)),
+                "abstract": attempt(lambda: unix({abstract_name!r})),
+                "interfaces": [n for _, n in socket.if_nameindex()],
+            }}))
+        """, sandbox_settings)
+    finally:
+        listener.close()
+        abstract.close()
+    assert outcome["loopback"] != "connected"
+    assert outcome["external"] != "connected"
+    assert outcome["dns"] != "connected"
+    assert outcome["abstract"] != "connected"
+    assert outcome["interfaces"] == ["lo"]
+
+
+def test_host_files_are_invisible(sandbox_settings, tmp_path):
+    secret_db = tmp_path / "sanitas.db"
+    secret_db.write_bytes(b"SQLite format 3\x00 secret rows")
+    other_upload = sandbox_settings.data_dir / "files" / "other-user-upload.pdf"
+    other_upload.parent.mkdir(parents=True)
+    other_upload.write_bytes(b"%PDF- someone else's file")
+    outcome = run_json(f"""
+        import json, os
+        def read(path):
+            try:
+                with open(path, "rb") as fh:
+                    return "read " + str(len(fh.read()))
+            except OSError as exc:
+                return type(exc).__name__
+        print(json.dumps({{
+            "db": read({str(secret_db)!r}),
+            "upload": read({str(other_upload)!r}),
+            "passwd": read("/etc/passwd"),
+            "shadow": read("/etc/shadow"),
+            "root_home": read("/root/.bash_history"),
+            "top": sorted(os.listdir("/")),
+            "home": os.listdir(os.environ["HOME"]),
+            "tmp": os.listdir("/tmp"),
+            "env": sorted(os.environ),
+        }}))
+    """, sandbox_settings)
+    assert outcome["db"] == "FileNotFoundError"
+    assert outcome["upload"] == "FileNotFoundError"
+    assert outcome["passwd"] == "FileNotFoundError"
+    assert outcome["shadow"] == "FileNotFoundError"
+    assert outcome["root_home"] == "FileNotFoundError"
+    assert "etc" not in outcome["top"] and "root" not in outcome["top"]
+    assert outcome["home"] == [] and outcome["tmp"] == []
+    assert "SANITAS_SECRET_KEY" not in outcome["env"]
+    assert set(outcome["env"]) <= {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR",
+                                   "PYTHONDONTWRITEBYTECODE", "OMP_NUM_THREADS", "LC_CTYPE", "PWD"}
+
+
+def test_read_only_system_and_no_privileges(sandbox_settings):
+    outcome = run_json("""
+        import json, os
+        status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+        try:
+            open("/usr/bin/EVIL", "wb")
+            write = "written"
+        except OSError as exc:
+            write = type(exc).__name__
+        print(json.dumps({"uid": os.getuid(), "cap_eff": status["CapEff"].strip(),
+                          "cap_bnd": status["CapBnd"].strip(),
+                          "no_new_privs": status["NoNewPrivs"].strip(), "write_usr": write,
+                          "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit())}))
+    """, sandbox_settings)
+    assert outcome["cap_eff"] == "0000000000000000" == outcome["cap_bnd"]
+    assert outcome["no_new_privs"] == "1"
+    assert outcome["write_usr"] in ("OSError", "PermissionError")
+    assert len(outcome["pids"]) <= 3  # a private PID namespace: bwrap's init and us
+    if os.geteuid() == 0:
+        import pwd
+        assert outcome["uid"] == pwd.getpwnam(sandbox_settings.sandbox_user).pw_uid
+
+
+def test_killed_at_cpu_limit(sandbox_settings):
+    proc = probe("while True: pass", sandbox_settings,
+                 limits=SandboxLimits(cpu_seconds=1), timeout=30)
+    assert proc.returncode in (128 + 24, -24, 128 + 9, -9)  # SIGXCPU, then SIGKILL
+
+
+def test_memory_limit(sandbox_settings):
+    proc = probe("x = bytearray(1024 * 1024 * 1024)", sandbox_settings,
+                 limits=SandboxLimits(memory_bytes=256 * MB), timeout=30)
+    assert proc.returncode != 0 and b"MemoryError" in proc.stderr
+
+
+def test_file_size_limit(sandbox_settings):
+    outcome = run_json("""
+        import json
+        try:
+            with open("/tmp/big", "wb") as fh:
+                fh.write(b"x" * (8 * 1024 * 1024))
+            result = "written"
+        except OSError as exc:
+            result = exc.errno
+        print(json.dumps({"result": result}))
+    """, sandbox_settings, limits=SandboxLimits(file_size_bytes=1 * MB))
+    assert outcome["result"] == 27  # EFBIG
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="RLIMIT_NPROC binds only after the root drop")
+def test_process_limit(sandbox_settings):
+    outcome = run_json("""
+        import json, os, time
+        children, error = [], None
+        for _ in range(200):
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                error = type(exc).__name__
+                break
+            if pid == 0:
+                time.sleep(5)
+                os._exit(0)
+            children.append(pid)
+        for pid in children:
+            os.kill(pid, 9)
+        print(json.dumps({"forked": len(children), "error": error}))
+    """, sandbox_settings, limits=SandboxLimits(processes=30))
+    assert outcome["error"] == "BlockingIOError" and outcome["forked"] < 30

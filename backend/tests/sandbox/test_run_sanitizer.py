@@ -1,0 +1,131 @@
+"""The service's entry point, end to end through the real sandbox."""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from sanitas.sandbox import SandboxError, run_sanitizer
+from sanitas.sandbox.bwrap import SandboxLimits
+
+MB = 1024 * 1024
+
+
+def test_hostile_pdf_sanitized_in_sandbox_with_progress(sandbox_settings, sandbox_corpus,
+                                                        tmp_path):
+    from conftest import pdf_dangers_sandbox
+    seen: list[int] = []
+    out = tmp_path / "out"
+    result = run_sanitizer(sandbox_corpus["hostile.pdf"], out, mode="basic",
+                           settings=sandbox_settings, on_progress=seen.append,
+                           original_name="Quarterly report.pdf", prewarm=False)
+    assert result.status == "ok", result.reason
+    assert Path(result.output) == out / "Quarterly report.pdf"
+    assert [p.name for p in out.iterdir()] == ["Quarterly report.pdf"]
+    assert seen and seen == sorted(seen) and seen[-1] == 100
+    assert any(f.kind == "javascript" for f in result.findings)
+    assert pdf_dangers_sandbox(Path(result.output)) == set()
+
+
+def test_private_input_readable_through_descriptor(sandbox_settings, sandbox_corpus, tmp_path):
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    source = private / "input"
+    source.write_bytes(sandbox_corpus["photo.jpg"].read_bytes())
+    source.chmod(0o600)
+    result = run_sanitizer(source, tmp_path / "out", mode="basic", settings=sandbox_settings,
+                           original_name="holiday.jpg", prewarm=False)
+    assert result.status == "ok" and Path(result.output).name == "holiday.jpg"
+    assert b"EVIL" not in Path(result.output).read_bytes()
+
+
+def test_rejections_come_back_with_reasons(sandbox_settings, sandbox_corpus, tmp_path):
+    result = run_sanitizer(sandbox_corpus["invoice.pdf"], tmp_path / "out", mode="basic",
+                           settings=sandbox_settings, original_name="invoice.pdf",
+                           prewarm=False)
+    assert result.status == "rejected" and "executable" in result.reason
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_warm_spare_is_used_once(sandbox_settings, sandbox_corpus, tmp_path):
+    from sanitas.sandbox import bwrap
+
+    first = run_sanitizer(sandbox_corpus["clean.pdf"], tmp_path / "a", mode="basic",
+                          settings=sandbox_settings, prewarm=True)
+    spares = list(bwrap._spares.values())
+    assert len(spares) == 1 and spares[0].alive()
+    second = run_sanitizer(sandbox_corpus["notes.txt"], tmp_path / "b", mode="basic",
+                           settings=sandbox_settings, prewarm=False)
+    assert first.status == second.status == "ok"
+    assert not spares[0].alive()  # used for one job, then gone
+    bwrap.shutdown_spares()
+
+
+def test_wall_clock_timeout(sandbox_settings, tmp_path):
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
+    from corpus import clean_pdf, save_pdf
+
+    source = save_pdf(clean_pdf(pages=60), tmp_path / "long.pdf")
+    result = run_sanitizer(source, tmp_path / "out", mode="advanced", settings=sandbox_settings,
+                           limits=SandboxLimits(wall_seconds=1.0), prewarm=False)
+    assert result.status == "rejected" and "longer than" in result.reason
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def _huge_png(path: Path, width: int, height: int) -> Path:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + \
+            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    compressor = zlib.compressobj(9)
+    row = b"\x00" + b"\x7f" * (width * 3)
+    body = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
+    path.write_bytes(b"\x89PNG\r\n\x1a\n"
+                     + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+                     + chunk(b"IDAT", body) + chunk(b"IEND", b""))
+    return path
+
+
+def test_memory_limit_rejects_the_file(sandbox_settings, tmp_path):
+    source = _huge_png(tmp_path / "big.png", 8000, 8000)  # 192 MB of pixels, small file
+    result = run_sanitizer(source, tmp_path / "out", mode="basic", settings=sandbox_settings,
+                           limits=SandboxLimits(memory_bytes=160 * MB), prewarm=False)
+    assert result.status == "rejected" and "memory" in result.reason.lower()
+
+
+def test_output_size_limit_rejects_the_file(sandbox_settings, tmp_path):
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
+    from corpus import clean_pdf, save_pdf
+
+    source = save_pdf(clean_pdf(pages=4), tmp_path / "small.pdf")  # pixels are much bigger
+    assert source.stat().st_size < 64 * 1024
+    result = run_sanitizer(source, tmp_path / "out", mode="advanced", settings=sandbox_settings,
+                           limits=SandboxLimits(file_size_bytes=64 * 1024), prewarm=False)
+    assert result.status == "rejected", result
+    assert "larger than allowed" in result.reason or "size limit" in result.reason
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_no_bwrap_means_refusal(sandbox_settings, sandbox_corpus, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH without bubblewrap
+    with pytest.raises(SandboxError, match="bubblewrap"):
+        run_sanitizer(sandbox_corpus["clean.pdf"], tmp_path / "out", mode="basic",
+                      settings=sandbox_settings, prewarm=False)
+
+
+def test_unsandboxed_only_when_allowed(sandbox_settings, sandbox_corpus, tmp_path, caplog):
+    none = sandbox_settings.model_copy(update={"sandbox": "none", "allow_unsandboxed": False})
+    with pytest.raises(SandboxError, match="disabled"):
+        run_sanitizer(sandbox_corpus["clean.pdf"], tmp_path / "out", mode="basic", settings=none)
+    allowed = none.model_copy(update={"allow_unsandboxed": True})
+    with caplog.at_level(logging.WARNING):
+        result = run_sanitizer(sandbox_corpus["clean.pdf"], tmp_path / "out", mode="basic",
+                               settings=allowed)
+    assert result.status == "ok"
+    assert "WITHOUT A SANDBOX" in caplog.text
