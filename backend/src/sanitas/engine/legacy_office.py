@@ -35,7 +35,7 @@ def to_ooxml(src: Path, ctx: Context, kind: str) -> Path:
     kind = kind.lower()
     if kind not in TARGETS:
         raise Rejected(f"Legacy Office type {kind!r} is not supported.")
-    in_ext, out_ext, target = TARGETS[kind]
+    in_ext, _out_ext, target = TARGETS[kind]
     data = src.read_bytes()
     if kind == "rtf":
         _report_rtf(data, ctx)
@@ -46,7 +46,6 @@ def to_ooxml(src: Path, ctx: Context, kind: str) -> Path:
         report_ole_contents(data, f"{kind.upper()} document", ctx)
     ctx.progress(15)
     out = libreoffice.convert(src, ctx, target, in_ext)
-    ctx.add("legacy_format", kind, "converted", f"rewritten as {out_ext} by LibreOffice")
     ctx.progress(50)
     return out
 
@@ -60,16 +59,25 @@ def convert(src: Path, ctx: Context, target_ext: str, in_ext: str) -> Path:
 
 def to_pdf(src: Path, ctx: Context) -> Path:
     """Any office, ODF or RTF document -> PDF in ctx.workdir (advanced mode rasterizes it)."""
-    ext = src.suffix.lower().lstrip(".") or _sniff_ext(src)
-    if not ext.isalnum() or len(ext) > 5:
-        ext = _sniff_ext(src)
-    return libreoffice.convert(src, ctx, "pdf", ext)
+    # By content, never by the (untrusted) name: the extension steers LibreOffice's filter.
+    return libreoffice.convert(src, ctx, "pdf", _sniff_ext(src))
 
 
 def _sniff_ext(src: Path) -> str:
     with open(src, "rb") as fh:
         head = fh.read(8)
     if head.startswith(OLE_MAGIC):
+        import olefile
+
+        try:
+            with olefile.OleFileIO(str(src)) as ole:
+                names = {"/".join(e).lower() for e in ole.listdir()}
+        except Exception:
+            names = set()
+        if "workbook" in names or "book" in names:
+            return "xls"
+        if "powerpoint document" in names:
+            return "ppt"
         return "doc"
     if head.startswith(b"{\\rt"):
         return "rtf"

@@ -17,8 +17,14 @@ from urllib.parse import unquote, urlsplit
 
 from lxml import etree
 
-from .office_package import clean_raster, image_format, parse_xml, read_package, serialize, \
-    write_package
+from .office_package import (
+    clean_raster,
+    image_format,
+    parse_xml,
+    read_package,
+    serialize,
+    write_package,
+)
 from .report import Context, Rejected
 
 MANIFEST_NS = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"

@@ -85,7 +85,7 @@ KEEP_TYPES = {
     "slicercache", "timeline", "timelinecache", "namedsheetview", "sheetmetadata", "slide",
     "slidelayout", "slidemaster", "notesslide", "notesmaster", "handoutmaster", "presprops",
     "viewprops", "tablestyles", "tags", "commentauthors", "authors", "audio", "video", "media",
-    "fonttable", "revisionheaders", "revisionlog", "usernames",
+    "revisionheaders", "revisionlog", "usernames",
 }
 # Relationship types removed on purpose, with the finding kind reported.
 REMOVE_KINDS = {
@@ -131,7 +131,7 @@ SAFE_FIELDS = {
     "ADVANCE", "LISTNUM", "AUTONUM", "AUTONUMLGL", "AUTONUMOUT", "BIDIOUTLINE", "MERGEFIELD",
     "MERGEREC", "MERGESEQ", "NEXT", "NEXTIF", "SKIPIF", "SET", "IF", "COMPARE", "QUOTE",
     "USERNAME", "USERINITIALS", "DOCPROPERTY", "DOCVARIABLE", "INFO", "=", "GOTOBUTTON",
-    "BIBLIOGRAPHY", "CITATION", "NOTEREF", "FILENAME", "TEMPLATE", "HYPERLINK",
+    "BIBLIOGRAPHY", "CITATION", "FILENAME", "TEMPLATE", "HYPERLINK",
 }
 
 # Elements dropped when they reference a relationship that was not kept.
@@ -463,6 +463,8 @@ def _clean_xml_part(state: _State, part: str, rels: dict[str, Rel]) -> bytes | N
         _clean_word(state, part, root)
     if state.family == "x" and ("worksheet" in ct or _local(root) == "worksheet"):
         _clean_sheet(state, part, root)
+    if state.family == "x" and _local(root) == "table":
+        _clean_table(state, part, root)
     if state.family == "p":
         _clean_slide(state, part, root)
     if is_vml:
@@ -765,9 +767,7 @@ def _clean_defined_name(state, part, el, remap, removed_idx) -> None:
     reason = None
     if _AUTO_NAME.match(name):
         reason = "auto-run name"
-    elif any(el.get(a) in ("1", "true") for a in ("function", "vbProcedure", "xlm")):
-        reason = "macro function name"
-    elif el.get("functionGroupId") is not None:
+    elif any(el.get(a) in ("1", "true") for a in ("function", "vbProcedure", "xlm")) or el.get("functionGroupId") is not None:
         reason = "macro function name"
     elif _formula_is_dangerous(formula):
         reason = "external or DDE reference"
@@ -830,10 +830,21 @@ def _clean_sheet(state: _State, part: str, root) -> None:
             _remove(el)
         elif name == "tablePart":
             pass
-    # connection-backed tables become plain tables (their connection parts are gone)
-    if _local(root) == "table" and root.get("tableType") in ("queryTable", "xml"):
+
+
+def _clean_table(state: _State, part: str, root) -> None:
+    # Connection-backed tables become plain tables: their query and connection parts are gone.
+    if root.get("tableType") in ("queryTable", "xml") or root.get("connectionId"):
+        state.report("data_connection", part, f"table {root.get('name', '')} unlinked from its "
+                     "query", "converted")
         root.set("tableType", "worksheet")
         root.attrib.pop("connectionId", None)
+        for el in root.iter():
+            for attr in ("queryTableFieldId", "uniqueName"):
+                if attr in el.attrib and _local(el) == "tableColumn":
+                    del el.attrib[attr]
+            if _local(el) == "xmlColumnPr":
+                _remove(el)
 
 
 # ------------------------------------------------------------------------------- PowerPoint
@@ -931,6 +942,12 @@ def _report_orphans(state: _State) -> None:
         state.report(kind, name, "part not reachable from the document")
 
 
+_CANONICAL_EXT = {"png": "image/png", "jpeg": "image/jpeg", "jpg": "image/jpeg",
+                  "gif": "image/gif", "bmp": "image/bmp", "tif": "image/tiff",
+                  "tiff": "image/tiff", "emf": "image/x-emf", "wmf": "image/x-wmf",
+                  "webp": "image/webp"}
+
+
 def _write(state: _State, dst: Path) -> None:
     defaults = {"rels": "application/vnd.openxmlformats-package.relationships+xml",
                 "xml": "application/xml"}
@@ -944,7 +961,7 @@ def _write(state: _State, dst: Path) -> None:
             ct = "application/vnd.openxmlformats-package.core-properties+xml"
         elif part.casefold() == "docprops/app.xml":
             ct = "application/vnd.openxmlformats-officedocument.extended-properties+xml"
-        if ext and ext not in defaults and (ct.startswith(("image/", "audio/", "video/"))):
+        if ext in _CANONICAL_EXT and _CANONICAL_EXT[ext] == ct:
             defaults[ext] = ct
         if defaults.get(ext) != ct:
             overrides["/" + part] = ct
