@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (XML fixtures read better unwrapped)
 """Script-generated office corpus: booby-trapped but inert documents plus clean ones.
 
 Everything is built from XML strings with zipfile (and cfb_office for OLE containers), so the

@@ -172,7 +172,8 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
         elif top == "META-INF":
             report("signature" if "signature" in name else "hidden_part", name, "META-INF part")
         elif top.startswith("Object ") or name.startswith("Object"):
-            report("embedded_object", top, f"embedded object ({media_types.get(top + '/', '') or media_types.get(name, '') or 'unknown type'})")
+            mt = media_types.get(top + "/") or media_types.get(name) or "unknown type"
+            report("embedded_object", top, f"embedded object ({mt})")
         else:
             report("hidden_part", name, "part not used for display")
     ctx.progress(80)

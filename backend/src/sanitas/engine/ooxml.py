@@ -767,7 +767,8 @@ def _clean_defined_name(state, part, el, remap, removed_idx) -> None:
     reason = None
     if _AUTO_NAME.match(name):
         reason = "auto-run name"
-    elif any(el.get(a) in ("1", "true") for a in ("function", "vbProcedure", "xlm")) or el.get("functionGroupId") is not None:
+    elif (any(el.get(a) in ("1", "true") for a in ("function", "vbProcedure", "xlm"))
+          or el.get("functionGroupId") is not None):
         reason = "macro function name"
     elif _formula_is_dangerous(formula):
         reason = "external or DDE reference"

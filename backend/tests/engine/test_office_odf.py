@@ -1,0 +1,160 @@
+"""ODF sanitizer: hostile ODT (Basic, event listeners, objects, DDE, linked sections, remote
+images, forms) and clean ODT/ODP, checked by byte scan, manifest consistency, LibreOffice
+rendering and SSIM."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+from lxml import etree
+
+import corpus_office as corpus
+from fidelity import min_page_ssim
+from render_office import convert_many
+from sanitas.engine import odf
+from sanitas.engine.report import Context, Policy, Rejected
+
+MANIFEST = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
+
+
+def _run(src: Path, out_dir: Path, keep_links=True, tag="out"):
+    ctx = Context(policy=Policy(keep_links=keep_links), workdir=out_dir / "w")
+    tmp = out_dir / f"{tag}-{src.stem}.tmp"
+    ext = odf.sanitize(src, tmp, ctx, src.suffix.lstrip("."))
+    final = out_dir / f"{tag}-{src.stem}-{src.suffix.lstrip('.')}.{ext}"
+    tmp.rename(final)
+    return final, ctx
+
+
+@pytest.fixture(scope="module")
+def odfs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("odf")
+    files = corpus.write_all(root / "src")
+    out = root / "out"
+    out.mkdir()
+    results = {n: _run(files[n], out) for n in ("clean.odt", "clean.odp", "hostile.odt")}
+    strict = _run(files["hostile.odt"], out, keep_links=False, tag="nolinks")
+    originals = {}
+    for n in ("clean.odt", "clean.odp"):
+        originals[n] = root / f"orig-{n.replace('.', '-')}.{n.rsplit('.', 1)[1]}"
+        originals[n].write_bytes(files[n].read_bytes())
+    pdfs = convert_many([*originals.values(), *(r[0] for r in results.values())], "pdf",
+                        root / "pdf", root / "lo")
+    return {"files": files, "results": results, "strict": strict, "pdfs": pdfs,
+            "originals": originals}
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as zf:
+        return {n: zf.read(n) for n in zf.namelist()}
+
+
+FORBIDDEN = [b"<script:", b"office:scripts", b"event-listener", b"vnd.sun.star.script",
+             b"Basic/", b"Scripts/", b"Module1", b"Shell(", b"draw:object", b"object-ole",
+             b"draw:applet", b"draw:plugin", b"floating-frame", b"attacker.invalid",
+             b"section-source", b"dde-", b"execute-macro", b"Secret Author", b"Evil/1.0",
+             b"file:///", b"Configurations2", b"Thumbnails", b"Object 1/", b"Object 2",
+             b"payload.exe", b"calc"]
+
+
+def test_hostile_odt_byte_scan(odfs):
+    out, ctx = odfs["strict"]
+    members = _members(out)
+    src_members = _members(odfs["files"]["hostile.odt"])
+    source = b"".join(src_members.values()) + "\n".join(src_members).encode()
+    assert [t for t in FORBIDDEN if t not in source] == [], "the corpus must carry every token"
+    for name, data in members.items():
+        for token in FORBIDDEN:
+            assert token not in data and token not in name.encode(), (token, name)
+    assert list(members) == ["mimetype", *[n for n in members if n != "mimetype"]]
+    with zipfile.ZipFile(out) as zf:
+        assert zf.infolist()[0].compress_type == zipfile.ZIP_STORED
+    kinds = {f.kind for f in ctx.findings}
+    assert {"macro", "script", "embedded_object", "ole_object", "dde", "external_link",
+            "external_relationship", "metadata", "hyperlink"} <= kinds
+
+
+def test_hostile_odt_keeps_visible_content_and_web_links(odfs):
+    out, _ = odfs["results"]["hostile.odt"]
+    content = _members(out)["content.xml"].decode()
+    for text in ("Hostile ODT body.", "click", "run macro", "linked section cached text",
+                 "dde result", "after script"):
+        assert text in content
+    assert 'xlink:href="https://example.org/"' in content
+    # the embedded object's replacement picture stays in its frame
+    assert "ObjectReplacements/Object 1" in content and "Pictures/image1.png" in content
+    pdf = odfs["pdfs"].get(out)
+    assert pdf is not None, "LibreOffice could not open the sanitized ODT"
+    doc = pdfium.PdfDocument(str(pdf))
+    text = "".join(p.get_textpage().get_text_range() for p in doc)
+    doc.close()
+    assert "Hostile ODT body." in text and "linked section cached text" in text
+
+
+@pytest.mark.parametrize("name", ["clean.odt", "clean.odp", "hostile.odt"])
+def test_manifest_matches_package(odfs, name):
+    out, _ = odfs["results"][name]
+    members = _members(out)
+    man = etree.fromstring(members["META-INF/manifest.xml"])
+    listed = {e.get(f"{{{MANIFEST}}}full-path") for e in man}
+    assert "/" in listed
+    for path in listed - {"/"}:
+        assert path in members or path.endswith("/"), f"manifest lists missing {path}"
+    for path in members:
+        if path not in ("mimetype", "META-INF/manifest.xml"):
+            assert path in listed, f"{path} missing from the manifest"
+
+
+@pytest.mark.parametrize("name", ["clean.odt", "clean.odp"])
+def test_clean_odf_keeps_its_look(odfs, name):
+    original = odfs["pdfs"][odfs["originals"][name]]
+    sanitized = odfs["pdfs"][odfs["results"][name][0]]
+    assert min_page_ssim(original, sanitized) >= 0.98
+    assert {f.kind for f in odfs["results"][name][1].findings} <= {"metadata"}
+
+
+def _odf_with(manifest_extra: str = "", mimetype: bytes | None = b"application/vnd.oasis."
+              b"opendocument.text", extra: dict | None = None) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        if mimetype is not None:
+            zf.writestr("mimetype", mimetype)
+        zf.writestr("content.xml", _members_of(corpus.clean_odt())["content.xml"])
+        zf.writestr("META-INF/manifest.xml", (
+            f'<manifest:manifest xmlns:manifest="{MANIFEST}"><manifest:file-entry '
+            'manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.text"/>'
+            f"{manifest_extra}</manifest:manifest>"))
+        for n, d in (extra or {}).items():
+            zf.writestr(n, d)
+    return buf.getvalue()
+
+
+def _members_of(data: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return {n: zf.read(n) for n in zf.namelist()}
+
+
+def _reject(tmp_path, data: bytes) -> str:
+    src = tmp_path / "in.odt"
+    src.write_bytes(data)
+    with pytest.raises(Rejected) as exc:
+        odf.sanitize(src, tmp_path / "out.odt", Context(workdir=tmp_path / "w"), "odt")
+    return exc.value.reason
+
+
+def test_rejects_encrypted_missing_mimetype_and_entities(tmp_path):
+    enc = ('<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml">'
+           '<manifest:encryption-data manifest:checksum-type="SHA1/1K" manifest:checksum="x">'
+           '<manifest:algorithm manifest:algorithm-name="Blowfish CFB" manifest:initialisation-'
+           'vector="x"/></manifest:encryption-data></manifest:file-entry>')
+    assert "encrypted" in _reject(tmp_path, _odf_with(enc))
+    assert "mimetype" in _reject(tmp_path, _odf_with(mimetype=None))
+    assert "mimetype" in _reject(tmp_path, _odf_with(mimetype=b"application/x-msdownload"))
+    xxe = ('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
+           '<office:document-styles xmlns:office="urn:oasis:names:tc:opendocument:xmlns:'
+           'office:1.0">&e;</office:document-styles>')
+    assert "DTD" in _reject(tmp_path, _odf_with(extra={"styles.xml": xxe}))
