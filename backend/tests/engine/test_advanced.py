@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pikepdf
-from conftest import pdf_dangers
+from pdfscan import pdf_dangers
 from corpus import clean_pdf, save_pdf
 from fidelity import min_page_ssim
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pikepdf
 import pytest
-from conftest import pdf_dangers, qpdf_expanded
+from pdfscan import pdf_dangers, qpdf_expanded
 from fidelity import min_page_ssim
 
 from sanitas.engine import sanitize_file

@@ -24,13 +24,3 @@ def sandbox_settings(tmp_path) -> Settings:
 def sandbox_corpus(tmp_path_factory) -> dict[str, Path]:
     return write_corpus(tmp_path_factory.mktemp("sandbox-corpus"))
 
-
-def pdf_dangers_sandbox(path: Path) -> set[bytes]:
-    sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "engine_conftest", Path(__file__).parent.parent / "engine" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.pdf_dangers(path)

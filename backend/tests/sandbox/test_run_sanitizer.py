@@ -18,7 +18,7 @@ MB = 1024 * 1024
 
 def test_hostile_pdf_sanitized_in_sandbox_with_progress(sandbox_settings, sandbox_corpus,
                                                         tmp_path):
-    from conftest import pdf_dangers_sandbox
+    from pdfscan import pdf_dangers
     seen: list[int] = []
     out = tmp_path / "out"
     result = run_sanitizer(sandbox_corpus["hostile.pdf"], out, mode="basic",
@@ -29,7 +29,7 @@ def test_hostile_pdf_sanitized_in_sandbox_with_progress(sandbox_settings, sandbo
     assert [p.name for p in out.iterdir()] == ["Quarterly report.pdf"]
     assert seen and seen == sorted(seen) and seen[-1] == 100
     assert any(f.kind == "javascript" for f in result.findings)
-    assert pdf_dangers_sandbox(Path(result.output)) == set()
+    assert pdf_dangers(Path(result.output)) == set()
 
 
 def test_private_input_readable_through_descriptor(sandbox_settings, sandbox_corpus, tmp_path):

@@ -339,9 +339,11 @@ def _looks_like_csv(text: str) -> bool:
             len(lines[0]) < 10000 and not lines[0].rstrip().endswith((".", "!", "?"))
     if len(lines) > 2 and not text.endswith(("\n", "\r")):
         lines = lines[:-1]  # possibly cut by the head boundary
-    try:
-        dialect = csv.Sniffer().sniff("\n".join(lines[:20]), delimiters=",;\t|")
-    except csv.Error:
-        return False
-    counts = [len(row) for row in csv.reader(lines, dialect)]
-    return min(counts) >= 2 and len(set(counts)) == 1
+    for delimiter in (",", ";", "\t", "|"):
+        try:
+            counts = [len(row) for row in csv.reader(lines[:20], delimiter=delimiter)]
+        except csv.Error:
+            continue
+        if min(counts) >= 2 and len(set(counts)) == 1:
+            return True
+    return False

@@ -57,7 +57,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                 if picture.mode != "RGB":
                     picture = picture.convert("RGB")
                 buffer = io.BytesIO()
-                picture.save(buffer, "JPEG", quality=JPEG_QUALITY, subsampling=0)
+                picture.save(buffer, "JPEG", quality=JPEG_QUALITY)  # 4:2:0: text edges are luma
                 _add_image_page(out, buffer.getvalue(), picture.size, (width, height))
                 if ocr:
                     _overlay_ocr(out, picture, (width, height), ocr, ctx)

@@ -224,27 +224,30 @@ _SPARE_LIMITS = SandboxLimits(memory_bytes=8192 * MB, cpu_seconds=3600, file_siz
 
 
 def _take_sandbox(layout: _Layout, limits: SandboxLimits, prewarm: bool) -> _Sandbox:
-    sandbox = None
     with _spares_lock:
         spare = _spares.pop(layout, None)
     if spare is not None and spare.alive():
-        sandbox = spare
-    elif spare is not None:
+        return spare
+    if spare is not None:
         spare.kill()
-    if sandbox is None:
-        sandbox = _Sandbox(layout, _SPARE_LIMITS if prewarm else limits)
-    if prewarm:
-        try:
-            replacement = _Sandbox(layout, _SPARE_LIMITS)
-        except SandboxError:
-            replacement = None
-        if replacement is not None:
-            with _spares_lock:
-                old = _spares.pop(layout, None)
-                _spares[layout] = replacement
-            if old is not None:
-                old.kill()
-    return sandbox
+    return _Sandbox(layout, _SPARE_LIMITS if prewarm else limits)
+
+
+def _start_spare(layout: _Layout) -> None:
+    """Start the next job's sandbox now that this job is done (not during it: the warm-up
+    would compete with the job for the CPU)."""
+    with _spares_lock:
+        if layout in _spares and _spares[layout].alive():
+            return
+    try:
+        spare = _Sandbox(layout, _SPARE_LIMITS)
+    except SandboxError:
+        return
+    with _spares_lock:
+        old = _spares.pop(layout, None)
+        _spares[layout] = spare
+    if old is not None:
+        old.kill()
 
 
 @atexit.register
@@ -328,6 +331,8 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
         partial.unlink(missing_ok=True)
         result = Result(input=name, status="rejected", reason=str(exc))
     result.duration_ms = int((time.perf_counter() - started) * 1000)
+    if prewarm:
+        _start_spare(layout)
     return result
 
 

@@ -21,6 +21,14 @@ import sys
 MAX_JOB_MESSAGE = 64 * 1024
 
 
+# Everything a job may need, imported while no file is present (off the job's clock).
+PRELOAD = ("pikepdf", "pypdfium2", "PIL.Image", "PIL.ImageCms", "PIL.ImageOps",
+           "PIL.ImageSequence", "lxml.etree", "lxml.html", "defusedxml.ElementTree", "olefile",
+           "csv", "zipfile", "sanitas.engine.pdf", "sanitas.engine.image", "sanitas.engine.svg",
+           "sanitas.engine.text", "sanitas.engine.archive", "sanitas.engine.raster",
+           "sanitas.engine.ooxml", "sanitas.engine.odf", "sanitas.engine.legacy_office")
+
+
 def _emitter(stream):
     def emit(event: dict) -> None:
         stream.write((json.dumps(event, separators=(",", ":")) + "\n").encode())
@@ -71,11 +79,13 @@ def main() -> int:
 
     # Warm-up: the expensive imports happen before any file is seen.
     from sanitas.engine import Policy, sanitize_file
-    for module in ("pikepdf", "PIL.Image", "PIL.JpegImagePlugin", "PIL.PngImagePlugin"):
+    for module in PRELOAD:
         try:
             __import__(module)
         except ImportError:
             pass
+    from PIL import Image
+    Image.init()  # every image plugin, now rather than during the job
     emit({"event": "ready"})
 
     sock = socket.socket(fileno=int(sys.argv[1]))
