@@ -1,0 +1,161 @@
+"""The job body (shared by both executors) against the real engine and sandbox: claims,
+progress, completion, rejection without retry, retry of infrastructure faults, lost claims,
+pause, and the expiry sweep."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from jobkit import pdf_bytes, seed_job
+from sqlalchemy import select, update
+
+from factories import make_user
+from sanitas.db import make_sessionmaker, utcnow
+from sanitas.executor import job as jobs
+from sanitas.models import File, Job
+from sanitas.storage import make_storage
+
+
+def _factory(db_session):
+    return make_sessionmaker(db_session.get_bind())
+
+
+def test_job_completes_with_sizes_report_and_one_blob(settings, db_session):
+    user = make_user(db_session)
+    content = pdf_bytes(pages=2)
+    file, job = seed_job(db_session, settings, user, content, name="Plan (final).pdf")
+    storage = make_storage(settings)
+    outcome = jobs.run_job(job.id, factory=_factory(db_session), settings=settings,
+                           storage=storage)
+    assert outcome == "completed"
+    db_session.expire_all()
+    file, job = db_session.get(File, file.id), db_session.get(Job, job.id)
+    assert file.status == "COMPLETED" and file.error_message is None
+    assert file.sanitized_name == "sanitized_Plan (final).pdf"
+    assert file.sanitized_size == storage.size(file.sanitized_key) > 0
+    assert file.compression_ratio == round(file.sanitized_size / len(content), 4)
+    assert file.processing_duration > 0
+    assert file.processing_started_at <= file.processing_completed_at
+    assert file.report["detectedType"] == "pdf" and isinstance(file.report["findings"], list)
+    assert (job.state, job.progress, job.attempts) == ("completed", 100, 1)
+    assert job.started_at and job.finished_at and job.heartbeat_at
+    assert storage.keys("sanitized/") == [f"sanitized/{file.id}"]
+    # running it again is a no-op: the job is no longer runnable
+    assert jobs.run_job(job.id, factory=_factory(db_session), settings=settings,
+                        storage=storage) == "skipped"
+
+
+def test_rejected_file_fails_once_with_reason(settings, db_session):
+    user = make_user(db_session)
+    file, job = seed_job(db_session, settings, user, b"%PDF-1.7\n" + bytes(range(256)) * 10)
+    outcome = jobs.run_job(job.id, factory=_factory(db_session), settings=settings,
+                           storage=make_storage(settings))
+    assert outcome == "failed"
+    db_session.expire_all()
+    file, job = db_session.get(File, file.id), db_session.get(Job, job.id)
+    assert file.status == "FAILED" and file.error_message and "\n" not in file.error_message
+    assert (job.state, job.attempts) == ("failed", 1)
+    assert file.sanitized_key is None
+    assert make_storage(settings).keys("sanitized/") == []
+
+
+def test_infrastructure_fault_is_retried_then_fails_readably(settings, db_session):
+    # A sandbox that refuses to run (no sandbox, unsandboxed not allowed) is an infrastructure
+    # fault: SandboxError, retried with back-off, then a readable failure.
+    settings.sandbox = "none"
+    settings.allow_unsandboxed = False
+    settings.job_max_attempts = 2
+    settings.job_retry_delay_seconds = 30
+    user = make_user(db_session)
+    file, job = seed_job(db_session, settings, user, pdf_bytes())
+    factory, storage = _factory(db_session), make_storage(settings)
+    assert jobs.run_job(job.id, factory=factory, settings=settings, storage=storage) == "retry"
+    db_session.expire_all()
+    job = db_session.get(Job, job.id)
+    assert job.state == "waiting" and job.attempts == 1 and job.worker_id is None
+    assert job.run_after > utcnow() + timedelta(seconds=20)
+    assert db_session.get(File, file.id).status == "PENDING"
+    assert "SandboxError" in job.error
+    # not due yet: nobody may start it
+    assert jobs.run_job(job.id, factory=factory, settings=settings,
+                        storage=storage) == "skipped"
+    db_session.execute(update(Job).values(run_after=utcnow() - timedelta(seconds=1)))
+    db_session.commit()
+    assert jobs.run_job(job.id, factory=factory, settings=settings, storage=storage) == "failed"
+    db_session.expire_all()
+    file, job = db_session.get(File, file.id), db_session.get(Job, job.id)
+    assert (job.state, job.attempts) == ("failed", 2)
+    assert file.status == "FAILED" and file.error_message == jobs.INFRA_FAILURE_MESSAGE
+
+
+def test_claims_are_exclusive_and_stale_claims_are_taken_over(settings, db_session):
+    user = make_user(db_session)
+    _, job = seed_job(db_session, settings, user, pdf_bytes())
+    factory = _factory(db_session)
+    assert jobs.claim(factory, settings, job.id, "worker-a")[0] is None
+    assert jobs.claim(factory, settings, job.id, "worker-b")[0] == "skipped"
+    # worker-a dies: its heartbeat goes stale
+    stale = utcnow() - timedelta(seconds=settings.job_heartbeat_timeout_seconds + 1)
+    db_session.execute(update(Job).values(heartbeat_at=stale))
+    db_session.commit()
+    assert jobs.claim(factory, settings, job.id, "worker-b")[0] is None
+    db_session.expire_all()
+    assert db_session.get(Job, job.id).attempts == 2
+    # worker-a wakes up: its result is not written
+    assert not jobs._finish(factory, job.id, "worker-a", job_values={"state": "completed"},
+                            file_values={"status": "COMPLETED"})
+    db_session.expire_all()
+    assert db_session.get(Job, job.id).state == "active"
+    assert jobs._finish(factory, job.id, "worker-b", job_values={"state": "completed"},
+                        file_values={"status": "COMPLETED"})
+
+
+def test_paused_queue_starts_nothing(settings, db_session):
+    user = make_user(db_session)
+    _, job = seed_job(db_session, settings, user, pdf_bytes())
+    jobs.set_paused(db_session, True)
+    factory = _factory(db_session)
+    assert jobs.run_job(job.id, factory=factory, settings=settings,
+                        storage=make_storage(settings)) == "paused"
+    db_session.expire_all()
+    assert db_session.get(Job, job.id).state == "waiting"
+    jobs.set_paused(db_session, False)
+    assert jobs.find_runnable(db_session, settings, 5) == [(job.id, 0)]
+
+
+def test_runnable_order_is_priority_then_age(settings, db_session):
+    user = make_user(db_session)
+    _, a = seed_job(db_session, settings, user, b"a", kind="txt")
+    _, b = seed_job(db_session, settings, user, b"b", kind="txt", priority=10)
+    _, c = seed_job(db_session, settings, user, b"c", kind="txt")
+    ids = [j for j, _ in jobs.find_runnable(db_session, settings, 10)]
+    assert ids == [b.id, a.id, c.id]
+    assert [j for j, _ in jobs.find_runnable(db_session, settings, 1, exclude={b.id})] == [a.id]
+
+
+def test_expiry_deletes_blobs_keeps_rows(settings, db_session):
+    user = make_user(db_session)
+    storage = make_storage(settings)
+    factory = _factory(db_session)
+    done, done_job = seed_job(db_session, settings, user, pdf_bytes())
+    assert jobs.run_job(done_job.id, factory=factory, settings=settings,
+                        storage=storage) == "completed"
+    waiting, _ = seed_job(db_session, settings, user, b"plain text", kind="txt")
+    busy, busy_job = seed_job(db_session, settings, user, b"more text", kind="txt")
+    fresh, _ = seed_job(db_session, settings, user, b"fresh", kind="txt")
+    jobs.claim(factory, settings, busy_job.id, "worker-x")
+    past = utcnow() - timedelta(minutes=1)
+    db_session.execute(update(File).where(File.id.in_([done.id, waiting.id, busy.id]))
+                       .values(expires_at=past))
+    db_session.commit()
+    assert jobs.expire_files(factory, storage) == 2
+    db_session.expire_all()
+    done, waiting = db_session.get(File, done.id), db_session.get(File, waiting.id)
+    assert done.is_expired and done.status == "COMPLETED" and done.original_key is None
+    assert done.sanitized_key is None and done.sanitized_size  # history keeps the figures
+    assert waiting.is_expired and waiting.status == "FAILED"
+    assert waiting.error_message == "The file expired before it could be processed."
+    assert db_session.scalar(select(Job).where(Job.file_id == waiting.id)) is None
+    assert not db_session.get(File, busy.id).is_expired  # being processed: next sweep
+    assert sorted(storage.keys()) == sorted([f"originals/{busy.id}", f"originals/{fresh.id}"])
+    assert jobs.expire_files(factory, storage) == 0
