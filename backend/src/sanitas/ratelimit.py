@@ -1,9 +1,10 @@
 """Sliding-window attempt counting in the database, so limits hold across API processes.
 
-Each attempt is first recorded and committed, then counted. Counting after the commit means
-concurrent requests (in any process) can never let more than `limit` attempts through: the
-last one to commit sees every earlier one. An attempt that is refused removes its own record,
-so waiting out the Retry-After is enough (refused attempts do not extend the block).
+Counting and recording one attempt happen in one transaction that is serialised per key: on
+PostgreSQL with a transaction-scoped advisory lock per key, on SQLite by the database write
+lock, which the transaction takes first. So concurrent requests in any number of processes
+let exactly `limit` attempts through per window. Refused attempts are not recorded: waiting
+out the Retry-After is enough.
 """
 
 from __future__ import annotations
@@ -20,42 +21,53 @@ from sanitas.errors import ApiError
 from sanitas.models import RateLimitHit
 
 TOO_MANY = "Too many attempts. Please try again later."
+SWEEP_PROBABILITY = 0.01  # now and then remove expired hits of every key
 
 
 def hit(session: Session, keys: list[tuple[str, int]], window_seconds: int) -> None:
-    """Count one attempt under every key; raise 429 (with Retry-After) if any key is over
-    its limit.
+    """Count one attempt under every key; raise 429 (with Retry-After) if any key is already
+    at its limit.
 
     keys: (key, limit) pairs, e.g. [("login:ip:1.2.3.4", 20), ("login:acct:a@b.c", 10)].
     """
+    session.commit()  # start from a clean transaction
     now = utcnow()
     since = now - timedelta(seconds=window_seconds)
-    names = [key for key, _ in keys]
-    purge = delete(RateLimitHit).where(RateLimitHit.created_at < since)
-    if random.random() >= 0.01:  # now and then sweep every key, else only these
-        purge = purge.where(RateLimitHit.key.in_(names))
-    session.execute(purge)
-    mine = [RateLimitHit(key=key, created_at=now) for key in names]
-    session.add_all(mine)
-    session.commit()
-
+    names = sorted({key for key, _ in keys})  # one lock order everywhere: no deadlocks
+    if session.get_bind().dialect.name == "postgresql":
+        for key in names:
+            session.execute(select(func.pg_advisory_xact_lock(func.hashtext(key))))
+    # A write first: on SQLite this takes the database write lock for the whole check.
+    session.execute(delete(RateLimitHit).where(RateLimitHit.key.in_(names),
+                                               RateLimitHit.created_at < since))
     retry_after = 0
     for key, limit in keys:
         in_window = (RateLimitHit.key == key, RateLimitHit.created_at >= since)
         count = session.scalar(select(func.count()).where(*in_window)) or 0
-        if count > limit:
-            # Without this attempt there are count-1 >= limit; the next one is allowed once
-            # count-limit of them have left the window.
+        if count >= limit:
+            # The next attempt is allowed once count-limit+1 of these have left the window.
             freeing = session.scalar(select(RateLimitHit.created_at).where(*in_window)
                                      .order_by(RateLimitHit.created_at)
-                                     .offset(count - limit - 1).limit(1)) or now
+                                     .offset(count - limit).limit(1)) or now
             wait = (freeing + timedelta(seconds=window_seconds) - now).total_seconds()
             retry_after = max(retry_after, 1, math.ceil(wait))
     if retry_after:
-        session.execute(delete(RateLimitHit).where(RateLimitHit.id.in_([r.id for r in mine])))
         session.commit()
         raise ApiError(429, TOO_MANY, "too_many_requests",
                        headers={"Retry-After": str(retry_after)})
+    session.add_all([RateLimitHit(key=key, created_at=now) for key in names])
+    session.commit()
+    if random.random() < SWEEP_PROBABILITY:
+        sweep(session, window_seconds)
+
+
+def sweep(session: Session, window_seconds: int, batch: int = 1000) -> None:
+    """Remove expired hits of all keys, skipping rows another transaction holds."""
+    since = utcnow() - timedelta(seconds=window_seconds)
+    expired = (select(RateLimitHit.id).where(RateLimitHit.created_at < since).limit(batch)
+               .with_for_update(skip_locked=True))
+    session.execute(delete(RateLimitHit).where(RateLimitHit.id.in_(expired.scalar_subquery())))
+    session.commit()
 
 
 def clear(session: Session, key: str) -> None:

@@ -137,7 +137,7 @@ class LoopbackOIDC:
 
     # --- lifecycle -------------------------------------------------------------------
 
-    def start(self) -> "LoopbackOIDC":
+    def start(self) -> LoopbackOIDC:
         app = Starlette(routes=[
             Route("/.well-known/openid-configuration", self.discovery),
             Route("/jwks", self.jwks),

@@ -37,15 +37,23 @@ def test_register_answers_user_and_tokens_and_sends_verification(client, setting
 
 
 def test_register_validates_on_the_server(client):
-    assert register(client, email="not-an-email").status_code == 422
+    bad_email = register(client, email="not-an-email")
+    assert bad_email.status_code == 422
+    assert bad_email.json() == {"success": False, "message": "Please enter a valid email address",
+                                "error": "validation_error"}
     short = register(client, password="12345")
     assert short.status_code == 422 and short.json()["success"] is False
+    assert short.json()["message"] == "Password must be at least 6 characters long"
+    bad_name = register(client, username="no spaces!")
+    assert bad_name.status_code == 422 and "Username" in bad_name.json()["message"]
+    assert register(client, email="").status_code == 422
     assert register(client).status_code == 201
     dup = register(client, email="ADA@example.com")
     assert dup.status_code == 409
     assert dup.json()["message"] == "An account with this email already exists"
-    assert register(client, email="b@example.com", username="x1").status_code == 201
-    assert register(client, email="c@example.com", username="X1").status_code == 409
+    assert register(client, email="b@example.com", username="x12").status_code == 201
+    taken = register(client, email="c@example.com", username="X12")
+    assert taken.status_code == 409 and taken.json()["message"] == "This username is already taken"
 
 
 def test_verify_email_with_the_emailed_link_flips_the_flag_once(client, settings):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from factories import auth_headers, make_user
 
 

@@ -102,7 +102,7 @@ def start(settings: Settings) -> tuple[str, str]:
         rv = _app(settings).create_authorization_url(
             redirect_uri=redirect_uri(settings), state=state, nonce=nonce,
             code_verifier=verifier)
-    except Exception as exc:  # discovery unreachable or malformed
+    except Exception as exc:  # noqa: BLE001 - discovery unreachable or malformed
         log.warning("Google sign-in: cannot load the provider's discovery document: %s",
                     type(exc).__name__)
         _forget_app(settings)
@@ -139,7 +139,7 @@ def finish(settings: Settings, *, cookie: str | None, state: str | None, code: s
     except OAuthError as exc:
         log.warning("Google sign-in: the provider refused the code: %s", exc.error)
         raise GoogleSignInError(FAILED) from None
-    except Exception as exc:  # network errors, bad signatures, wrong iss/aud/nonce, expiry
+    except Exception as exc:  # noqa: BLE001 - network, bad signature, iss/aud/nonce, expiry
         log.warning("Google sign-in: id_token rejected or provider unreachable: %s: %s",
                     type(exc).__name__, str(exc)[:200])
         raise GoogleSignInError(FAILED) from None

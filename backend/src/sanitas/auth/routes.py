@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from email_validator import EmailNotValidError, validate_email
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse
 from fastapi.security.utils import get_authorization_scheme_param
@@ -11,8 +10,18 @@ from sqlalchemy.exc import IntegrityError
 from sanitas import ratelimit
 from sanitas.auth import google, service
 from sanitas.auth.schemas import (
-    AuthData, CodeIn, ForgotPasswordIn, LoginIn, LogoutIn, PasswordChangeIn, ProfileUpdateIn,
-    RefreshIn, RegisterIn, ResetPasswordIn, TokenIn, UserOut,
+    AuthData,
+    CodeIn,
+    ForgotPasswordIn,
+    LoginIn,
+    LogoutIn,
+    PasswordChangeIn,
+    ProfileUpdateIn,
+    RefreshIn,
+    RegisterIn,
+    ResetPasswordIn,
+    TokenIn,
+    UserOut,
 )
 from sanitas.auth.tokens import decode_access_token, hash_token
 from sanitas.db import utcnow
@@ -145,11 +154,7 @@ FORGOT_ANSWER = ("If an account exists for that email, a password reset link has
 @router.post("/forgot-password", response_model=Envelope[None])
 def forgot_password(body: ForgotPasswordIn, request: Request, session: SessionDep,
                     settings: SettingsDep):
-    email = service.normalise_email(body.email)
-    try:
-        validate_email(email, check_deliverability=False)
-    except EmailNotValidError:
-        raise ApiError(422, "Please enter a valid email address", "validation_error") from None
+    email = service.check_email(body.email)
     ratelimit.hit(session, [
         (f"reset:ip:{client_ip(request)}", settings.rate_limit_reset_per_ip),
         (f"reset:acct:{email}", settings.rate_limit_reset_per_account),

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import EmailStr, Field, field_validator
+from pydantic import Field, field_validator
 
 from sanitas.schemas import CamelModel
 
@@ -42,11 +42,12 @@ def _strip_or_none(value: str | None) -> str | None:
 
 
 class RegisterIn(CamelModel):
-    email: EmailStr
-    password: str = Field(min_length=6, max_length=256)
+    # Format and minimum lengths are checked by the service, with readable messages.
+    email: str = Field(max_length=320)
+    password: str = Field(max_length=256)
     first_name: str | None = Field(default=None, max_length=100)
     last_name: str | None = Field(default=None, max_length=100)
-    username: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_.-]*$")
+    username: str | None = Field(default=None, max_length=64)
 
     _strip = field_validator("first_name", "last_name", "username")(_strip_or_none)
 
@@ -70,7 +71,7 @@ class ProfileUpdateIn(CamelModel):
 
 
 class UsersProfileUpdateIn(ProfileUpdateIn):
-    username: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_.-]*$")
+    username: str | None = Field(default=None, max_length=64)
 
 
 class PasswordChangeIn(CamelModel):

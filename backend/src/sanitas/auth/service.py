@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+import re
 from datetime import timedelta
 
+from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -18,12 +21,44 @@ from sanitas.mail import send_email
 from sanitas.models import AuthSession, EmailToken, File, User
 from sanitas.models._common import new_id
 
-MIN_NEW_PASSWORD = 8
+log = logging.getLogger(__name__)
+
+MIN_PASSWORD = 6  # at registration (SPEC section 9)
+MIN_NEW_PASSWORD = 8  # at password change and reset
 INVALID_CREDENTIALS = "Invalid email or password"
+USERNAME_RE = re.compile(r"[A-Za-z0-9_.-]{3,64}")
+USERNAME_RULE = ("Username must be 3 to 64 characters long and contain only letters, digits, "
+                 "'.', '_' or '-'")
 
 
 def normalise_email(email: str) -> str:
     return email.strip().lower()
+
+
+def check_email(email: str) -> str:
+    """The normalised address, or 422 with a readable message."""
+    email = normalise_email(email)
+    try:
+        validate_email(email, check_deliverability=False)
+    except EmailNotValidError:
+        raise ApiError(422, "Please enter a valid email address", "validation_error") from None
+    return email
+
+
+def check_username(session: Session, username: str | None, *,
+                   exclude_user_id: str | None = None) -> str | None:
+    """A free, well-formed username (or None to have none); 422 or 409 otherwise."""
+    username = (username or "").strip() or None
+    if username is None:
+        return None
+    if not USERNAME_RE.fullmatch(username):
+        raise ApiError(422, USERNAME_RULE, "validation_error")
+    taken = select(User.id).where(func.lower(User.username) == username.lower())
+    if exclude_user_id:
+        taken = taken.where(User.id != exclude_user_id)
+    if session.scalar(taken):
+        raise ApiError(409, "This username is already taken", "username_taken")
+    return username
 
 
 def find_user_by_email(session: Session, email: str) -> User | None:
@@ -77,19 +112,27 @@ def refresh_session(session: Session, settings: Settings, refresh_token: str, *,
     """Rotate a refresh token. A token presented twice revokes its whole family."""
     failure = ApiError(401, "Token refresh failed", "invalid_refresh_token")
     row = session.scalar(select(AuthSession).where(
-        AuthSession.token_hash == hash_token(refresh_token)).with_for_update())
+        AuthSession.token_hash == hash_token(refresh_token)))
     if row is None:
         raise failure
     now = utcnow()
-    if row.rotated_at is not None or row.revoked_at is not None:
-        if row.rotated_at is not None:  # reuse of a spent token: assume it was stolen
-            revoke_family(session, row.family_id)
-            session.commit()
+    if row.revoked_at is not None:
         raise failure
     user = session.get(User, row.user_id)
     if row.expires_at <= now or user is None or not user.is_active:
         raise failure
-    row.rotated_at = now
+    # Spend the token atomically: of two requests presenting it, exactly one wins.
+    spent = session.execute(update(AuthSession).where(
+        AuthSession.id == row.id, AuthSession.rotated_at.is_(None),
+        AuthSession.revoked_at.is_(None)).values(rotated_at=now))
+    if spent.rowcount != 1:
+        # Reuse of a spent token: assume it was stolen and end the whole session family.
+        session.rollback()
+        revoke_family(session, row.family_id)
+        session.commit()
+        log.warning("refresh token reuse detected (user %s); session family revoked",
+                    row.user_id)
+        raise failure
     tokens = start_session(session, settings, user, family_id=row.family_id,
                            user_agent=user_agent, ip=ip)
     session.commit()
@@ -101,12 +144,12 @@ def refresh_session(session: Session, settings: Settings, refresh_token: str, *,
 def register(session: Session, settings: Settings, *, email: str, password: str,
              first_name: str | None, last_name: str | None, username: str | None,
              user_agent: str | None = None, ip: str | None = None) -> AuthData:
-    email = normalise_email(email)
+    email = check_email(email)
+    if len(password) < MIN_PASSWORD:
+        raise ApiError(422, "Password must be at least 6 characters long", "validation_error")
     if find_user_by_email(session, email) is not None:
         raise ApiError(409, "An account with this email already exists", "email_taken")
-    if username and session.scalar(select(User.id).where(
-            func.lower(User.username) == username.lower())):
-        raise ApiError(409, "This username is already taken", "username_taken")
+    username = check_username(session, username)
     user = User(email=email, username=username, first_name=first_name, last_name=last_name,
                 password_hash=hash_password(password), role="USER", last_login=utcnow())
     session.add(user)

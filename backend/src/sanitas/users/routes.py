@@ -25,11 +25,8 @@ UserStatus = Literal["all", "active", "inactive", "verified", "unverified"]
 def update_own_profile(body: UsersProfileUpdateIn, user: CurrentUser, session: SessionDep):
     changes = body.model_dump(include=body.model_fields_set, by_alias=False)
     if "username" in changes:
-        username = (changes["username"] or "").strip() or None
-        if username and session.scalar(select(User.id).where(
-                func.lower(User.username) == username.lower(), User.id != user.id)):
-            raise ApiError(409, "This username is already taken", "username_taken")
-        user.username = username
+        user.username = service.check_username(session, changes["username"],
+                                               exclude_user_id=user.id)
     for field in ("first_name", "last_name"):
         if field in changes:
             value = (changes[field] or "").strip()

@@ -15,7 +15,7 @@ class Pagination(CamelModel):
     has_next: bool
 
     @classmethod
-    def of(cls, page: int, limit: int, total: int) -> "Pagination":
+    def of(cls, page: int, limit: int, total: int) -> Pagination:
         pages = (total + limit - 1) // limit if total else 0
         return cls(page=page, limit=limit, total=total, pages=pages, has_prev=page > 1,
                    has_next=page < pages)
