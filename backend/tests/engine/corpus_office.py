@@ -8,10 +8,11 @@ are never executed by anything in the test suite, the remote addresses are reser
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 from pathlib import Path
 
-from cfb_office import ole_package_object, vba_project_bin
+from cfb_office import AUTO_MACRO, ole_package_object, vba_project, vba_project_bin, write_cfb
 from PIL import Image, ImageDraw
 
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -638,3 +639,52 @@ def hostile_pptm(base_pptx: bytes) -> bytes:
     parts["ppt/slides/slide1.xml"] = slide.encode()
     return _zip(parts)
 
+
+
+# ------------------------------------------------------------------------------ legacy / RTF
+
+def _package_native(filename: str = "payload.exe", payload: bytes = b"MZ inert test payload") -> bytes:
+    fn = filename.encode("latin-1") + b"\0"
+    path = f"C:\\Temp\\{filename}".encode("latin-1") + b"\0"
+    return (struct.pack("<H", 2) + fn + path + struct.pack("<HH", 0, 3)
+            + struct.pack("<I", len(path)) + path + struct.pack("<I", len(payload)) + payload)
+
+
+def add_to_ole(ole_bytes: bytes, extra: dict[str, bytes]) -> bytes:
+    """Rewrite an OLE file (e.g. a LibreOffice-written .doc) with extra streams added."""
+    import olefile
+
+    streams = {}
+    with olefile.OleFileIO(ole_bytes) as ole:
+        for entry in ole.listdir(streams=True, storages=False):
+            streams["/".join(entry)] = ole.openstream(entry).read()
+    streams.update(extra)
+    return write_cfb(streams)
+
+
+def macro_doc(clean_doc: bytes) -> bytes:
+    extra = vba_project({"NewMacros": AUTO_MACRO}, prefix="Macros/")
+    extra["ObjectPool/_1234567890/\x01Ole10Native"] = (struct.pack("<I", len(_package_native()))
+                                                       + _package_native())
+    extra["ObjectPool/_1234567890/\x01CompObj"] = b"\x01\x00\xfe\xff" + b"\0" * 24
+    return add_to_ole(clean_doc, extra)
+
+
+def macro_xls(clean_xls: bytes) -> bytes:
+    extra = vba_project({"ThisWorkbook": AUTO_MACRO}, prefix="_VBA_PROJECT_CUR/")
+    extra["MBD0001A2B3/\x01Ole10Native"] = (struct.pack("<I", len(_package_native()))
+                                            + _package_native())
+    return add_to_ole(clean_xls, extra)
+
+
+def hostile_rtf(clean_rtf: bytes) -> bytes:
+    native = _package_native()
+    ole1 = (struct.pack("<II", 0x0501, 2) + struct.pack("<I", 8) + b"Package\0"
+            + struct.pack("<II", 0, 0) + struct.pack("<I", len(native)) + native)
+    obj = (b"{\\object\\objemb{\\*\\objclass Package}\\objw1000\\objh500{\\*\\objdata "
+           + ole1.hex().encode() + b"}}")
+    dde = (b"{\\field{\\*\\fldinst DDEAUTO c:\\\\windows\\\\system32\\\\cmd.exe \"/k calc.exe\"}"
+           b"{\\fldrslt dde-rtf-result}}")
+    body = b"\\par Hostile RTF paragraph. " + dde + b"\\par " + obj + b"\\par "
+    end = clean_rtf.rstrip().rfind(b"}")
+    return clean_rtf[:end] + body + clean_rtf[end:]

@@ -181,8 +181,7 @@ def _report_ole_objects(data: bytes, location: str, ctx: Context) -> None:
             is_object = (
                 (top == "ObjectPool" and len(entry) == 2)  # Word embedded objects
                 or (top.startswith("MBD") and len(entry) == 1)  # Excel embedded objects
-                or leaf in ("\x01Ole10Native", "Package")
-                or top in ("\x01Ole10Native",))
+                or (len(entry) == 1 and leaf in ("\x01Ole10Native", "Package")))
             if is_object and count < MAX_REPORTED:
                 count += 1
                 ctx.add("ole_object", f"{location}: {path.replace(chr(1), '')}", "removed",
