@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { Link, NavLink, useLocation, useNavigate } from 'react-router-dom';
+import { Link, NavLink, useLocation } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { displayInitial, displayName, useAuth } from '../lib/auth/AuthProvider';
 import { ShieldIcon } from './ui';
@@ -11,7 +11,6 @@ const mobileNavClass = ({ isActive }: { isActive: boolean }) =>
 
 export function Header() {
   const { user, isAuthenticated, logout } = useAuth();
-  const navigate = useNavigate();
   const location = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
   const [mobileOpen, setMobileOpen] = useState(false);
@@ -39,10 +38,9 @@ export function Header() {
   const handleSignOut = async () => {
     setMenuOpen(false);
     setMobileOpen(false);
-    const ok = await logout();
+    const ok = await logout('/');
     if (ok) {
       toast.success('Logged out successfully');
-      navigate('/');
     } else {
       toast.error('Error logging out');
     }

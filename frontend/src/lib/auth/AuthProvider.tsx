@@ -1,4 +1,4 @@
-import { createContext, useCallback, useContext, useEffect, useMemo, useReducer, useRef, type ReactNode } from 'react';
+import { createContext, startTransition, useCallback, useContext, useEffect, useMemo, useReducer, useRef, type ReactNode } from 'react';
 import { useNavigate } from 'react-router-dom';
 import { useQueryClient } from '@tanstack/react-query';
 import { ApiError, setSessionRefreshedHandler, setUnauthorizedHandler } from '../api-client';
@@ -13,7 +13,7 @@ export interface AuthContextValue extends AuthState {
   login: (email: string, password: string) => Promise<AuthPayload>;
   register: (input: RegisterInput) => Promise<AuthPayload>;
   completeGoogleSignIn: (code: string) => Promise<AuthPayload>;
-  logout: () => Promise<boolean>;
+  logout: (successPath?: string) => Promise<boolean>;
   updateProfile: (changes: { firstName?: string; lastName?: string }) => Promise<User | null>;
   setUser: (user: User) => void;
   clearError: () => void;
@@ -33,9 +33,11 @@ export function AuthProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     setUnauthorizedHandler(() => {
-      dispatch({ type: 'LOGOUT' });
       queryClient.clear();
-      navigate('/login', { replace: true });
+      startTransition(() => {
+        dispatch({ type: 'LOGOUT' });
+        navigate('/login', { replace: true });
+      });
     });
     setSessionRefreshedHandler((payload) => dispatch({ type: 'AUTH_SUCCESS', ...payload }));
     return () => {
@@ -95,8 +97,11 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     }
   }, [succeed]);
 
-  /** Calls the server only when tokens exist; always clears and ends at /login. Returns false if the call failed. */
-  const logout = useCallback(async () => {
+  /**
+   * Calls the server only when tokens exist; always clears local data. Ends at /login, or at
+   * `successPath` when the server call succeeded. Returns false if the call failed.
+   */
+  const logout = useCallback(async (successPath?: string) => {
     const tokens = getStoredTokens();
     let ok = true;
     if (tokens) {
@@ -107,9 +112,13 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       }
     }
     clearStoredAuth();
-    dispatch({ type: 'LOGOUT' });
     queryClient.clear();
-    navigate('/login', { replace: true });
+    // One transition for both, so a guarded page never renders signed-out at its old URL
+    // (its own redirect would otherwise win over ours).
+    startTransition(() => {
+      dispatch({ type: 'LOGOUT' });
+      navigate(ok && successPath ? successPath : '/login', { replace: true });
+    });
     return ok;
   }, [navigate, queryClient]);
 

@@ -8,7 +8,7 @@ const ACTION_STYLES: Record<string, string> = {
 };
 
 const KIND_LABELS: Record<string, string> = {
-  macro: 'Macro', javascript: 'JavaScript', exif: 'EXIF metadata', gps: 'GPS location', metadata: 'Metadata',
+  macro: 'Macro', gps_location: 'GPS location', macro_enabled_type: 'Macro-enabled file type', javascript: 'JavaScript', exif: 'EXIF metadata', gps: 'GPS location', metadata: 'Metadata',
   external_relationship: 'External reference', embedded_object: 'Embedded object', embedded_file: 'Embedded file',
   ole_object: 'OLE object', activex: 'ActiveX control', link: 'Link', form: 'Form', annotation: 'Annotation',
 };

@@ -1,0 +1,421 @@
+#!/usr/bin/env node
+// End-to-end: the built web app (frontend/dist) served by `sanitas serve` on a temporary data
+// dir, driven in Debian's Chromium through playwright-core. No mocks: the real API, executor,
+// sandbox and engine. Prints "N passed, N failed" and exits non-zero on any failure.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const FRONTEND = path.resolve(HERE, '..');
+const ROOT = path.resolve(FRONTEND, '..');
+const SANITAS = path.join(ROOT, 'backend/.venv/bin/sanitas');
+const PYTHON = path.join(ROOT, 'backend/.venv/bin/python');
+const SHOTS = path.join(FRONTEND, 'test-results/screenshots');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const CHROME_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ADMIN = { email: 'admin@e2e-sanitas.org', password: 'Admin-e2e-password-1' };
+const USER = { email: `user${Date.now()}@e2e-sanitas.org`, password: 'User-e2e-pass-1', firstName: 'Ada', lastName: 'Lovelace' };
+const DESKTOP = { width: 1280, height: 860 };
+const MOBILE = { width: 390, height: 844 };
+const ONLY = process.env.E2E_ONLY ? new RegExp(process.env.E2E_ONLY, 'i') : null;
+
+const results = [];
+let lastPage = null;
+const log = (...a) => console.log('[e2e]', ...a);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHealth(base, proc, timeoutMs = 60_000) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (proc.exitCode !== null) throw new Error(`sanitas serve exited with ${proc.exitCode}`);
+    try {
+      const res = await fetch(`${base}/health`);
+      if (res.ok) return;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error('server did not become healthy in time');
+}
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+async function test(name, fn) {
+  if (ONLY && !ONLY.test(name)) return;
+  const started = Date.now();
+  try {
+    await fn();
+    results.push({ name, ok: true });
+    log(`PASS ${name} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+  } catch (error) {
+    results.push({ name, ok: false, error });
+    log(`FAIL ${name}: ${error?.stack || error}`);
+    if (lastPage && !lastPage.isClosed()) {
+      const file = `FAILED-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}.png`;
+      log(`  at ${lastPage.url()}; screenshot ${file}`);
+      await lastPage.screenshot({ path: path.join(SHOTS, file), fullPage: true }).catch(() => {});
+    }
+  }
+}
+
+async function shot(page, name) {
+  await page.waitForTimeout(150);
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Screenshot at desktop width and at 390 px, then restore the desktop viewport. */
+async function shots(page, name) {
+  await page.setViewportSize(DESKTOP);
+  await shot(page, `${name}-desktop`);
+  await page.setViewportSize(MOBILE);
+  await shot(page, `${name}-mobile`);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await page.setViewportSize(DESKTOP);
+  assert(overflow <= 1, `${name}: page is ${overflow}px wider than a 390px screen`);
+}
+
+const toast = (page, text) => page.locator('.Toastify').getByText(text, { exact: false }).first();
+
+async function login(page, base, { email, password }) {
+  await page.goto(`${base}/login`);
+  await page.getByLabel('Email address').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await toast(page, 'Login successful!').waitFor({ timeout: 15_000 });
+}
+
+function readOutboxLink(dataDir, email, pathPart) {
+  const dir = path.join(dataDir, 'outbox');
+  if (!fs.existsSync(dir)) return null;
+  const files = fs.readdirSync(dir).map((f) => path.join(dir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+  for (const file of files) {
+    let text = fs.readFileSync(file, 'utf8');
+    if (!text.toLowerCase().includes(email.toLowerCase())) continue;
+    // Undo quoted-printable soft breaks and =3D so the link reads whole.
+    text = text.replace(/=\r?\n/g, '').replace(/=3D/gi, '=');
+    const m = text.match(new RegExp(`https?://[^\\s"'<>]*${pathPart}\\?token=[A-Za-z0-9_\\-.%~]+`));
+    if (m) return m[0];
+  }
+  return null;
+}
+
+async function main() {
+  assert(fs.existsSync(path.join(FRONTEND, 'dist/index.html')), 'frontend/dist is missing: run `npm run build` (make test builds it)');
+  assert(fs.existsSync(SANITAS), `missing ${SANITAS}: run make install`);
+  assert(fs.existsSync(CHROMIUM), `missing Chromium at ${CHROMIUM}`);
+  fs.mkdirSync(SHOTS, { recursive: true });
+
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sanitas-e2e-'));
+  const fixtures = path.join(dataDir, 'fixtures');
+  const downloads = path.join(dataDir, 'downloads');
+  fs.mkdirSync(downloads, { recursive: true });
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = { ...process.env, SANITAS_DATA_DIR: dataDir, SANITAS_PUBLIC_URL: base, SANITAS_LOG_LEVEL: 'WARNING' };
+  delete env.SANITAS_DATABASE_URL;
+
+  const fx = spawnSync(PYTHON, [path.join(HERE, 'e2e/make_fixtures.py'), fixtures], { encoding: 'utf8' });
+  assert(fx.status === 0, `fixture generation failed: ${fx.stderr}`);
+  const admin = spawnSync(SANITAS, ['create-admin', ADMIN.email], { env: { ...env, SANITAS_ADMIN_PASSWORD: ADMIN.password }, encoding: 'utf8' });
+  assert(admin.status === 0, `create-admin failed: ${admin.stderr}`);
+
+  const serverLog = fs.openSync(path.join(dataDir, 'server.log'), 'w');
+  const server = spawn(SANITAS, ['serve', '--port', String(port), '--host', '127.0.0.1'], { env, stdio: ['ignore', serverLog, serverLog] });
+  let browser;
+  try {
+    await waitForHealth(base, server);
+    log(`server up at ${base} (data ${dataDir})`);
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROME_ARGS });
+    const newPage = async () => {
+      const context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
+      const page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+      lastPage = page;
+      return page;
+    };
+
+    await test('unknown path shows the 404 page', async () => {
+      const page = await newPage();
+      await page.goto(`${base}/no/such/page`);
+      await page.getByRole('heading', { name: '404 - Page Not Found' }).waitFor();
+      await page.getByRole('link', { name: 'Go Home' }).click();
+      await page.waitForURL(`${base}/`);
+      await page.goto(`${base}/no/such/page`);
+      await shots(page, '404');
+      await page.context().close();
+    });
+
+    await test('public screens render (home, pricing, about, help, privacy, terms, contact)', async () => {
+      const page = await newPage();
+      await page.goto(base);
+      await page.getByRole('heading', { name: 'Secure File Sanitization' }).waitFor();
+      await page.getByRole('link', { name: 'Get Started Free' }).waitFor();
+      await shots(page, 'home');
+      await page.goto(`${base}/pricing`);
+      await page.getByRole('link', { name: 'Contact Sales' }).waitFor();
+      await shots(page, 'pricing');
+      for (const [route, heading] of [['about', 'About Sanitas'], ['help', 'Help Center'], ['privacy', 'Privacy Policy'], ['terms', 'Terms of Service']]) {
+        await page.goto(`${base}/${route}`);
+        await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+        if (route === 'help') await shots(page, 'help');
+      }
+      assert((await page.locator('footer').innerText()).includes(String(new Date().getFullYear())), 'footer lacks the current year');
+      await page.context().close();
+    });
+
+    await test('contact form is stored by the API', async () => {
+      const page = await newPage();
+      await page.goto(`${base}/contact`);
+      await page.getByLabel('Name').fill('Grace Hopper');
+      await page.getByLabel('Email').fill('grace@e2e-sanitas.org');
+      await page.getByLabel('Subject').fill('Enterprise pricing');
+      await page.getByLabel('Message').fill('We would like on-premise deployment for 200 seats.');
+      await page.getByRole('button', { name: 'Send message' }).click();
+      await page.getByRole('status').getByText('Thank you for your message').waitFor();
+      await shots(page, 'contact');
+      await page.context().close();
+    });
+
+    const userPage = await newPage();
+    let registered = false;
+    await test('register, verify via the emailed link, sign in', async () => {
+      const page = userPage;
+      lastPage = page;
+      await page.goto(`${base}/register`);
+      await shots(page, 'register');
+      await page.getByLabel('First name').fill(USER.firstName);
+      await page.getByLabel('Last name').fill(USER.lastName);
+      await page.locator('#email').fill(USER.email);
+      await page.locator('#password').fill('short');
+      await page.locator('#confirmPassword').fill('short');
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await toast(page, 'Password must be at least 6 characters long').waitFor();
+      await page.locator('#password').fill(USER.password);
+      await page.locator('#confirmPassword').fill(USER.password);
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await toast(page, 'Registration successful! Please check your email to verify your account.').waitFor();
+      await page.waitForURL(`${base}/login`);
+      registered = true;
+      let link = null;
+      for (let i = 0; i < 20 && !link; i++) {
+        link = readOutboxLink(dataDir, USER.email, '/verify-email');
+        if (!link) await page.waitForTimeout(250);
+      }
+      assert(link, 'no verification link in the outbox');
+      assert(link.startsWith(base), `verification link ${link} does not use SANITAS_PUBLIC_URL`);
+      await page.goto(link);
+      await page.getByText('Email verified', { exact: false }).waitFor();
+      await shots(page, 'verify-email');
+      // A fresh sign-in: clear the session the registration opened.
+      await page.evaluate(() => localStorage.clear());
+      await page.goto(`${base}/login`);
+      await shots(page, 'login');
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await toast(page, 'Please fill in all fields').waitFor();
+      await login(page, base, USER);
+      await page.waitForURL(`${base}/dashboard`);
+      await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+      await page.getByTestId('quota-usage').waitFor();
+      assert((await page.getByTestId('user-menu-name').innerText()) === USER.firstName, 'user menu does not show the first name');
+      await shots(page, 'dashboard');
+    });
+
+    const uploaded = {};
+    await test('upload a macro .docm and a GPS JPEG, watch COMPLETED, download clean files', async () => {
+      assert(registered, 'needs the registered user');
+      const page = userPage;
+      lastPage = page;
+      await page.getByRole('link', { name: 'Upload', exact: true }).first().click();
+      await page.waitForURL(`${base}/upload`);
+      await page.getByText('Upload guidelines').waitFor();
+      await shots(page, 'upload');
+      await page.getByTestId('file-input').setInputFiles([path.join(fixtures, 'invoice-macro.docm'), path.join(fixtures, 'holiday-gps.jpg')]);
+      await toast(page, 'Successfully uploaded 2 file(s). Files are being processed. You can check their status below.').waitFor({ timeout: 30_000 });
+      const links = page.getByTestId('upload-results').getByRole('link', { name: 'View Status' });
+      assert((await links.count()) === 2, 'expected two View Status links');
+      await shots(page, 'upload-results');
+      for (const href of await links.evaluateAll((els) => els.map((e) => e.getAttribute('href')))) {
+        const row = page.locator('li', { has: page.locator(`a[href="${href}"]`) });
+        const name = (await row.locator('p').first().innerText()).trim();
+        uploaded[name] = href.split('/').pop();
+      }
+      assert(uploaded['invoice-macro.docm'] && uploaded['holiday-gps.jpg'], `unexpected upload rows ${JSON.stringify(uploaded)}`);
+
+      for (const [name, kind] of [['invoice-macro.docm', 'office'], ['holiday-gps.jpg', 'jpeg']]) {
+        const id = uploaded[name];
+        await page.goto(`${base}/status/${id}`);
+        await page.getByRole('heading', { name: 'File Status' }).waitFor();
+        const badge = page.getByTestId('status-badge').first();
+        await page.waitForFunction(() => {
+          const s = document.querySelector('[data-testid="status-badge"]')?.getAttribute('data-status');
+          return s === 'COMPLETED' || s === 'FAILED';
+        }, null, { timeout: 150_000 });
+        const status = await badge.getAttribute('data-status');
+        if (status !== 'COMPLETED') {
+          const err = await page.locator('[role="alert"]').allInnerTexts();
+          throw new Error(`${name} ended ${status}: ${err.join(' | ')}`);
+        }
+        const report = page.getByTestId('findings-report');
+        await report.waitFor();
+        const reportText = await report.innerText();
+        assert(/removed/i.test(reportText), `${name}: report lists nothing removed: ${reportText}`);
+        if (kind === 'jpeg') assert(/GPS/i.test(reportText), 'JPEG report does not mention GPS');
+        if (kind === 'office') assert(/macro/i.test(reportText), 'docm report does not mention the macro');
+        await shots(page, `status-${kind}`);
+        await page.getByRole('link', { name: 'Download', exact: true }).click();
+        await page.waitForURL(`${base}/download/${id}`);
+        await page.getByText('File sanitized successfully').waitFor();
+        await shots(page, `download-${kind}`);
+        const [download] = await Promise.all([
+          page.waitForEvent('download', { timeout: 30_000 }),
+          page.getByRole('button', { name: 'Download Sanitized File' }).click(),
+        ]);
+        await toast(page, 'Download started').waitFor();
+        const saved = path.join(downloads, download.suggestedFilename());
+        await download.saveAs(saved);
+        assert(download.suggestedFilename() !== name || kind === 'jpeg', `docm kept its macro-enabled name ${download.suggestedFilename()}`);
+        const verdict = spawnSync(PYTHON, [path.join(HERE, 'e2e/check_clean.py'), kind, saved], { encoding: 'utf8' });
+        assert(verdict.status === 0, `${name} → ${download.suggestedFilename()} is not clean: ${verdict.stdout}${verdict.stderr}`);
+        log(`  ${name} → ${download.suggestedFilename()}: ${verdict.stdout.trim()}`);
+        await page.getByTestId('download-count').filter({ hasText: '1' }).waitFor();
+      }
+    });
+
+    await test('history lists the uploads with filters and empty states', async () => {
+      assert(registered, 'needs the registered user');
+      const page = userPage;
+      lastPage = page;
+      await page.goto(`${base}/history`);
+      await page.getByRole('heading', { name: 'File History' }).waitFor();
+      await page.getByRole('link', { name: 'invoice-macro.docm' }).waitFor();
+      await shots(page, 'history');
+      await page.getByLabel('Status').selectOption('FAILED');
+      await page.getByTestId('history-empty').filter({ hasText: 'No files match your current filters.' }).waitFor();
+      await page.getByLabel('Status').selectOption('ALL');
+      await page.getByLabel('Search by file name').fill('holiday');
+      await page.getByRole('link', { name: 'invoice-macro.docm' }).waitFor({ state: 'detached' });
+      await page.getByRole('link', { name: 'holiday-gps.jpg' }).waitFor();
+      await page.goto(`${base}/profile`);
+      await page.getByText('Email cannot be changed').waitFor();
+      await shots(page, 'profile');
+    });
+
+    await test('a USER sees Access Denied on /admin', async () => {
+      assert(registered, 'needs the registered user');
+      const page = userPage;
+      lastPage = page;
+      await page.goto(`${base}/admin`);
+      await page.getByText('Access Denied - You need admin privileges to access this page.').waitFor();
+      assert(await page.getByRole('link', { name: 'Admin', exact: true }).count() === 0, 'a USER sees the Admin nav link');
+    });
+
+    await test('a 401 mid-session signs out to /login', async () => {
+      assert(registered, 'needs the registered user');
+      const page = userPage;
+      lastPage = page;
+      await page.goto(`${base}/dashboard`);
+      await page.getByTestId('quota-usage').waitFor();
+      const before = await page.evaluate(() => history.length);
+      await page.evaluate(() => {
+        const tokens = JSON.parse(localStorage.getItem('sanitas.tokens'));
+        tokens.accessToken = 'revoked.or.forged.token';
+        localStorage.setItem('sanitas.tokens', JSON.stringify(tokens));
+      });
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'History' }).click();
+      await page.waitForURL(`${base}/login`);
+      const stored = await page.evaluate(() => [localStorage.getItem('sanitas.tokens'), localStorage.getItem('sanitas.user')]);
+      assert(stored[0] === null && stored[1] === null, 'stored auth data was not removed');
+      await page.getByRole('link', { name: 'Sign in', exact: true }).first().waitFor();
+      const after = await page.evaluate(() => history.length);
+      assert(after <= before + 1, `history grew by ${after - before}: the redirect did not replace the entry`);
+      await page.goto(`${base}/upload`);
+      await page.waitForURL(`${base}/login`);
+    });
+
+    await test('an admin changes a role, resets a quota, sees analytics', async () => {
+      assert(registered, 'needs the registered user');
+      const page = await newPage();
+      await login(page, base, ADMIN);
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admin' }).click();
+      await page.waitForURL(`${base}/admin`);
+      await page.getByTestId('success-rate').waitFor();
+      await shots(page, 'admin-overview');
+      await page.getByRole('tab', { name: 'User Management' }).click();
+      await page.getByLabel('Search users').fill(USER.email);
+      const row = page.getByTestId(`user-row-${USER.email}`);
+      await row.waitFor();
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid^="user-row-"]').length === 1);
+      await row.getByLabel(`Role of ${USER.email}`).selectOption('ENTERPRISE');
+      await toast(page, 'User role updated successfully').waitFor();
+      await page.waitForFunction((email) => document.querySelector(`[data-testid="user-row-${email}"] select`)?.value === 'ENTERPRISE', USER.email);
+      await row.getByRole('button', { name: `Reset quota of ${USER.email}` }).click();
+      await toast(page, 'User quota reset successfully').waitFor();
+      await shots(page, 'admin-users');
+      await page.getByRole('tab', { name: 'Analytics' }).click();
+      await page.getByLabel('Timeframe').selectOption('week');
+      await page.getByText('Files by status').waitFor();
+      await shots(page, 'admin-analytics');
+      await page.getByRole('tab', { name: 'File Management' }).click();
+      await page.getByText('File management interface coming soon...').waitFor();
+      // The promotion is real: the user's next sign-in is ENTERPRISE.
+      const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) });
+      const body = await res.json();
+      assert(body?.data?.user?.role === 'ENTERPRISE', `role after change is ${body?.data?.user?.role}`);
+      await page.context().close();
+    });
+
+    await test('mobile menu mirrors the navigation and shows the email', async () => {
+      const page = await newPage();
+      await page.setViewportSize(MOBILE);
+      await login(page, base, ADMIN);
+      await page.getByRole('button', { name: 'Open menu' }).click();
+      const menu = page.locator('#mobile-menu');
+      await menu.getByText(ADMIN.email).waitFor();
+      for (const name of ['Home', 'Pricing', 'About', 'Upload', 'History', 'Dashboard', 'Admin']) {
+        await menu.getByRole('link', { name, exact: true }).first().waitFor();
+      }
+      await shot(page, 'mobile-menu');
+      await menu.getByRole('button', { name: 'Sign out' }).click();
+      await toast(page, 'Logged out successfully').waitFor();
+      await page.waitForURL(`${base}/`);
+      await page.context().close();
+    });
+  } catch (error) {
+    results.push({ name: 'setup', ok: false, error });
+    log(`FAIL setup: ${error?.stack || error}`);
+  } finally {
+    if (browser) await browser.close().catch(() => {});
+    server.kill('SIGTERM');
+    await new Promise((r) => { if (server.exitCode !== null) r(); else { server.once('exit', r); setTimeout(r, 8000); } });
+    const failed = results.filter((r) => !r.ok);
+    if (failed.length) {
+      const tail = fs.readFileSync(path.join(dataDir, 'server.log'), 'utf8').split('\n').slice(-30).join('\n');
+      console.log(`[e2e] server log (last lines):\n${tail}`);
+    }
+    if (!process.env.E2E_KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
+    else log(`kept ${dataDir}`);
+    const passed = results.length - failed.length;
+    console.log(`\n${passed} passed, ${failed.length} failed`);
+    process.exit(failed.length ? 1 : 0);
+  }
+}
+
+main();
