@@ -10,7 +10,7 @@ WITH_TEST_TOOLS=0
 say() { echo "[install] $*"; }
 
 # --- Debian packages -------------------------------------------------------------------
-APT_PACKAGES=(bubblewrap python3-venv python3-dev libmagic1 fonts-dejavu-core fonts-liberation2
+APT_PACKAGES=(bubblewrap acl python3-venv python3-dev libmagic1 fonts-dejavu-core fonts-liberation2
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
   libreoffice-draw-nogui nodejs npm)
 [ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium)
@@ -48,6 +48,24 @@ fi
 cd "$ROOT/backend"
 "$UV" sync --frozen --quiet --python /usr/bin/python3
 cd "$ROOT"
+
+# --- The sandbox user must reach the Python environment (read-only) wherever the checkout
+# lives; a checkout under a private home (e.g. /root, mode 700) gets a search-only ACL entry
+# for that one user on each ancestor that blocks it.
+if [ "$(id -u)" -eq 0 ] && id sanitas-sandbox >/dev/null 2>&1; then
+  can_reach() { setpriv --reuid=sanitas-sandbox --regid=sanitas-sandbox --clear-groups -- \
+                  test -r "$ROOT/backend/.venv/pyvenv.cfg" 2>/dev/null; }
+  if ! can_reach; then
+    dir="$ROOT"
+    while [ "$dir" != "/" ]; do
+      dir=$(dirname "$dir")
+      setpriv --reuid=sanitas-sandbox --regid=sanitas-sandbox --clear-groups -- \
+        test -x "$dir" 2>/dev/null || { say "granting sanitas-sandbox search access to $dir";
+                                        setfacl -m u:sanitas-sandbox:x "$dir"; }
+    done
+    can_reach || echo "[install] warning: sanitas-sandbox cannot read $ROOT/backend/.venv" >&2
+  fi
+fi
 
 # --- Frontend dependencies ------------------------------------------------------------
 if [ -f frontend/package-lock.json ]; then
