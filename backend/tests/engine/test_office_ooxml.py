@@ -380,3 +380,45 @@ def test_relationship_to_a_disguised_binary_is_dropped(tmp_path):
     assert "word/media/image1.png" not in members
     assert b'r:embed="rIdImg"' not in members["word/document.xml"]
     assert any(f.kind == "invalid_image" for f in ctx.findings)
+
+
+def test_strict_ooxml_is_cleaned_like_transitional(tmp_path):
+    body = (corpus._p("strict body")
+            + corpus._complex_field([" DDEAUTO c:\\\\x.exe "], "strict-dde-result")
+            + '<w:p><w:r><w:pict><v:shape style="width:10pt;height:10pt" o:href="file://'
+              'attacker.invalid/x"><v:imagedata src="\\\\attacker.invalid\\share\\i.png"/>'
+              "</v:shape></w:pict></w:r></w:p>"
+            + "<!-- SECRET-COMMENT -->")
+    data = corpus.docx(body)
+    strict = {}
+    for name, part in _members_of(data).items():
+        strict[name] = (part.replace(
+            b"http://schemas.openxmlformats.org/wordprocessingml/2006/main",
+            b"http://purl.oclc.org/ooxml/wordprocessingml/main").replace(
+            b"http://schemas.openxmlformats.org/officeDocument/2006/relationships",
+            b"http://purl.oclc.org/ooxml/officeDocument/relationships"))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, part in strict.items():
+            zf.writestr(name, part)
+    src = tmp_path / "strict.docx"
+    src.write_bytes(buf.getvalue())
+    ctx = Context(workdir=tmp_path / "w")
+    assert ooxml.sanitize(src, tmp_path / "out.docx", ctx, "docx") == "docx"
+    doc = _members(tmp_path / "out.docx")["word/document.xml"]
+    assert b"purl.oclc.org/ooxml/wordprocessingml/main" in doc
+    assert b"DDEAUTO" not in doc and b"strict-dde-result" in doc
+    assert b"attacker.invalid" not in doc and b"SECRET-COMMENT" not in doc
+    assert any(f.kind == "dde" for f in ctx.findings)
+
+
+def test_findings_are_capped_for_hostile_floods(tmp_path):
+    body = "".join(corpus._complex_field([f" DDEAUTO c:\\\\x{i}.exe "], f"r{i}")
+                   for i in range(400))
+    src = tmp_path / "flood.docx"
+    src.write_bytes(corpus.docx(body))
+    ctx = Context(workdir=tmp_path / "w")
+    ooxml.sanitize(src, tmp_path / "out.docx", ctx, "docx")
+    dde = [f for f in ctx.findings if f.kind == "dde"]
+    assert 100 <= len(dde) <= 101 and "300 more" in dde[-1].detail
+    assert b"DDEAUTO" not in _members(tmp_path / "out.docx")["word/document.xml"]

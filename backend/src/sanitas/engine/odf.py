@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlsplit
 from lxml import etree
 
 from .office_package import (
+    FindingSink,
     clean_raster,
     image_format,
     parse_xml,
@@ -137,13 +138,10 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
                  if p.endswith("/") and p != "/" and t in SAFE_OBJECT_TYPES
                  and not p.startswith(("Basic/", "Scripts/", "Dialogs/", "Configurations2/"))}
     kept: dict[str, bytes] = {}
-    reported: set[str] = set()
+    sink = FindingSink(ctx)
 
     def report(kind_: str, location: str, detail: str, action="removed") -> None:
-        key = f"{kind_}|{location}|{detail}"
-        if key not in reported:
-            reported.add(key)
-            ctx.add(kind_, location, action, detail)
+        sink.add(kind_, location, detail, action)
 
     for name in order:
         if name in ("mimetype", "META-INF/manifest.xml"):
@@ -176,6 +174,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
             report("embedded_object", top, f"embedded object ({mt})")
         else:
             report("hidden_part", name, "part not used for display")
+    sink.close()
     ctx.progress(80)
 
     # The manifest lists exactly what is in the new package.

@@ -35,7 +35,7 @@ def _parser() -> etree.XMLParser:
     # text-size limits stay on).
     return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
                            dtd_validation=False, huge_tree=False, remove_pis=True,
-                           collect_ids=False)
+                           remove_comments=True, collect_ids=False)
 
 
 def parse_xml(data: bytes, where: str) -> etree._Element:
@@ -71,6 +71,35 @@ def _check_depth(root: etree._Element, where: str) -> None:
 
 def serialize(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+
+
+MAX_FINDINGS_PER_KIND = 100  # a hostile file must not turn the report into a bomb
+
+
+class FindingSink:
+    """De-duplicates findings and caps them per kind; `close()` adds one summary per kind."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.seen: set[str] = set()
+        self.counts: dict[str, int] = {}
+        self.suppressed: dict[str, int] = {}
+
+    def add(self, kind: str, location: str, detail: str = "", action: str = "removed") -> None:
+        key = f"{kind}|{location}|{detail}|{action}"
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        if self.counts[kind] > MAX_FINDINGS_PER_KIND:
+            self.suppressed[kind] = self.suppressed.get(kind, 0) + 1
+            return
+        self.ctx.add(kind, location, action, detail)
+
+    def close(self) -> None:
+        for kind, n in self.suppressed.items():
+            self.ctx.add(kind, "document", "removed", f"and {n} more of this kind")
+        self.suppressed.clear()
 
 
 def check_not_ole(src: Path, what: str) -> None:

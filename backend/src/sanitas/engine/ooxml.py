@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from lxml import etree
 
 from .office_package import (
+    FindingSink,
     clean_raster,
     image_format,
     parse_xml,
@@ -40,6 +41,16 @@ MC_NS = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"
 P_NS = "http://schemas.openxmlformats.org/presentationml/2006/main"
+# Strict OOXML uses other namespace names for the same elements.
+W_NSS = {W_NS, "http://purl.oclc.org/ooxml/wordprocessingml/main"}
+A_NSS = {A_NS, "http://purl.oclc.org/ooxml/drawingml/main"}
+P_NSS = {P_NS, "http://purl.oclc.org/ooxml/presentationml/main"}
+
+
+def _iter(root, namespaces: set[str], *names: str):
+    """Elements with one of `names` in any of `namespaces`, in document order."""
+    return [el for el in root.iter() if isinstance(el.tag, str)
+            and _local(el) in names and _ns(el) in namespaces]
 VML_NS = "urn:schemas-microsoft-com:vml"
 
 # Main document content type -> (output extension, macro-free content type)
@@ -141,6 +152,7 @@ DROP_ON_MISSING_REL = {
     "svgBlip", "hlinkClick", "hlinkHover", "hlinkMouseOver", "pivotCache", "webExtension",
     "customXmlProps", "objectEmbed", "objectLink", "movie", "legacyDrawingHF", "picture",
     "embed", "snd", "wavAudioFile", "audioFile", "videoFile", "quickTimeFile", "media",
+    "externalData",  # a chart's embedded workbook: the chart keeps its cached values
 }
 # Containers that must not be left empty once their children are gone.
 EMPTY_CONTAINERS = {
@@ -154,6 +166,7 @@ ALWAYS_DROP = {
     "saveThroughXslt": "external_relationship", "useXSLTWhenSaving": "external_relationship",
     "mailMerge": "data_connection", "dataBinding": "custom_xml",
     "webPublishItems": "external_relationship", "webPublishing": "external_relationship",
+    "OLEObject": "ole_object",
 }
 
 _DANGEROUS_FORMULA = re.compile(
@@ -224,6 +237,7 @@ class _State:
     kept_ct: dict[str, str] = field(default_factory=dict)
     rels_out: dict[str, list[Rel]] = field(default_factory=dict)
     reported: set[str] = field(default_factory=set)
+    sink: FindingSink | None = None
     rejected_parts: set[str] = field(default_factory=set)
     family: str = ""
     main_part: str = ""
@@ -237,10 +251,9 @@ class _State:
         return ct.strip().lower()
 
     def report(self, kind: str, location: str, detail: str = "", action="removed") -> None:
-        key = f"{kind}|{location}|{detail}"
-        if key not in self.reported:
-            self.reported.add(key)
-            self.ctx.add(kind, location, action, detail)
+        if self.sink is None:
+            self.sink = FindingSink(self.ctx)
+        self.sink.add(kind, location, detail, action)
 
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
@@ -275,6 +288,8 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     _walk(state, root_rels)
     ctx.progress(80)
     _report_orphans(state)
+    if state.sink is not None:
+        state.sink.close()
     _write(state, dst)
     ctx.progress(100)
     return out_ext
@@ -459,7 +474,7 @@ def _clean_xml_part(state: _State, part: str, rels: dict[str, Rel]) -> bytes | N
     _drop_always(state, part, root)
     _clean_macro_attrs(state, part, root)
     _clean_actions(state, part, root)
-    if state.family == "d" or _ns(root) == W_NS or "wordprocessingml" in ct:
+    if state.family == "d" or _ns(root) in W_NSS or "wordprocessingml" in ct:
         _clean_word(state, part, root)
     if state.family == "x" and ("worksheet" in ct or _local(root) == "worksheet"):
         _clean_sheet(state, part, root)
@@ -467,8 +482,7 @@ def _clean_xml_part(state: _State, part: str, rels: dict[str, Rel]) -> bytes | N
         _clean_table(state, part, root)
     if state.family == "p":
         _clean_slide(state, part, root)
-    if is_vml:
-        _clean_vml(state, part, root)
+    _clean_vml(state, part, root)  # VML also lives inline in Word parts
     _clean_rel_refs(state, part, root, rels)
     _clean_empty(root)
     del ctx
@@ -481,7 +495,8 @@ def _parse_vml(state: _State, part: str, data: bytes):
     if b"<!DOCTYPE" in data[:65536].upper() or b"<!ENTITY" in data[:65536].upper():
         raise Rejected(f"The document part {part} declares a DTD (XML entity attack).")
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                             recover=True, remove_pis=True, huge_tree=False)
+                             recover=True, remove_pis=True, remove_comments=True,
+                             huge_tree=False)
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError:
@@ -586,19 +601,19 @@ def _clean_word(state: _State, part: str, root) -> None:
         if el is not root and el.getparent() is None:
             continue  # already removed with an ancestor
         name, ns = _local(el), _ns(el)
-        if name == "object" and ns == W_NS:
+        if name == "object" and ns in W_NSS:
             _replace_word_object(state, part, el)
-        elif name == "customXml" and ns == W_NS:
+        elif name == "customXml" and ns in W_NSS:
             state.report("custom_xml", part, "inline custom XML markup unwrapped", "converted")
             _unwrap(el)
-        elif name in ("subDoc", "altChunk") and ns == W_NS:
+        elif name in ("subDoc", "altChunk") and ns in W_NSS:
             state.report("ole_object" if name == "altChunk" else "external_relationship",
                          part, name)
             _remove(el)
         elif name == "OLEObject":
             state.report("ole_object", part, f"OLE object {el.get('ProgID', '')}")
             _remove(el)
-        elif name == "control" and ns == W_NS:
+        elif name == "control" and ns in W_NSS:
             state.report("activex", part, "ActiveX control")
             _remove(el)
 
@@ -616,7 +631,7 @@ def _replace_word_object(state: _State, part: str, obj) -> None:
     shapes = [c for c in obj if _local(c) in ("shape", "rect", "group") or _ns(c) == VML_NS]
     drawings = [c for c in obj if _local(c) == "drawing"]
     if shapes:
-        obj.tag = f"{{{W_NS}}}pict"
+        obj.tag = f"{{{_ns(obj)}}}pict"
         for attr in list(obj.attrib):
             del obj.attrib[attr]
         for c in list(obj):
@@ -629,22 +644,21 @@ def _replace_word_object(state: _State, part: str, obj) -> None:
 
 
 def _clean_fields(state: _State, part: str, root) -> None:
-    for el in list(root.iter(f"{{{W_NS}}}fldSimple")):
-        instr = el.get(f"{{{W_NS}}}instr") or ""
+    for el in _iter(root, W_NSS, "fldSimple"):
+        instr = el.get(f"{{{_ns(el)}}}instr") or ""
         if not _field_is_safe(state, instr):
             state.report(_field_kind(instr), part, f"field {instr.strip()[:120]}")
             _unwrap(el)  # the cached result runs stay
     stack: list[dict] = []
     doomed: list = []
-    tags = {f"{{{W_NS}}}fldChar", f"{{{W_NS}}}instrText", f"{{{W_NS}}}delInstrText"}
-    for el in root.iter(*tags):
+    for el in _iter(root, W_NSS, "fldChar", "instrText", "delInstrText"):
         if _local(el) in ("instrText", "delInstrText"):
             if stack and stack[-1]["sep"] is None:
                 stack[-1]["instr"].append(el)
             else:
                 doomed.append(el)  # instruction text outside a field is hidden text
             continue
-        kind = el.get(f"{{{W_NS}}}fldCharType")
+        kind = el.get(f"{{{_ns(el)}}}fldCharType")
         if kind == "begin":
             stack.append({"begin": el, "instr": [], "sep": None})
         elif kind == "separate" and stack:
@@ -851,13 +865,13 @@ def _clean_table(state: _State, part: str, root) -> None:
 # ------------------------------------------------------------------------------- PowerPoint
 
 def _clean_slide(state: _State, part: str, root) -> None:
-    for gf in list(root.iter(f"{{{P_NS}}}graphicFrame")):
-        data = next((e for e in gf.iter(f"{{{A_NS}}}graphicData")), None)
+    for gf in _iter(root, P_NSS, "graphicFrame"):
+        data = next(iter(_iter(gf, A_NSS, "graphicData")), None)
         if data is None or not (data.get("uri") or "").endswith("/ole"):
             continue
-        ole = next(gf.iter(f"{{{P_NS}}}oleObj"), None)
+        ole = next(iter(_iter(gf, P_NSS, "oleObj")), None)
         prog = ole.get("progId", "") if ole is not None else ""
-        pic = next(gf.iter(f"{{{P_NS}}}pic"), None)
+        pic = next(iter(_iter(gf, P_NSS, "pic")), None)
         if pic is None:
             state.report("ole_object", part, f"OLE object {prog} removed (no preview image)")
             _remove(gf)
@@ -868,35 +882,35 @@ def _clean_slide(state: _State, part: str, root) -> None:
         _adopt_frame(gf, new)
         gf.addprevious(new)
         _remove(gf)
-    for controls in list(root.iter(f"{{{P_NS}}}controls")):
-        tree = next(root.iter(f"{{{P_NS}}}spTree"), None)
-        for ctl in list(controls.iter(f"{{{P_NS}}}control")):
+    for controls in _iter(root, P_NSS, "controls"):
+        tree = next(iter(_iter(root, P_NSS, "spTree")), None)
+        for ctl in _iter(controls, P_NSS, "control"):
             state.report("activex", part, f"ActiveX control {ctl.get('name', '')}")
-            pic = next(ctl.iter(f"{{{P_NS}}}pic"), None)
+            pic = next(iter(_iter(ctl, P_NSS, "pic")), None)
             if pic is not None and tree is not None:
                 new = copy.deepcopy(pic)
-                cnv = next(new.iter(f"{{{P_NS}}}cNvPr"), None)
+                cnv = next(iter(_iter(new, P_NSS, "cNvPr")), None)
                 if cnv is not None:
                     cnv.set("id", str(_max_shape_id(root) + 1))
                 tree.append(new)
         _remove(controls)
     # Animation commands can invoke OLE verbs or macros; the static slide stays the same.
-    for timing in list(root.iter(f"{{{P_NS}}}timing")):
+    for timing in _iter(root, P_NSS, "timing"):
         if any(_local(e) == "cmd" for e in timing.iter()):
             state.report("action", part, "animation commands (OLE verb or macro call)")
             _remove(timing)
 
 
 def _max_shape_id(root) -> int:
-    ids = [int(e.get("id")) for e in root.iter(f"{{{P_NS}}}cNvPr")
+    ids = [int(e.get("id")) for e in _iter(root, P_NSS, "cNvPr")
            if (e.get("id") or "").isdigit()]
     return max(ids, default=1)
 
 
 def _adopt_frame(gf, pic) -> None:
     """Give the preview picture the frame's id, name and position."""
-    src = next(gf.iter(f"{{{P_NS}}}cNvPr"), None)
-    dst = next(pic.iter(f"{{{P_NS}}}cNvPr"), None)
+    src = next(iter(_iter(gf, P_NSS, "cNvPr")), None)
+    dst = next(iter(_iter(pic, P_NSS, "cNvPr")), None)
     if src is not None and dst is not None:
         dst.set("id", src.get("id", "1"))
         dst.set("name", src.get("name", "Picture"))
@@ -906,11 +920,12 @@ def _adopt_frame(gf, pic) -> None:
         return
     for old in [c for c in sppr if _local(c) == "xfrm"]:
         sppr.remove(old)
-    new = etree.Element(f"{{{A_NS}}}xfrm")
+    a_ns = _ns(xfrm[0]) if len(xfrm) else A_NS
+    new = etree.Element(f"{{{a_ns}}}xfrm")
     for k, v in xfrm.attrib.items():
         new.set(k, v)
     for c in xfrm:
-        new.append(etree.Element(f"{{{A_NS}}}{_local(c)}", dict(c.attrib)))
+        new.append(etree.Element(f"{{{a_ns}}}{_local(c)}", dict(c.attrib)))
     sppr.insert(0, new)
 
 
