@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from factories import auth_headers, make_user
+from factories import DEFAULT_PASSWORD, auth_headers, make_user
 
 
 @pytest.fixture
@@ -102,3 +102,50 @@ def test_contact_messages_are_stored_and_admins_read_them(client, db_session, ad
     listed = client.get("/api/contact", headers=admin_headers).json()["data"]
     assert [m["subject"] for m in listed["messages"]] == ["Hi"]
     assert listed["pagination"]["total"] == 1
+
+
+def test_role_and_activity_together_and_reactivation(client, db_session, settings,
+                                                     admin_headers):
+    user = make_user(db_session, email="both@example.com")
+    answer = client.put(f"/api/users/{user.id}", json={"role": "ENTERPRISE", "isActive": False},
+                        headers=admin_headers)
+    assert answer.status_code == 200
+    data = answer.json()["data"]
+    assert (data["role"], data["isActive"], data["sessionCount"]) == ("ENTERPRISE", False, 0)
+    listed = client.get("/api/users?status=inactive", headers=admin_headers).json()["data"]
+    assert [u["email"] for u in listed["users"]] == ["both@example.com"]
+    assert client.post("/api/auth/login", json={"email": "both@example.com",
+                                                "password": DEFAULT_PASSWORD}).status_code == 403
+    client.put(f"/api/users/{user.id}", json={"isActive": True}, headers=admin_headers)
+    back = client.post("/api/auth/login", json={"email": "both@example.com",
+                                                "password": DEFAULT_PASSWORD})
+    assert back.status_code == 200 and back.json()["data"]["user"]["role"] == "ENTERPRISE"
+
+
+def test_an_admin_may_step_down_while_another_admin_remains(client, db_session, settings):
+    first = make_user(db_session, role="ADMIN")
+    make_user(db_session, role="ADMIN")
+    headers = auth_headers(settings, db_session, first)
+    answer = client.put(f"/api/users/{first.id}", json={"role": "USER"}, headers=headers)
+    assert answer.status_code == 200
+    assert client.get("/api/users", headers=headers).status_code == 403  # no longer admin
+
+
+def test_an_inactive_admin_does_not_count_as_the_last_one(client, db_session, settings):
+    admin = make_user(db_session, role="ADMIN")
+    dormant = make_user(db_session, role="ADMIN", active=False)
+    headers = auth_headers(settings, db_session, admin)
+    assert client.put(f"/api/users/{admin.id}", json={"isActive": False},
+                      headers=headers).status_code == 409
+    # Demoting the inactive one leaves the active admin in place: allowed.
+    assert client.put(f"/api/users/{dormant.id}", json={"role": "USER"},
+                      headers=headers).status_code == 200
+
+
+def test_list_parameters_are_validated(client, admin_headers):
+    for query in ("page=0", "limit=0", "limit=101", "role=KING", "page=x"):
+        answer = client.get(f"/api/users?{query}", headers=admin_headers)
+        assert answer.status_code == 422, query
+        assert answer.json()["success"] is False
+    beyond = client.get("/api/users?page=9", headers=admin_headers).json()["data"]
+    assert beyond["users"] == [] and beyond["pagination"]["hasPrev"] is True

@@ -65,8 +65,10 @@ def list_users(_: AdminUser, session: SessionDep,
 
 
 def _other_active_admins(session, user_id: str) -> int:
-    return session.scalar(select(func.count()).select_from(User).where(
-        User.role == "ADMIN", User.is_active.is_(True), User.id != user_id)) or 0
+    # Row locks (PostgreSQL) so two admins demoting each other at once cannot both succeed.
+    return len(session.scalars(select(User.id).where(
+        User.role == "ADMIN", User.is_active.is_(True), User.id != user_id)
+        .with_for_update()).all())
 
 
 @router.put("/{user_id}", response_model=Envelope[UserOut])
