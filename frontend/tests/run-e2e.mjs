@@ -78,7 +78,7 @@ async function test(name, fn) {
 
 async function shot(page, name) {
   await page.waitForTimeout(150);
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true, animations: 'disabled' });
 }
 
 /** Screenshot at desktop width and at 390 px, then restore the desktop viewport. */

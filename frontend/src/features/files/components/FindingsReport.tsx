@@ -40,7 +40,7 @@ export function FindingsReport({ report }: { report: FileReport | null | undefin
               {findings.map((f, i) => (
                 <tr key={`${f.kind}-${f.location}-${i}`}>
                   <td className="whitespace-nowrap px-5 py-3 font-medium text-slate-900">{kindLabel(f.kind)}</td>
-                  <td className="px-5 py-3 font-mono text-xs text-slate-600 break-all">{f.location || '—'}</td>
+                  <td className="min-w-[9rem] px-5 py-3 font-mono text-xs text-slate-600 [overflow-wrap:anywhere]">{f.location || '—'}</td>
                   <td className="px-5 py-3"><span className={`inline-flex rounded-full px-2 py-0.5 text-xs font-semibold capitalize ring-1 ring-inset ${ACTION_STYLES[f.action] ?? ACTION_STYLES.kept}`}>{f.action}</span></td>
                   <td className="px-5 py-3 text-slate-600">{f.detail || '—'}</td>
                 </tr>

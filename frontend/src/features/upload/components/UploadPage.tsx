@@ -87,7 +87,7 @@ export default function UploadPage() {
                 : isDragReject ? 'border-red-400 bg-red-50'
                   : isDragActive ? 'border-brand-600 bg-brand-50' : 'border-slate-300 hover:border-brand-600 hover:bg-brand-50/40'}`,
           })} data-testid="dropzone">
-            <input {...getInputProps({ accept: limits.extensions.join(',') || undefined })} data-testid="file-input" />
+            <input {...getInputProps({ accept: limits.extensions.join(',') || undefined, disabled: !ready || upload.isPending })} data-testid="file-input" />
             {upload.isPending ? (
               <>
                 <Spinner label="Uploading" className="h-10 w-10 text-brand-700" />
