@@ -158,3 +158,31 @@ def test_rejects_encrypted_missing_mimetype_and_entities(tmp_path):
            '<office:document-styles xmlns:office="urn:oasis:names:tc:opendocument:xmlns:'
            'office:1.0">&e;</office:document-styles>')
     assert "DTD" in _reject(tmp_path, _odf_with(extra={"styles.xml": xxe}))
+
+
+def test_inline_and_packaged_non_images_are_dropped_consistently(tmp_path):
+    import base64
+
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+    body = ('<office:text><text:p>pictures</text:p>'
+            + corpus._odt_image("Pictures/evil.svg", "svg")
+            + '<text:p><draw:frame draw:name="inline" svg:width="2cm" svg:height="1cm"><draw:image>'
+              f"<office:binary-data>{base64.b64encode(b'MZ not an image').decode()}"
+              "</office:binary-data></draw:image></draw:frame></text:p>"
+            + '<text:p><draw:frame draw:name="ok" svg:width="2cm" svg:height="1cm"><draw:image>'
+              f"<office:binary-data>{base64.b64encode(corpus.jpeg_with_gps()).decode()}"
+              "</office:binary-data></draw:image></draw:frame></text:p></office:text>")
+    data = corpus.odf(corpus.ODT, body, files={"Pictures/evil.svg": svg},
+                      manifest_extra={"Pictures/evil.svg": "image/svg+xml"})
+    src = tmp_path / "in.odt"
+    src.write_bytes(data)
+    ctx = Context(workdir=tmp_path / "w")
+    odf.sanitize(src, tmp_path / "out.odt", ctx, "odt")
+    members = _members(tmp_path / "out.odt")
+    content = members["content.xml"].decode()
+    assert "Pictures/evil.svg" not in members and "evil.svg" not in content
+    assert 'draw:name="svg"' not in content and 'draw:name="inline"' not in content
+    ok = content.split('draw:name="ok"')[1].split("office:binary-data>")[1].split("<")[0]
+    photo = base64.b64decode(ok)
+    assert photo.startswith(b"\xff\xd8") and b"SecretCameraMaker" not in photo
+    assert b"<script" not in b"".join(members.values())

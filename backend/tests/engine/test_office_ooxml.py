@@ -422,3 +422,26 @@ def test_findings_are_capped_for_hostile_floods(tmp_path):
     dde = [f for f in ctx.findings if f.kind == "dde"]
     assert 100 <= len(dde) <= 101 and "300 more" in dde[-1].detail
     assert b"DDEAUTO" not in _members(tmp_path / "out.docx")["word/document.xml"]
+
+
+def test_macro_sheet_disguised_as_worksheet_and_external_validation(tmp_path):
+    disguised = ('<?xml version="1.0"?><xm:macrosheet xmlns:xm="http://schemas.microsoft.com/office/'
+                 'excel/2006/main" xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+                 '<sheetData><row r="1"><c r="A1"><f>EXEC("calc")</f></c></row></sheetData>'
+                 "</xm:macrosheet>")
+    validation = corpus._sheet(corpus.CLEAN_ROWS, (
+        '<dataValidations count="1"><dataValidation type="list" sqref="A1"><formula1>[1]Sheet1!'
+        "$A$1:$A$3</formula1></dataValidation></dataValidations>"))
+    data = corpus.xlsx([("Data", f"{corpus.R}/worksheet", "worksheets/sheet1.xml", validation),
+                        ("Hidden", f"{corpus.R}/worksheet", "worksheets/sheet2.xml", disguised)],
+                       defined_names='<definedName name="x">Hidden!$A$1</definedName>')
+    src = tmp_path / "in.xlsx"
+    src.write_bytes(data)
+    ctx = Context(workdir=tmp_path / "w")
+    ooxml.sanitize(src, tmp_path / "out.xlsx", ctx, "xlsx")
+    members = _members(tmp_path / "out.xlsx")
+    assert "xl/worksheets/sheet2.xml" not in members
+    wb = members["xl/workbook.xml"].decode()
+    assert 'name="Hidden"' not in wb and "definedName" not in wb
+    assert b"dataValidation " not in members["xl/worksheets/sheet1.xml"]
+    assert {"xlm_macro", "external_link"} <= {f.kind for f in ctx.findings}

@@ -54,7 +54,7 @@ DROP = {
     "scripts": "macro", "event-listeners": "macro", "event-listener": "macro",
     "script": "script", "applet": "embedded_object", "plugin": "embedded_object",
     "floating-frame": "external_relationship", "object-ole": "ole_object",
-    "dde-connection-decls": "dde", "dde-links": "dde", "dde-source": "dde",
+    "dde-connection-decls": "dde", "dde-links": "dde", "dde-source": "dde", "dde-link": "dde",
     "section-source": "external_link", "table-source": "external_link",
     "error-macro": "macro", "database-source-sql": "data_connection",
     "database-source-query": "data_connection", "database-source-table": "data_connection",
@@ -143,6 +143,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     def report(kind_: str, location: str, detail: str, action="removed") -> None:
         sink.add(kind_, location, detail, action)
 
+    xml_names = []
     for name in order:
         if name in ("mimetype", "META-INF/manifest.xml"):
             continue
@@ -150,7 +151,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
         top = name.split("/", 1)[0]
         obj_dir = next((d for d in safe_dirs if name.startswith(d)), None)
         if name in XML_STREAMS or (obj_dir and name[len(obj_dir):] in XML_STREAMS):
-            kept[name] = _clean_stream(name, data, ctx, report, safe_dirs, members)
+            xml_names.append(name)  # cleaned below, once the kept pictures are known
         elif name == "meta.xml" or (obj_dir and name[len(obj_dir):] == "meta.xml"):
             report("metadata", name, "author, dates, statistics and generator removed")
             kept[name] = _neutral_meta()
@@ -174,6 +175,9 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
             report("embedded_object", top, f"embedded object ({mt})")
         else:
             report("hidden_part", name, "part not used for display")
+    available = set(kept) | set(xml_names)
+    for name in xml_names:
+        kept[name] = _clean_stream(name, members[name], ctx, report, safe_dirs, available)
     sink.close()
     ctx.progress(80)
 
@@ -262,6 +266,14 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
                 _remove(el)
                 _drop_empty_frame(frame)
             continue
+        if lname == "binary-data":
+            if not _clean_binary_data(el):
+                report("invalid_image", name, "inline binary data that is not an image")
+                holder = el.getparent()
+                frame = holder.getparent() if holder is not None else None
+                _remove(holder if holder is not None and holder is not root else el)
+                _drop_empty_frame(frame)
+            continue
         if lname == "image":
             href = el.get(f"{{{XLINK_NS}}}href")
             if href is not None:
@@ -274,6 +286,22 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
                     continue
         _clean_attrs(el, name, report, keep_links, members)
     return serialize(root)
+
+
+def _clean_binary_data(el) -> bool:
+    """Inline base64 pictures are decoded, checked and re-encoded like packaged ones."""
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode("".join((el.text or "").split()), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    cleaned = _clean_image("inline", raw)
+    if cleaned is None:
+        return False
+    el.text = base64.b64encode(cleaned).decode("ascii")
+    return True
 
 
 def _detached(el, root) -> bool:

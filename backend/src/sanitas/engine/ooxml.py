@@ -166,7 +166,7 @@ ALWAYS_DROP = {
     "saveThroughXslt": "external_relationship", "useXSLTWhenSaving": "external_relationship",
     "mailMerge": "data_connection", "dataBinding": "custom_xml",
     "webPublishItems": "external_relationship", "webPublishing": "external_relationship",
-    "OLEObject": "ole_object",
+    "OLEObject": "ole_object", "fldData": "hidden_data",
 }
 
 _DANGEROUS_FORMULA = re.compile(
@@ -412,6 +412,11 @@ def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
     if any(f in ct for f in FONT_CT):
         state.kept[real], state.kept_ct[real] = data, ct
         return True
+    if key in ("worksheet", "chartsheet") and _root_name(data) in ("macrosheet", "dialogsheet"):
+        # an Excel 4 macro sheet wearing a worksheet's relationship and content type
+        state.report("xlm_macro", real, "macro sheet disguised as a worksheet")
+        state.reported.add("part|" + real)
+        return False
     if ct.endswith("xml") or "vmldrawing" in ct or key == "vmldrawing":
         state.kept[real] = None  # cleaned after the walk
         state.kept_ct[real] = ct or "application/xml"
@@ -440,6 +445,17 @@ def _keep_binary(state: _State, part: str, ct: str, data: bytes, key: str) -> bo
             "webp": "image/webp"}[fmt]
     state.kept[part], state.kept_ct[part] = cleaned, mime
     return True
+
+
+_ROOT_TAG = re.compile(rb"<(?![?!])(?:[\w.-]+:)?([\w.-]+)")
+
+
+def _root_name(data: bytes) -> str:
+    head = data[:4096]
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        head = data[:8192].decode("utf-16", "ignore").encode()
+    m = _ROOT_TAG.search(re.sub(rb"<!--.*?-->", b"", head, flags=re.S))
+    return m.group(1).decode("ascii", "replace").lower() if m else ""
 
 
 def _safe_url(url: str) -> bool:
@@ -830,6 +846,12 @@ def _clean_sheet(state: _State, part: str, root) -> None:
             state.report("external_link" if "[" in text else "formula", part,
                          f"cell {ref} formula {text[:100]} replaced by its value", "converted")
             _remove(f)
+    for el in list(root.iter()):
+        if _local(el) in ("dataValidation", "cfRule") and el.getparent() is not None and any(
+                _local(f) in ("formula1", "formula2", "formula", "f")
+                and _formula_is_dangerous(f.text or "") for f in el.iter()):
+            state.report("external_link", part, f"{_local(el)} with an external or DDE formula")
+            _remove(el)
     for el in list(root.iter()):
         name = _local(el)
         if name == "oleObjects":
