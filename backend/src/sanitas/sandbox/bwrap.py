@@ -197,6 +197,30 @@ class _Sandbox:
         finally:
             child_sock.close()
         self.started = time.monotonic()
+        self.ready = False
+
+    def wait_ready(self, timeout: float = STARTUP_TIMEOUT) -> bool:
+        """Block until the child has warmed up (consumes its 'ready' line)."""
+        if self.ready:
+            return True
+        assert self.proc.stdout is not None
+        selector = selectors.DefaultSelector()
+        selector.register(self.proc.stdout, selectors.EVENT_READ)
+        try:
+            if not selector.select(timeout):
+                return False
+        finally:
+            selector.close()
+        # Byte by byte, so nothing after the line is left in a buffer _collect cannot see.
+        line = b""
+        fd = self.proc.stdout.fileno()
+        while not line.endswith(b"\n") and len(line) < 4096:
+            byte = os.read(fd, 1)
+            if not byte:
+                break
+            line += byte
+        self.ready = b'"ready"' in line
+        return self.ready
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -363,7 +387,9 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
     buffer = b""
     stdout_total = 0
     stderr_tail = b""
-    ready = False
+    ready = sandbox.ready
+    if ready:
+        deadline = time.monotonic() + float(limits.wall_seconds or 60)
     result: dict | None = None
     timed_out = False
     open_streams = 2
