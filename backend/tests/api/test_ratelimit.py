@@ -175,3 +175,23 @@ def test_contact_is_limited_per_ip_and_per_sender(client, settings):
     assert contact(client, "bob@example.com").status_code == 201
     per_ip = contact(client, "carol@example.com")
     assert per_ip.status_code == 429
+
+
+def test_forwarded_for_counts_only_from_trusted_proxies(client, settings):
+    settings.rate_limit_login_per_ip = 2
+
+    def attempt(forwarded):
+        return client.post("/api/auth/login", json={"email": "x@example.com", "password": "p"},
+                           headers={"X-Forwarded-For": forwarded})
+
+    # Not trusted: the header is ignored, spoofed addresses share the peer's count.
+    assert attempt("1.1.1.1").status_code == 401
+    assert attempt("2.2.2.2").status_code == 401
+    assert attempt("3.3.3.3").status_code == 429
+    # Behind a trusted proxy each client has its own count; a client-supplied hop to the
+    # left of the real one changes nothing.
+    settings.trusted_proxies = ["testclient", "10.0.0.0/8"]
+    for _ in range(2):
+        assert attempt("9.9.9.9, 10.1.2.3").status_code == 401
+    assert attempt("8.8.8.8, 9.9.9.9, 10.1.2.3").status_code == 429
+    assert attempt("7.7.7.7").status_code == 401

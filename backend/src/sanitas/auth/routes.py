@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse
 from fastapi.security.utils import get_authorization_scheme_param
@@ -35,8 +37,31 @@ router = APIRouter(prefix="/auth", tags=["auth"],
                               422: {"model": ErrorEnvelope}, 429: {"model": ErrorEnvelope}})
 
 
+def _is_trusted(address: str, trusted: list[str]) -> bool:
+    for entry in trusted:
+        if address == entry:
+            return True
+        try:
+            if ipaddress.ip_address(address) in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
 def client_ip(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    """The client's address: the TCP peer, or, when the peer is a trusted proxy, the
+    nearest untrusted hop of X-Forwarded-For (headers from anyone else are ignored)."""
+    peer = request.client.host if request.client else "unknown"
+    trusted = request.app.state.settings.trusted_proxies
+    if not trusted or not _is_trusted(peer, trusted):
+        return peer
+    hops = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",")
+            if h.strip()]
+    for hop in reversed(hops):
+        if not _is_trusted(hop, trusted):
+            return hop[:64]
+    return hops[0][:64] if hops else peer
 
 
 def _agent(request: Request) -> str | None:
