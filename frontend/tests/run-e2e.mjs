@@ -318,6 +318,31 @@ async function main() {
       await shots(page, 'profile');
     });
 
+    await test('home shows the upload-info panel; profile edits send only changes', async () => {
+      assert(registered, 'needs the registered user');
+      const page = userPage;
+      await page.goto(base);
+      const panel = page.getByTestId('upload-info-panel');
+      await panel.waitFor();
+      const text = await panel.innerText();
+      assert(/Maximum File Size[\s\S]*MB/.test(text) && /Supported Formats[\s\S]*\d+\+/.test(text) && /Batch Upload[\s\S]*\d+ files/.test(text), `panel: ${text}`);
+      await page.getByRole('link', { name: 'Upload Files' }).first().waitFor();
+      await page.goto(`${base}/profile`);
+      const lastName = page.getByLabel('Last name');
+      await page.waitForFunction(() => document.querySelector('#lastName')?.value === 'Lovelace');
+      const sent = [];
+      page.on('request', (r) => { if (r.url().endsWith('/api/auth/profile') && r.method() === 'PUT') sent.push(r.postDataJSON()); });
+      await lastName.fill('King');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await toast(page, 'Profile updated successfully').waitFor();
+      assert(JSON.stringify(sent) === JSON.stringify([{ lastName: 'King' }]), `profile update sent ${JSON.stringify(sent)}`);
+      await page.getByLabel('Current password').fill(USER.password);
+      await page.getByLabel('New password', { exact: true }).fill('short');
+      await page.getByLabel('Confirm new password').fill('short');
+      await page.getByRole('button', { name: 'Update password' }).click();
+      await toast(page, 'New password must be at least 8 characters').waitFor();
+    });
+
     await test('a USER sees Access Denied on /admin', async () => {
       assert(registered, 'needs the registered user');
       const page = userPage;
@@ -379,6 +404,33 @@ async function main() {
       const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) });
       const body = await res.json();
       assert(body?.data?.user?.role === 'ENTERPRISE', `role after change is ${body?.data?.user?.role}`);
+      await page.context().close();
+    });
+
+    await test('forgot password: emailed link resets the password', async () => {
+      assert(registered, 'needs the registered user');
+      const page = await newPage();
+      await page.goto(`${base}/login`);
+      await page.getByRole('link', { name: 'Forgot your password?' }).click();
+      await page.waitForURL(`${base}/forgot-password`);
+      await page.getByLabel('Email address').fill(USER.email);
+      await page.getByRole('button', { name: 'Send reset link' }).click();
+      await page.getByText('password reset link has been sent', { exact: false }).waitFor();
+      await shots(page, 'forgot-password');
+      let link = null;
+      for (let i = 0; i < 20 && !link; i++) {
+        link = readOutboxLink(dataDir, USER.email, '/reset-password');
+        if (!link) await page.waitForTimeout(250);
+      }
+      assert(link, 'no reset link in the outbox');
+      await page.goto(link);
+      USER.password = 'Brand-new-pass-2';
+      await page.getByLabel('New password', { exact: true }).fill(USER.password);
+      await page.getByLabel('Confirm new password').fill(USER.password);
+      await page.getByRole('button', { name: 'Reset password' }).click();
+      await page.getByText('Your password has been reset', { exact: false }).waitFor();
+      await login(page, base, USER);
+      await page.waitForURL(`${base}/dashboard`);
       await page.context().close();
     });
 
