@@ -69,3 +69,25 @@ def test_output_names_never_from_inside(corpus, tmp_path, out_dir):
     path.write_bytes(zip_bytes({"a.txt": b"hi"}))
     result = sanitize_file(path, out_dir, original_name="../../evil/name.zip")
     assert Path(result.output).parent == out_dir and Path(result.output).name == "name.zip"
+
+
+@pytest.mark.parametrize("member,words", [
+    ("report.txt:hidden", "colon"), ("CON.txt", "Windows treats specially"),
+    ("trailing. ", "Windows treats specially"), ("C:/x.txt", "absolute path"),
+    ("..\\..\\x.txt", "path traversal"),
+])
+def test_windows_unsafe_names(tmp_path, out_dir, member, words):
+    path = tmp_path / "names.zip"
+    path.write_bytes(zip_bytes({member: b"x"}))
+    result = sanitize_file(path, out_dir)
+    assert result.status == "rejected" and words in result.reason
+
+
+def test_java_and_android_packages_are_executables(tmp_path, out_dir):
+    jar = tmp_path / "tool.zip"
+    jar.write_bytes(zip_bytes({"META-INF/MANIFEST.MF": b"Main-Class: X\n", "X.class": b"\xca"}))
+    apk = tmp_path / "app.zip"
+    apk.write_bytes(zip_bytes({"AndroidManifest.xml": b"x", "classes.dex": b"dex\n035"}))
+    for path, words in ((jar, "Java"), (apk, "Android")):
+        result = sanitize_file(path, out_dir)
+        assert result.status == "rejected" and words in result.reason

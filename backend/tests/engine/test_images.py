@@ -65,3 +65,42 @@ def test_truncated_image_rejected(corpus, tmp_path, out_dir):
     cut.write_bytes(corpus["photo.jpg"].read_bytes()[:900])
     result = sanitize_file(cut, out_dir)
     assert result.status == "rejected" and "damaged" in result.reason
+
+
+def _variants(folder: Path) -> dict[str, Path]:
+    import io
+
+    from corpus import _gps_exif, picture
+    pic = picture((300, 200))
+    frames = [pic.rotate(angle) for angle in (0, 45, 90)]
+    paths = {name: folder / name for name in (
+        "cmyk.jpg", "progressive.jpg", "gray.jpg", "deep.png", "la.png", "palette.png",
+        "anim.webp", "pages.tiff", "anim.png", "fax.tiff", "palette.bmp", "stereo.jpg")}
+    pic.convert("CMYK").save(paths["cmyk.jpg"], "JPEG", quality=80, exif=_gps_exif())
+    pic.save(paths["progressive.jpg"], "JPEG", quality=70, progressive=True)
+    pic.convert("L").save(paths["gray.jpg"], "JPEG")
+    pic.convert("I;16").save(paths["deep.png"])
+    pic.convert("LA").save(paths["la.png"])
+    pic.convert("P").save(paths["palette.png"], transparency=3)
+    frames[0].save(paths["anim.webp"], save_all=True, append_images=frames[1:], duration=100,
+                   exif=_gps_exif())
+    frames[0].save(paths["pages.tiff"], save_all=True, append_images=frames[1:])
+    frames[0].save(paths["anim.png"], save_all=True, append_images=frames[1:], duration=100)
+    pic.convert("1").save(paths["fax.tiff"], compression="group4")
+    pic.convert("P").save(paths["palette.bmp"])
+    buffer = io.BytesIO()
+    pic.save(buffer, "MPO", save_all=True, append_images=[pic.rotate(10)])
+    paths["stereo.jpg"].write_bytes(buffer.getvalue())
+    return paths
+
+
+def test_image_variants_keep_mode_frames_and_look(tmp_path, out_dir):
+    for name, path in _variants(tmp_path).items():
+        result = sanitize_file(path, out_dir)
+        assert result.status == "ok", (name, result.reason)
+        with Image.open(path) as before, Image.open(result.output) as after:
+            expected_frames = 1 if name == "stereo.jpg" else getattr(before, "n_frames", 1)
+            assert getattr(after, "n_frames", 1) == expected_frames, name
+            assert after.size == before.size, name
+            assert b"GPS" not in Path(result.output).read_bytes(), name
+            assert ssim(before.convert("RGB"), after.convert("RGB")) >= 0.98, name

@@ -73,3 +73,19 @@ def test_damaged_pdf_rejected_with_reason(tmp_path, out_dir):
     result = sanitize_file(broken, out_dir)
     assert result.status == "rejected"
     assert result.reason and "PDF" in result.reason
+
+
+def test_external_streams_and_reference_xobjects_removed(tmp_path, out_dir):
+    from corpus import clean_pdf, save_pdf
+    from pikepdf import Dictionary, Name, String
+
+    pdf = clean_pdf(pages=1, with_image=False)
+    external = pdf.make_stream(b"", F=String("\\\\EVIL\\share\\data.bin"))
+    form = pdf.make_stream(b"", Type=Name.XObject, Subtype=Name.Form, BBox=[0, 0, 10, 10],
+                           Ref=Dictionary(F=String("EVIL-other.pdf"), Page=0))
+    pdf.pages[0].Resources.XObject = Dictionary(Ext=external, Fm=form)
+    source = save_pdf(pdf, tmp_path / "external.pdf")
+    result = sanitize_file(source, out_dir)
+    assert result.status == "ok"
+    assert b"EVIL" not in qpdf_expanded(Path(result.output))
+    assert any(f.kind == "external_reference" for f in result.findings)

@@ -20,6 +20,7 @@ MAX_RATIO = 100  # uncompressed / compressed for any member bigger than RATIO_FL
 RATIO_FLOOR = 1024 * 1024
 MAX_DEPTH = 3  # archives inside archives
 CHUNK = 1024 * 1024
+WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])$", re.I)
 
 
 def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int) -> list[zipfile.ZipInfo]:
@@ -71,6 +72,12 @@ def unsafe_name_reason(info: zipfile.ZipInfo) -> str | None:
     parts = re.split(r"[\\/]", name)
     if ".." in parts:
         return "path traversal"
+    if ":" in name:
+        return "a colon (drive letter or alternate data stream)"
+    for part in parts:
+        if part and (part != part.rstrip(". ") or
+                     WINDOWS_RESERVED.match(part.split(".")[0])):
+            return "a name Windows treats specially"
     mode = info.external_attr >> 16
     if info.create_system == 3 and stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
         return "symbolic link or special file"

@@ -272,6 +272,12 @@ def _detect_zip(path: Path) -> Detected:
                     raise Rejected("The document is password-protected (encrypted); encrypted "
                                    "files cannot be inspected and are not accepted.")
                 return Detected(kind, "odf")
+        if "classes.dex" in names or "AndroidManifest.xml" in names:
+            raise Rejected("The file is an Android application (APK); executables are not "
+                           "accepted.")
+        if "META-INF/MANIFEST.MF" in names and any(n.endswith(".class") for n in names):
+            raise Rejected("The file is a Java application (JAR); executables are not "
+                           "accepted.")
         return Detected("zip", "archive")
 
 

@@ -251,7 +251,7 @@ def _save_frames(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
         params["compression"] = "tiff_deflate"
     if icc and kind != "gif":
         params["icc_profile"] = icc
-    with open(dst, "wb") as out:
+    with open(dst, "w+b") as out:  # the TIFF writer reads back what it wrote
         frames[0].save(out, PILLOW_FORMAT[kind], **params)
     ctx.add("animation", f"{len(frames)} frames", "kept")
 

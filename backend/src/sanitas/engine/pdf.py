@@ -46,7 +46,10 @@ SWEEP_KEYS = {
     "/Perms": "usage_rights", "/SpiderInfo": "web_capture", "/Metadata": "xmp_metadata",
     "/AF": "associated_file", "/URLS": "web_capture", "/IDS": "web_capture",
     "/Templates": "page_template", "/PS": "postscript", "/Sound": "sound", "/Movie": "movie",
+    "/Ref": "external_reference", "/OPI": "external_reference",
 }
+# Stream data kept in another file (PDF 1.2 external streams).
+EXTERNAL_STREAM_KEYS = ("/F", "/FFilter", "/FDecodeParms")
 MAX_FINDINGS_PER_KIND = 50
 
 
@@ -369,6 +372,10 @@ def _sweep(obj, record, depth: int) -> None:
             record("embedded_payload", f"object {obj.objgen[0]}", "removed",
                    f"{str(obj.get('/Type', subtype)).lstrip('/')} stream emptied")
             return
+        for key in EXTERNAL_STREAM_KEYS:
+            if key in obj:
+                record("external_reference", f"object {obj.objgen[0]} {key}")
+                del obj[key]
     for key in list(obj.keys()):
         if key in SWEEP_KEYS:
             record(SWEEP_KEYS[key], f"object {obj.objgen[0] if obj.is_indirect else 'inline'} "
