@@ -1,0 +1,264 @@
+"""End-to-end service benchmark: a real `sanitas serve` (embedded executor, SQLite, local
+storage) on a temporary data dir; concurrent HTTP clients upload a mix of files and poll until
+done.
+
+Figures (targets on a 2-core machine):
+  1. 1 MB PDF, upload -> COMPLETED, median over sequential runs      (<= 1 s)
+  2. small files per second sustained, N concurrent clients           (>= 10 /s)
+  3. status polling p99 while the workers are busy                    (<= 50 ms)
+  4. server RSS over 1,000 files: after warm-up vs at the end         (flat)
+
+Usage: backend/.venv/bin/python bench/bench_service.py [--files 1000] [--clients 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import psutil
+from PIL import Image
+
+BACKEND = Path(__file__).resolve().parents[1] / "backend"
+SANITAS = BACKEND / ".venv" / "bin" / "sanitas"
+SECRET = "bench-secret-key-that-is-long-enough-0123456789abcdef"
+
+
+# -- sample files ------------------------------------------------------------------------------
+def one_mb_pdf() -> bytes:
+    """A one-page PDF of about 1 MB (a noisy photo-like image: worst case for size)."""
+    rng = random.Random(7)
+    side = 1020
+    img = Image.frombytes("RGB", (side, side), rng.randbytes(side * side * 3))
+    buf = io.BytesIO()
+    img.save(buf, "PDF", quality=93)
+    return buf.getvalue()
+
+
+def small_files() -> list[tuple[str, bytes]]:
+    rng = random.Random(11)
+    png = io.BytesIO()
+    Image.frombytes("RGB", (64, 64), rng.randbytes(64 * 64 * 3)).save(png, "PNG")
+    jpg = io.BytesIO()
+    Image.frombytes("RGB", (96, 96), rng.randbytes(96 * 96 * 3)).save(jpg, "JPEG")
+    pdf = io.BytesIO()
+    Image.frombytes("RGB", (120, 160), rng.randbytes(120 * 160 * 3)).save(pdf, "PDF")
+    csv = b"name,amount\n" + b"".join(b"item%d,%d\n" % (i, i * 7) for i in range(200))
+    txt = b"Meeting notes\n" + b"All good.\n" * 100
+    svg = (b'<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40">'
+           b'<rect width="40" height="40" fill="#08f"/></svg>')
+    return [("photo.png", png.getvalue()), ("photo.jpg", jpg.getvalue()),
+            ("scan.pdf", pdf.getvalue()), ("table.csv", csv), ("notes.txt", txt),
+            ("logo.svg", svg)]
+
+
+# -- server ------------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_users(data_dir: Path, n: int) -> list[dict[str, str]]:
+    sys.path.insert(0, str(BACKEND / "src"))
+    from sanitas.auth.tokens import create_access_token, hash_token, new_opaque_token
+    from sanitas.db import make_engine, make_sessionmaker, utcnow
+    from sanitas.models import AuthSession, User
+    from sanitas.models._common import new_id
+    from sanitas.config import Settings
+
+    settings = Settings(data_dir=data_dir, secret_key=SECRET)
+    factory = make_sessionmaker(make_engine(str(settings.database_url)))
+    headers = []
+    with factory() as s:
+        for i in range(n):
+            user = User(email=f"bench{i}@example.com", role="ENTERPRISE", is_active=True,
+                        is_email_verified=True)
+            s.add(user)
+            s.flush()
+            family = new_id()
+            s.add(AuthSession(user_id=user.id, family_id=family,
+                              token_hash=hash_token(new_opaque_token()),
+                              expires_at=utcnow() + timedelta(days=1)))
+            headers.append({"Authorization":
+                            f"Bearer {create_access_token(settings, user.id, family)}"})
+        s.commit()
+    return headers
+
+
+def start_server(data_dir: Path, port: int) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SANITAS_")}
+    env.update(SANITAS_DATA_DIR=str(data_dir), SANITAS_SECRET_KEY=SECRET,
+               SANITAS_PORT=str(port), SANITAS_LOG_LEVEL="WARNING",
+               SANITAS_ACCESS_TOKEN_TTL_SECONDS="7200")
+    log = open(data_dir / "serve.log", "ab")  # noqa: SIM115
+    proc = subprocess.Popen([str(SANITAS), "serve"], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited; see {data_dir / 'serve.log'}")
+        time.sleep(0.2)
+    raise SystemExit("server did not start")
+
+
+# -- measurements ------------------------------------------------------------------------------
+class Client:
+    def __init__(self, base: str, headers: dict[str, str]) -> None:
+        self.http = httpx.Client(base_url=base, headers=headers, timeout=60)
+
+    def upload(self, name: str, content: bytes) -> str:
+        r = self.http.post("/api/upload/single", files={"file": (name, content)})
+        if r.status_code != 201:
+            raise RuntimeError(f"upload failed: {r.status_code} {r.text}")
+        return r.json()["data"]["fileId"]
+
+    def status(self, file_id: str) -> str:
+        r = self.http.get(f"/api/process/status/{file_id}")
+        return r.json()["data"]["file"]["status"]
+
+    def wait(self, file_id: str, interval: float = 0.02, timeout: float = 300) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.status(file_id)
+            if status in ("COMPLETED", "FAILED"):
+                return status
+            time.sleep(interval)
+        raise RuntimeError(f"{file_id} not done after {timeout}s")
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--pdf-runs", type=int, default=15)
+    args = parser.parse_args()
+
+    data_dir = Path(tempfile.mkdtemp(prefix="sanitas-bench-"))
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = start_server(data_dir, port)
+    try:
+        headers = make_users(data_dir, args.clients + 2)
+        proc = psutil.Process(server.pid)
+
+        # 1. 1 MB PDF latency (sequential, idle server)
+        pdf = one_mb_pdf()
+        client = Client(base, headers[0])
+        client.wait(client.upload("warmup.pdf", pdf))
+        latencies, failures = [], 0
+        for i in range(args.pdf_runs):
+            t0 = time.perf_counter()
+            status = client.wait(client.upload(f"doc{i}.pdf", pdf), interval=0.01)
+            latencies.append(time.perf_counter() - t0)
+            failures += status != "COMPLETED"
+        pdf_median = statistics.median(latencies)
+
+        # 2-4. many small files from concurrent clients, polling measured meanwhile
+        samples = small_files()
+        done_count = 0
+        lock = threading.Lock()
+        rss: list[tuple[int, int]] = []
+        poll_latencies: list[float] = []
+        busy = threading.Event()
+        busy.set()
+        outcomes: dict[str, int] = {}
+
+        def poller() -> None:
+            watcher = Client(base, headers[-1])
+            fid = watcher.upload("probe.txt", b"probe\n")
+            watcher.wait(fid)
+            while busy.is_set():
+                t0 = time.perf_counter()
+                watcher.status(fid)
+                poll_latencies.append(time.perf_counter() - t0)
+                time.sleep(0.05)
+
+        def worker(idx: int, count: int) -> None:
+            nonlocal done_count
+            c = Client(base, headers[1 + idx])
+            pending: list[str] = []
+            for k in range(count):
+                name, content = samples[(idx + k) % len(samples)]
+                pending.append(c.upload(name, content))
+                if len(pending) >= 4:  # each client keeps a few files in flight
+                    status = c.wait(pending.pop(0), interval=0.05)
+                    with lock:
+                        done_count += 1
+                        outcomes[status] = outcomes.get(status, 0) + 1
+                        if done_count % 100 == 0:
+                            rss.append((done_count, proc.memory_info().rss))
+            for fid in pending:
+                status = c.wait(fid, interval=0.05)
+                with lock:
+                    done_count += 1
+                    outcomes[status] = outcomes.get(status, 0) + 1
+                    if done_count % 100 == 0:
+                        rss.append((done_count, proc.memory_info().rss))
+
+        poll_thread = threading.Thread(target=poller, daemon=True)
+        poll_thread.start()
+        per_client = [args.files // args.clients + (1 if i < args.files % args.clients else 0)
+                      for i in range(args.clients)]
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(args.clients) as pool:
+            list(pool.map(lambda a: worker(*a), enumerate(per_client)))
+        elapsed = time.perf_counter() - t0
+        busy.clear()
+        poll_thread.join(timeout=5)
+
+        rate = args.files / elapsed
+        p99 = pct(poll_latencies, 99) * 1000 if poll_latencies else float("nan")
+        p50 = pct(poll_latencies, 50) * 1000 if poll_latencies else float("nan")
+        warm = rss[0][1] if rss else proc.memory_info().rss
+        end = rss[-1][1] if rss else proc.memory_info().rss
+        peak = max((r for _, r in rss), default=end)
+
+        mb = 1024 * 1024
+        print(f"1 MB PDF ({len(pdf) / mb:.2f} MB) upload->COMPLETED: median {pdf_median:.3f} s, "
+              f"p90 {pct(latencies, 90):.3f} s over {len(latencies)} runs "
+              f"(target <= 1 s){'; FAILED: ' + str(failures) if failures else ''}")
+        print(f"small files: {args.files} by {args.clients} clients in {elapsed:.1f} s = "
+              f"{rate:.1f} files/s sustained (target >= 10); outcomes {outcomes}")
+        print(f"status polling while busy: p50 {p50:.1f} ms, p99 {p99:.1f} ms over "
+              f"{len(poll_latencies)} polls (target p99 <= 50 ms)")
+        print(f"server RSS: {warm / mb:.1f} MB after 100 files, {end / mb:.1f} MB after "
+              f"{rss[-1][0] if rss else args.files} files, peak {peak / mb:.1f} MB "
+              f"(growth {(end - warm) / mb:+.1f} MB)")
+        print("RSS trace (files, MB): " + ", ".join(f"{n}:{r / mb:.0f}" for n, r in rss))
+    finally:
+        try:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
+        except Exception:  # noqa: BLE001
+            os.killpg(server.pid, signal.SIGKILL)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
