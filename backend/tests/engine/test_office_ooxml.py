@@ -445,3 +445,35 @@ def test_macro_sheet_disguised_as_worksheet_and_external_validation(tmp_path):
     assert 'name="Hidden"' not in wb and "definedName" not in wb
     assert b"dataValidation " not in members["xl/worksheets/sheet1.xml"]
     assert {"xlm_macro", "external_link"} <= {f.kind for f in ctx.findings}
+
+
+def test_type_comes_from_the_package_not_the_claimed_kind(office, tmp_path):
+    # an xlsm handed over as "docx" still comes out as a macro-free workbook
+    src = tmp_path / "claims-docx.docx"
+    src.write_bytes(office["files"]["hostile.xlsm"].read_bytes())
+    ctx = Context(workdir=tmp_path / "w")
+    assert ooxml.sanitize(src, tmp_path / "out", ctx, "docx") == "xlsx"
+    assert not VBA_Parser(str(tmp_path / "out")).detect_vba_macros()
+
+
+@pytest.mark.slow
+def test_xlsb_macros_are_reported_and_the_rewrite_is_macro_free(tmp_path):
+    # No tool here writes real BIFF12; LibreOffice's lenient xlsb import turns this shell into an
+    # empty workbook. What matters: the VBA is reported, and nothing active comes out.
+    parts = {
+        "[Content_Types].xml": corpus._types(corpus.CT_BASE, {
+            "/xl/workbook.bin": "application/vnd.ms-excel.sheet.binary.macroEnabled.main"}),
+        "_rels/.rels": corpus._rels([("rId1", f"{corpus.R}/officeDocument", "xl/workbook.bin")]),
+        "xl/workbook.bin": b"\x83\x01\x00 not really BIFF12",
+        "xl/_rels/workbook.bin.rels": corpus._rels([("rId1", f"{corpus.MSR}/vbaProject",
+                                                     "vbaProject.bin")]),
+        "xl/vbaProject.bin": corpus.vba_project_bin(),
+    }
+    src = tmp_path / "book.xlsb"
+    src.write_bytes(corpus._zip(parts))
+    ctx = Context(workdir=tmp_path / "w")
+    assert ooxml.sanitize(src, tmp_path / "out", ctx, "xlsb") == "xlsx"
+    assert any(f.kind == "macro" and "AutoOpen" in f.detail for f in ctx.findings)
+    assert any(f.kind == "binary_workbook" for f in ctx.findings)
+    assert not VBA_Parser(str(tmp_path / "out")).detect_vba_macros()
+    assert b"vbaProject" not in b"".join(_members(tmp_path / "out").values())

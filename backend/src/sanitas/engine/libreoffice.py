@@ -67,6 +67,17 @@ def _profile(work: Path) -> Path:
     return profile
 
 
+# Input filters by (sniffed) extension: LibreOffice then parses the file only as that format
+# and fails cleanly on garbage, instead of falling back to another importer (plain text, HTML
+# with remote resources...).
+IMPORT_FILTERS = {
+    "doc": "MS Word 97", "dot": "MS Word 97 Vorlage", "rtf": "Rich Text Format",
+    "xls": "MS Excel 97", "xlt": "MS Excel 97 Vorlage/Template",
+    "ppt": "MS PowerPoint 97", "pot": "MS PowerPoint 97 Vorlage",
+    "pps": "MS PowerPoint 97 AutoPlay", "xlsb": "Calc MS Excel 2007 Binary",
+}
+
+
 def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
             timeout: float | None = None) -> Path:
     """Convert src with LibreOffice to `target` (e.g. "docx", "pdf", or "xlsx:Calc MS Excel
@@ -92,7 +103,10 @@ def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
     }
     cmd = [soffice_path(), f"-env:UserInstallation={profile.resolve().as_uri()}",
            "--headless", "--invisible", "--norestore", "--nologo", "--nodefault",
-           "--nolockcheck", "--convert-to", target, "--outdir", str(outdir), str(safe_in)]
+           "--nolockcheck"]
+    if in_ext in IMPORT_FILTERS:
+        cmd.append(f"--infilter={IMPORT_FILTERS[in_ext]}")
+    cmd += ["--convert-to", target, "--outdir", str(outdir), str(safe_in)]
     if timeout is None:
         size_mb = safe_in.stat().st_size / 1e6
         timeout = DEFAULT_TIMEOUT + 3 * size_mb

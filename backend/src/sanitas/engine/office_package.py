@@ -19,7 +19,7 @@ from .report import Rejected
 # Limits: generous for real documents (a 100 MB upload), fatal for bombs.
 MAX_MEMBERS = 10_000
 MAX_MEMBER_SIZE = 256 * 1024 * 1024
-MAX_TOTAL_SIZE = 768 * 1024 * 1024
+MAX_TOTAL_SIZE = 512 * 1024 * 1024
 MAX_RATIO = 200  # per member, only checked above RATIO_FLOOR (tiny XML compresses very well)
 RATIO_FLOOR = 4 * 1024 * 1024
 MAX_NAME_LENGTH = 512
