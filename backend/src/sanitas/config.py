@@ -96,6 +96,7 @@ class Settings(BaseSettings):
     job_max_attempts: int = 3  # infrastructure faults (SandboxError) only; hostile files: 1
     job_retry_delay_seconds: int = 5  # doubled at each further attempt
     executor_poll_interval_seconds: float = 2.0  # local: how often rows are re-scanned
+    executor_nice: int = 10  # local: CPU niceness of job threads and their sandboxes (0 = off)
     celery_recover_interval_seconds: int = 60  # celery: re-send waiting/stale jobs
 
     storage: Literal["local", "s3"] = "local"

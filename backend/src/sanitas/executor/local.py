@@ -10,6 +10,7 @@ every `expiry_sweep_interval_seconds`.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,7 @@ from sanitas.executor import job as jobs
 from sanitas.storage import Storage
 
 log = logging.getLogger(__name__)
+_thread_state = threading.local()
 
 
 class LocalExecutor:
@@ -95,7 +97,20 @@ class LocalExecutor:
                 self.inflight.add(job_id)
             self.pool.submit(self._run, job_id)
 
+    def _lower_priority(self) -> None:
+        """Run jobs (and the sandboxes they start, which inherit it) at a lower CPU priority
+        than the API threads, so status calls stay fast while every worker is busy."""
+        if self.settings.executor_nice <= 0 or getattr(_thread_state, "niced", False):
+            return
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                           min(19, self.settings.executor_nice))
+        except (OSError, AttributeError):
+            log.debug("could not lower the job thread's priority", exc_info=True)
+        _thread_state.niced = True
+
     def _run(self, job_id: str) -> None:
+        self._lower_priority()
         try:
             outcome = jobs.run_job(job_id, factory=self.factory, settings=self.settings,
                                    storage=self.storage)
