@@ -84,7 +84,7 @@ def sandboxed(path: Path, out: Path, settings: Settings, mode: str = "basic",
     """Median end-to-end time of a job that finds a warm spare ready (the service case)."""
     times = []
     for _ in range(repeat + 1):
-        for spare in list(bwrap._spares.values()):
+        for spare in bwrap.spares():
             spare.wait_ready()  # jobs arrive after the spare has warmed up, as in service
         started = time.perf_counter()
         result = run_sanitizer(path, out, mode=mode, settings=settings, prewarm=True)

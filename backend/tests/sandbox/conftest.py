@@ -16,7 +16,7 @@ from sanitas.config import Settings  # noqa: E402
 
 @pytest.fixture
 def sandbox_settings(tmp_path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", sandbox="bwrap",
+    return Settings(data_dir=tmp_path / "data", sandbox="bwrap", executor_workers=1,
                     secret_key="test-secret-key-that-is-long-enough-0123456789")
 
 

@@ -57,8 +57,8 @@ def test_warm_spare_is_used_once(sandbox_settings, sandbox_corpus, tmp_path):
 
     first = run_sanitizer(sandbox_corpus["clean.pdf"], tmp_path / "a", mode="basic",
                           settings=sandbox_settings, prewarm=True)
-    spares = list(bwrap._spares.values())
-    assert len(spares) == 1 and spares[0].alive()
+    spares = bwrap.spares()
+    assert len(spares) == 1 and spares[0].alive()  # executor_workers=1 in these settings
     second = run_sanitizer(sandbox_corpus["notes.txt"], tmp_path / "b", mode="basic",
                            settings=sandbox_settings, prewarm=False)
     assert first.status == second.status == "ok"

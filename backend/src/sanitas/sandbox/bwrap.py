@@ -241,46 +241,65 @@ class _Sandbox:
         self.sock.close()
 
 
-_spares: dict[_Layout, _Sandbox] = {}
+_spares: dict[_Layout, list[_Sandbox]] = {}
 _spares_lock = threading.Lock()
 # Limits a spare is started with (upper bounds; each job lowers them inside).
 _SPARE_LIMITS = SandboxLimits(memory_bytes=8192 * MB, cpu_seconds=3600, file_size_bytes=8192 * MB)
+MAX_SPARES = 4
+
+
+def spares() -> list[_Sandbox]:
+    with _spares_lock:
+        return [box for boxes in _spares.values() for box in boxes]
 
 
 def _take_sandbox(layout: _Layout, limits: SandboxLimits, prewarm: bool) -> _Sandbox:
+    dead: list[_Sandbox] = []
+    chosen = None
     with _spares_lock:
-        spare = _spares.pop(layout, None)
-    if spare is not None and spare.alive():
-        return spare
-    if spare is not None:
-        spare.kill()
-    return _Sandbox(layout, _SPARE_LIMITS if prewarm else limits)
+        boxes = _spares.get(layout, [])
+        while boxes and chosen is None:
+            box = boxes.pop(0)
+            if box.alive():
+                chosen = box
+            else:
+                dead.append(box)
+    for box in dead:
+        box.kill()
+    return chosen or _Sandbox(layout, _SPARE_LIMITS if prewarm else limits)
 
 
-def _start_spare(layout: _Layout) -> None:
-    """Start the next job's sandbox now that this job is done (not during it: the warm-up
-    would compete with the job for the CPU)."""
+def _start_spare(layout: _Layout, target: int = 1) -> None:
+    """Keep `target` started sandboxes for the next jobs. Started after a job, not during it:
+    the warm-up would compete with the job for the CPU."""
     with _spares_lock:
-        if layout in _spares and _spares[layout].alive():
+        alive = [box for box in _spares.get(layout, []) if box.alive()]
+        missing = min(target, MAX_SPARES) - len(alive)
+    for _ in range(max(0, missing)):
+        try:
+            spare = _Sandbox(layout, _SPARE_LIMITS)
+        except SandboxError:
             return
-    try:
-        spare = _Sandbox(layout, _SPARE_LIMITS)
-    except SandboxError:
-        return
-    with _spares_lock:
-        old = _spares.pop(layout, None)
-        _spares[layout] = spare
-    if old is not None:
-        old.kill()
+        with _spares_lock:
+            _spares.setdefault(layout, []).append(spare)
+
+
+def prestart(settings: Settings) -> None:
+    """Start spares for ordinary files ahead of the first job (e.g. when the service starts)."""
+    _start_spare(_layout(settings, office=False), _spare_target(settings))
+
+
+def _spare_target(settings: Settings) -> int:
+    return max(1, min(int(getattr(settings, "executor_workers", 1) or 1), MAX_SPARES))
 
 
 @atexit.register
 def shutdown_spares() -> None:
     with _spares_lock:
-        spares = list(_spares.values())
+        boxes = [box for group in _spares.values() for box in group]
         _spares.clear()
-    for spare in spares:
-        spare.kill()
+    for box in boxes:
+        box.kill()
 
 
 # --- running a job -----------------------------------------------------------------------------
@@ -356,7 +375,7 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
         result = Result(input=name, status="rejected", reason=str(exc))
     result.duration_ms = int((time.perf_counter() - started) * 1000)
     if prewarm:
-        _start_spare(layout)
+        _start_spare(layout, 1 if office else _spare_target(settings))
     return result
 
 
