@@ -65,6 +65,8 @@ UNWRAP = {"execute-macro": "macro", "dde-connection": "dde", "database-display":
           "database-next": "data_connection", "database-select": "data_connection",
           "database-row-number": "data_connection", "database-name": "data_connection"}
 SAFE_SCHEMES = {"http", "https", "mailto"}
+# The printer's name and its driver blob (which carries host details); layout settings stay.
+PRINTER_ITEMS = {"PrinterName", "PrinterSetup", "PrinterPaperFromSetup"}
 _DANGEROUS_FORMULA = re.compile(
     r"\b(?:DDE|WEBSERVICE|FILTERXML|ENCODEURL|RTD|CALL|SHELL|EXECUTE)\s*\(|'\s*(?:file|https?|ftp)"
     r":|\|", re.IGNORECASE)
@@ -238,9 +240,8 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
     if name.endswith("settings.xml"):
         for el in list(root.iter()):
             item = el.get("{urn:oasis:names:tc:opendocument:xmlns:config:1.0}name") or ""
-            if _local(el).startswith("config-item") and ("Printer" in item
-                                                         or "Script" in item):
-                report("printer_settings" if "Printer" in item else "macro", name, item)
+            if _local(el).startswith("config-item") and item in PRINTER_ITEMS:
+                report("printer_settings", name, item)
                 _remove(el)
         return serialize(root)
     for el in list(root.iter()):
@@ -248,7 +249,8 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
             continue
         lname = _local(el)
         if lname in DROP:
-            report(DROP[lname], name, lname)
+            if lname != "scripts" or len(el):  # LibreOffice writes an empty office:scripts
+                report(DROP[lname], name, lname)
             frame = el.getparent()
             _remove(el)
             _drop_empty_frame(frame)
