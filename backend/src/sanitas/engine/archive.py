@@ -9,6 +9,7 @@ import posixpath
 import re
 import stat
 import zipfile
+import zlib
 from pathlib import Path
 
 from sanitas.engine.report import Context, Rejected
@@ -104,7 +105,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, depth: int = 0) -> str:
     assert ctx.workdir is not None
     try:
         zf = zipfile.ZipFile(src)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise Rejected("The ZIP archive is damaged.") from exc
     work = ctx.workdir / f"zip-{depth}-{dst.name}"
     work.mkdir()
@@ -167,7 +168,7 @@ def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,
                     raise Rejected("A member of the archive is larger than its header says "
                                    "(zip bomb protection).")
                 out.write(chunk)
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, zlib.error, EOFError, UnicodeError) as exc:
         raise Rejected(f"The archive member {info.filename[:100]!r} is damaged ({exc}).") \
             from None
     except (NotImplementedError, RuntimeError) as exc:

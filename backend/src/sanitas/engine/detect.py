@@ -250,7 +250,7 @@ def _xls_has_filepass(data: bytes) -> bool:
 def _detect_zip(path: Path) -> Detected:
     try:
         zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise Rejected("The file looks like a ZIP archive but it is damaged.") from exc
     with zf:
         infos = zf.infolist()

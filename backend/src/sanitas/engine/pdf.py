@@ -382,8 +382,12 @@ def _sweep(obj, record, depth: int) -> None:
                                     f"{key}")
             del obj[key]
             continue
-        value = obj.get(key)
-        if _is_bad_action(value):
+        try:
+            value = obj.get(key)
+            bad = _is_bad_action(value)
+        except (TypeError, ValueError, UnicodeError):
+            continue  # a mangled name pikepdf cannot hand back: no known name is mangled
+        if bad:
             record("action", f"object {obj.objgen[0] if obj.is_indirect else 'inline'} {key}",
                    "removed", f"{str(value.get('/S')).lstrip('/')} action")
             del obj[key]
