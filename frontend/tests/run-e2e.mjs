@@ -78,7 +78,10 @@ async function test(name, fn) {
 
 async function shot(page, name) {
   await page.waitForTimeout(150);
+  // Toasts are checked by the tests; keep them out of the pictures.
+  await page.evaluate(() => document.querySelectorAll('.Toastify').forEach((el) => { el.style.visibility = 'hidden'; }));
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true, animations: 'disabled' });
+  await page.evaluate(() => document.querySelectorAll('.Toastify').forEach((el) => { el.style.visibility = ''; }));
 }
 
 /** Screenshot at desktop width and at 390 px, then restore the desktop viewport. */
@@ -404,6 +407,20 @@ async function main() {
       const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) });
       const body = await res.json();
       assert(body?.data?.user?.role === 'ENTERPRISE', `role after change is ${body?.data?.user?.role}`);
+      await page.context().close();
+    });
+
+    await test('Google sign-in: button goes to the backend; errors come back to /login', async () => {
+      const page = await newPage();
+      await page.goto(`${base}/login`);
+      await page.getByRole('button', { name: 'Sign in with Google' }).click();
+      await page.waitForURL((url) => url.pathname === '/login' && url.searchParams.has('error'));
+      // Without Google credentials configured the server says so; with them it would have left for Google.
+      await page.getByRole('alert').filter({ hasText: /Google sign-in/ }).waitFor();
+      await page.goto(`${base}/auth/callback?code=not-a-real-code`);
+      await page.waitForURL((url) => url.pathname === '/login' && url.searchParams.has('error'));
+      await page.getByRole('alert').filter({ hasText: 'invalid or has expired' }).waitFor();
+      assert(await page.evaluate(() => localStorage.getItem('sanitas.tokens')) === null, 'a failed exchange stored tokens');
       await page.context().close();
     });
 

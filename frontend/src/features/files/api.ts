@@ -1,14 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
-import { get } from '../../lib/api-client';
-import { STATUS_POLL_MS } from '../../lib/constants';
-import type { FileStatusData } from '../../lib/types';
 
-export const fetchFileStatus = async (id: string) => (await get<FileStatusData>(`/api/process/status/${encodeURIComponent(id)}`)).data;
-
-/** Re-fetch every 3000 ms while PENDING or PROCESSING; stop otherwise (SPEC section 2). */
-export function statusRefetchInterval(status: string | undefined | null): number | false {
-  return status === 'PENDING' || status === 'PROCESSING' ? STATUS_POLL_MS : false;
-}
+export { fetchFileStatus, statusRefetchInterval } from '../../lib/file-status';
+import { fetchFileStatus, statusRefetchInterval } from '../../lib/file-status';
 
 export function useFileStatus(id: string | undefined, poll = true) {
   return useQuery({

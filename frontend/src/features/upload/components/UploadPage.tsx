@@ -1,12 +1,14 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { useDropzone, type FileRejection } from 'react-dropzone';
+import { useQuery } from '@tanstack/react-query';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Alert, PageHeader, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
 import { formatBytes } from '../../../lib/format';
 import type { UploadResultItem } from '../../../lib/types';
 import { dropLimits, useUploadInfo } from '../../../lib/upload-info';
+import { fetchFileStatus, statusRefetchInterval } from '../../../lib/file-status';
 import { extensionValidator, useUploadFiles } from '../api';
 
 const MODE_TEXT: Record<string, string> = {
@@ -120,15 +122,7 @@ export default function UploadPage() {
             <section className="card overflow-hidden" aria-labelledby="uploaded-heading">
               <h2 id="uploaded-heading" className="border-b border-slate-200 px-5 py-4 font-semibold text-slate-900">Uploaded files</h2>
               <ul className="divide-y divide-slate-100" data-testid="upload-results">
-                {results.map((item) => (
-                  <li key={item.fileId} className="flex flex-col gap-3 px-5 py-4 sm:flex-row sm:items-center sm:justify-between">
-                    <div className="min-w-0">
-                      <p className="truncate font-medium text-slate-900">{item.originalName}</p>
-                      <p className="mt-0.5 flex items-center gap-2 text-sm text-slate-500">{formatBytes(item.size)} <StatusBadge status={item.status} /></p>
-                    </div>
-                    <Link to={`/status/${item.fileId}`} className="btn-secondary shrink-0">View Status</Link>
-                  </li>
-                ))}
+                {results.map((item) => <UploadRow key={item.fileId} item={item} />)}
               </ul>
             </section>
           )}
@@ -168,5 +162,25 @@ export default function UploadPage() {
         </aside>
       </div>
     </Container>
+  );
+}
+
+/** One uploaded file; its badge follows the processing status (polled every 3 s while active). */
+function UploadRow({ item }: { item: UploadResultItem }) {
+  const status = useQuery({
+    queryKey: ['file-status', item.fileId],
+    queryFn: () => fetchFileStatus(item.fileId),
+    refetchInterval: (q) => statusRefetchInterval(q.state.data?.file?.status ?? item.status),
+    staleTime: 0,
+  });
+  const current = status.data?.file?.status ?? item.status;
+  return (
+    <li className="flex flex-col gap-3 px-5 py-4 sm:flex-row sm:items-center sm:justify-between">
+      <div className="min-w-0">
+        <p className="truncate font-medium text-slate-900">{item.originalName}</p>
+        <p className="mt-0.5 flex items-center gap-2 text-sm text-slate-500">{formatBytes(item.size)} <StatusBadge status={current} /></p>
+      </div>
+      <Link to={`/status/${item.fileId}`} className="btn-secondary shrink-0">View Status</Link>
+    </li>
   );
 }
