@@ -89,3 +89,23 @@ def test_external_streams_and_reference_xobjects_removed(tmp_path, out_dir):
     assert result.status == "ok"
     assert b"EVIL" not in qpdf_expanded(Path(result.output))
     assert any(f.kind == "external_reference" for f in result.findings)
+
+
+def test_non_action_s_keys_survive(tmp_path, out_dir):
+    """/S also names transparency groups, border styles and structure types: not actions."""
+    from corpus import clean_pdf, save_pdf
+    from pikepdf import Array, Dictionary, Name
+
+    pdf = clean_pdf(pages=1, with_image=False)
+    page = pdf.pages[0]
+    page.obj.Group = Dictionary(S=Name.Transparency, CS=Name.DeviceRGB)
+    page.Annots = Array([pdf.make_indirect(Dictionary(
+        Type=Name.Annot, Subtype=Name.Link, Rect=Array([0, 0, 10, 10]),
+        BS=Dictionary(S=Name.D, W=1), Dest=Array([page.obj, Name.Fit])))])
+    element = pdf.make_indirect(Dictionary(S=Name.P, K=0, Pg=page.obj))
+    pdf.Root.StructTreeRoot = Dictionary(Type=Name.StructTreeRoot, K=Array([element]))
+    result = sanitize_file(save_pdf(pdf, tmp_path / "tagged.pdf"), out_dir)
+    with pikepdf.open(result.output) as out:
+        assert out.pages[0].obj.Group.S == "/Transparency"
+        assert out.pages[0].Annots[0].BS.S == "/D"
+        assert out.Root.StructTreeRoot.K[0].S == "/P"

@@ -22,6 +22,10 @@ SAFE_NAMED_ACTIONS = {"/NextPage", "/PrevPage", "/FirstPage", "/LastPage"}
 # ImportData, ResetForm, GoToR, GoToE, GoTo3DView, Rendition, Movie, Sound, Hide, SetOCGState,
 # Trans, RichMediaExecute, Thread, ...) are removed.
 SAFE_ACTIONS = {"/GoTo", "/URI", "/Named"}
+ACTION_TYPES = {"/GoTo", "/GoToR", "/GoToE", "/GoToDp", "/Launch", "/Thread", "/URI", "/Sound",
+                "/Movie", "/Hide", "/Named", "/SubmitForm", "/ResetForm", "/ImportData",
+                "/SetOCGState", "/Rendition", "/Trans", "/GoTo3DView", "/JavaScript",
+                "/ECMAScript", "/RichMediaExecute"}
 DANGEROUS_ANNOTATIONS = {
     "/FileAttachment": "file_attachment", "/RichMedia": "rich_media", "/3D": "3d_content",
     "/Movie": "movie", "/Sound": "sound", "/Screen": "screen_annotation",
@@ -354,8 +358,9 @@ def _is_bad_action(value) -> bool:
         text = bytes(uri).decode("latin-1", "replace").strip().lower() \
             if isinstance(uri, String) else ""
         return not text.startswith(SAFE_URI_SCHEMES)
-    return kind not in SAFE_ACTIONS and kind.startswith("/") and \
-        str(value.get("/Type", "/Action")) == "/Action"
+    # Only real action types: /S also names structure types, transparency groups, border
+    # styles and transitions, which must stay.
+    return kind in ACTION_TYPES and kind not in SAFE_ACTIONS
 
 
 def _sweep(obj, record, depth: int) -> None:
