@@ -185,3 +185,19 @@ def test_every_auth_users_contact_route_documents_its_answer(client):
                 assert "$ref" in schema, (method, path, schema)
             checked += 1
     assert checked >= 15
+
+
+def test_a_used_reset_link_retires_the_others_and_verifies_the_address(client, db_session,
+                                                                        settings):
+    make_user(db_session, email="twice@example.com", verified=False)
+    for _ in range(2):
+        client.post("/api/auth/forgot-password", json={"email": "twice@example.com"})
+    first, second = (token_of(link) for link in outbox_links(settings, "/reset-password"))
+    assert client.post("/api/auth/reset-password",
+                       json={"token": second, "password": "password-two"}).status_code == 200
+    stale = client.post("/api/auth/reset-password",
+                        json={"token": first, "password": "password-one"})
+    assert stale.status_code == 400
+    assert stale.json()["message"] == "This password reset link is invalid or has expired."
+    data = login(client, "twice@example.com", "password-two")
+    assert data["user"]["isEmailVerified"] is True

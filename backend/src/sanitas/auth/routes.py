@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, BackgroundTasks, Query, Request
 from fastapi.responses import RedirectResponse
 from fastapi.security.utils import get_authorization_scheme_param
 from sqlalchemy.exc import IntegrityError
@@ -29,6 +29,7 @@ from sanitas.auth.tokens import decode_access_token, hash_token
 from sanitas.db import utcnow
 from sanitas.deps import CurrentUser, SessionDep, SettingsDep
 from sanitas.errors import ApiError
+from sanitas.mail import send_email
 from sanitas.models import AuthSession
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 
@@ -178,13 +179,16 @@ FORGOT_ANSWER = ("If an account exists for that email, a password reset link has
 
 @router.post("/forgot-password", response_model=Envelope[None])
 def forgot_password(body: ForgotPasswordIn, request: Request, session: SessionDep,
-                    settings: SettingsDep):
+                    settings: SettingsDep, background: BackgroundTasks):
     email = service.check_email(body.email)
     ratelimit.hit(session, [
         (f"reset:ip:{client_ip(request)}", settings.rate_limit_reset_per_ip),
         (f"reset:acct:{email}", settings.rate_limit_reset_per_account),
     ], settings.rate_limit_window_seconds)
-    service.send_password_reset(session, settings, email)
+    mail = service.prepare_password_reset(session, settings, email)
+    if mail is not None:
+        # Sent after the answer, so its timing does not tell whether the account exists.
+        background.add_task(send_email, settings, *mail)
     return ok(None, FORGOT_ANSWER)
 
 

@@ -233,18 +233,21 @@ def send_verification(session: Session, settings: Settings, user: User) -> bool:
                       f"The link is valid for {settings.email_verification_ttl_hours} hours.\n")
 
 
-def send_password_reset(session: Session, settings: Settings, email: str) -> None:
+def prepare_password_reset(session: Session, settings: Settings,
+                           email: str) -> tuple[str, str, str] | None:
+    """Issue a reset link for an active account; returns the mail to send (to, subject,
+    body), or None when there is no such account (the caller answers the same either way)."""
     user = find_user_by_email(session, email)
     if user is None or not user.is_active:
-        return  # same answer either way: no account enumeration
+        return None
     link = issue_email_link(session, settings, user, "reset_password")
     session.commit()
-    send_email(settings, user.email, "Reset your Sanitas password",
-               f"Someone asked to reset the password of your Sanitas account.\n\n"
-               f"To choose a new password, open this link:\n\n{link}\n\n"
-               f"The link can be used once and expires in "
-               f"{settings.password_reset_ttl_minutes} minutes. If you did not ask for this, "
-               f"ignore this message.\n")
+    return (user.email, "Reset your Sanitas password",
+            (f"Someone asked to reset the password of your Sanitas account.\n\n"
+            f"To choose a new password, open this link:\n\n{link}\n\n"
+            f"The link can be used once and expires in "
+            f"{settings.password_reset_ttl_minutes} minutes. If you did not ask for this, "
+            f"ignore this message.\n"))
 
 
 def reset_password(session: Session, token: str, password: str) -> None:
@@ -253,5 +256,11 @@ def reset_password(session: Session, token: str, password: str) -> None:
     user = consume_email_token(session, token, "reset_password",
                                "This password reset link is invalid or has expired.")
     user.password_hash = hash_password(password)
+    user.is_email_verified = True  # the link proved the address works
+    # Every other outstanding reset link dies with this one.
+    session.execute(update(EmailToken).where(EmailToken.user_id == user.id,
+                                             EmailToken.purpose == "reset_password",
+                                             EmailToken.used_at.is_(None))
+                    .values(used_at=utcnow()))
     revoke_all_sessions(session, user.id)
     session.commit()
