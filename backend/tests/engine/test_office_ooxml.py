@@ -477,3 +477,38 @@ def test_xlsb_macros_are_reported_and_the_rewrite_is_macro_free(tmp_path):
     assert any(f.kind == "binary_workbook" for f in ctx.findings)
     assert not VBA_Parser(str(tmp_path / "out")).detect_vba_macros()
     assert b"vbaProject" not in b"".join(_members(tmp_path / "out").values())
+
+
+def test_pivot_fed_by_a_connection_is_unlinked(tmp_path):
+    cache = ('<?xml version="1.0"?><pivotCacheDefinition xmlns="http://schemas.openxmlformats.org/'
+             'spreadsheetml/2006/main" refreshOnLoad="1"><cacheSource type="external" '
+             'connectionId="1"/><cacheFields count="0"/></pivotCacheDefinition>')
+    pivot = ('<?xml version="1.0"?><pivotTableDefinition xmlns="http://schemas.openxmlformats.org/'
+             'spreadsheetml/2006/main" name="P" cacheId="5"><location ref="E1:E2" '
+             'firstHeaderRow="1" firstDataRow="1" firstDataCol="0"/></pivotTableDefinition>')
+    parts = {
+        "xl/pivotCache/pivotCacheDefinition1.xml": cache,
+        "xl/pivotTables/pivotTable1.xml": pivot,
+        "xl/pivotTables/_rels/pivotTable1.xml.rels": corpus._rels([(
+            "rId1", f"{corpus.R}/pivotCacheDefinition",
+            "../pivotCache/pivotCacheDefinition1.xml")]),
+        "xl/worksheets/_rels/sheet1.xml.rels": corpus._rels([(
+            "rId1", f"{corpus.R}/pivotTable", "../pivotTables/pivotTable1.xml")]),
+    }
+    ov = {"/xl/pivotCache/pivotCacheDefinition1.xml": f"{corpus.SML}.pivotCacheDefinition+xml",
+          "/xl/pivotTables/pivotTable1.xml": f"{corpus.SML}.pivotTable+xml"}
+    data = corpus.xlsx([("Data", f"{corpus.R}/worksheet", "worksheets/sheet1.xml",
+                         corpus._sheet(corpus.CLEAN_ROWS))],
+                       workbook_extra='<pivotCaches><pivotCache cacheId="5" r:id="rIdPc"/>'
+                                      "</pivotCaches>",
+                       wb_rels=[("rIdPc", f"{corpus.R}/pivotCacheDefinition",
+                                 "pivotCache/pivotCacheDefinition1.xml")],
+                       parts=parts, overrides=ov)
+    src = tmp_path / "pivot.xlsx"
+    src.write_bytes(data)
+    ctx = Context(workdir=tmp_path / "w")
+    ooxml.sanitize(src, tmp_path / "out.xlsx", ctx, "xlsx")
+    members = _members(tmp_path / "out.xlsx")
+    assert not any("pivot" in n for n in members)
+    assert b"pivotCache" not in members["xl/workbook.xml"]
+    assert any(f.kind == "data_connection" for f in ctx.findings)

@@ -211,7 +211,10 @@ def resolve_target(source_part: str, target: str) -> str | None:
     """Resolve a relationship target relative to its source part; None if it leaves the package."""
     from urllib.parse import unquote, urlsplit
 
-    parts = urlsplit(target)
+    try:
+        parts = urlsplit(target)
+    except ValueError:
+        return None  # e.g. a malformed IPv6 authority
     if parts.scheme or parts.netloc:
         return None
     path = unquote(parts.path)
@@ -251,6 +254,9 @@ def image_format(data: bytes) -> str | None:
     return None
 
 
+MAX_IMAGE_PIXELS = 64_000_000
+
+
 def clean_raster(data: bytes, fmt: str) -> bytes | None:
     """Re-encode a raster image to drop metadata (EXIF GPS, comments, trailing data).
     Returns None when the image cannot be decoded."""
@@ -258,9 +264,11 @@ def clean_raster(data: bytes, fmt: str) -> bytes | None:
 
     if fmt not in ("png", "jpeg", "gif", "bmp", "tiff", "webp"):
         return data  # metafiles (EMF/WMF) are kept as they are; renderers parse them
-    Image.MAX_IMAGE_PIXELS = 120_000_000
     try:
         with Image.open(io.BytesIO(data)) as im:
+            # checked before decoding: the header is all a bomb needs to lie about
+            if im.width * im.height > MAX_IMAGE_PIXELS or getattr(im, "n_frames", 1) > 1000:
+                return None
             im.load()
             out = io.BytesIO()
             if fmt == "jpeg":

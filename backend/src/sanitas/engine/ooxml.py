@@ -412,6 +412,11 @@ def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
     if any(f in ct for f in FONT_CT):
         state.kept[real], state.kept_ct[real] = data, ct
         return True
+    if key in ("pivotcachedefinition", "pivottable") and _external_pivot(state, real, key):
+        # fed by a data connection (now removed): the cells keep the last values shown
+        state.report("data_connection", real, f"{key} fed by an external data connection")
+        state.reported.add("part|" + real)
+        return False
     if key in ("worksheet", "chartsheet") and _root_name(data) in ("macrosheet", "dialogsheet"):
         # an Excel 4 macro sheet wearing a worksheet's relationship and content type
         state.report("xlm_macro", real, "macro sheet disguised as a worksheet")
@@ -445,6 +450,21 @@ def _keep_binary(state: _State, part: str, ct: str, data: bytes, key: str) -> bo
             "webp": "image/webp"}[fmt]
     state.kept[part], state.kept_ct[part] = cleaned, mime
     return True
+
+
+_EXTERNAL_CACHE = re.compile(rb"<(?:\w+:)?cacheSource\b[^>]*(?:connectionId|type=\"external\")")
+
+
+def _external_pivot(state: _State, part: str, key: str) -> bool:
+    if key == "pivotcachedefinition":
+        return bool(_EXTERNAL_CACHE.search(state.members[part][:1_000_000]))
+    for rel in _read_rels(state, part):
+        if _type_key(rel.type) == "pivotcachedefinition" and not rel.external:
+            target = resolve_target(part, rel.target)
+            real = state.by_fold.get(target.casefold()) if target else None
+            if real and _EXTERNAL_CACHE.search(state.members[real][:1_000_000]):
+                return True
+    return False
 
 
 _ROOT_TAG = re.compile(rb"<(?![?!])(?:[\w.-]+:)?([\w.-]+)")
