@@ -20,15 +20,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "backend" / "tests" / "engine"))
 
-import numpy as np  # noqa: E402
-from corpus import (HOSTILE_CSV, HOSTILE_HTML, HOSTILE_SVG, clean_pdf, hostile_gif,  # noqa: E402
-                    hostile_png, save_pdf, zip_bytes)
-from PIL import Image  # noqa: E402
+import numpy as np
+from corpus import (
+    HOSTILE_CSV,
+    HOSTILE_HTML,
+    HOSTILE_SVG,
+    clean_pdf,
+    hostile_gif,
+    hostile_png,
+    save_pdf,
+    zip_bytes,
+)
+from PIL import Image
 
-from sanitas.config import Settings  # noqa: E402
-from sanitas.engine import sanitize_file  # noqa: E402
-from sanitas.sandbox import run_sanitizer  # noqa: E402
-from sanitas.sandbox import bwrap  # noqa: E402
+from sanitas.config import Settings
+from sanitas.engine import sanitize_file
+from sanitas.sandbox import (
+    bwrap,
+    run_sanitizer,
+)
 
 MB = 1024 * 1024
 

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from corpus import write_corpus  # noqa: E402
+from corpus import write_corpus
 
 
 @pytest.fixture(scope="session")

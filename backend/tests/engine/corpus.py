@@ -16,8 +16,8 @@ import zlib
 from pathlib import Path
 
 import pikepdf
-from PIL import Image, ImageCms, ImageDraw, PngImagePlugin
 from pikepdf import Array, Dictionary, Name, String
+from PIL import Image, ImageCms, ImageDraw, PngImagePlugin
 
 MARKER = b"EVIL"
 FAKE_EXE = b"MZ\x90\x00" + b"\x00" * 60 + b"This program cannot be run in DOS mode. EVIL-EXE"
@@ -87,7 +87,8 @@ def hostile_pdf() -> pikepdf.Pdf:
     page1.AA = Dictionary(O=_js(pdf, "EVIL-page-open()"), C=_js(pdf, "EVIL-page-close()"))
     # XMP and Info metadata
     root.Metadata = pdf.make_stream(b'<?xpacket begin=""?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
-                                    b"<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">EVIL-xmp-author</rdf:RDF></x:xmpmeta>",
+                                    b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-'
+                                    b'syntax-ns#">EVIL-xmp-author</rdf:RDF></x:xmpmeta>',
                                     Type=Name.Metadata, Subtype=Name.XML)
     pdf.trailer.Info = pdf.make_indirect(Dictionary(Author=String("EVIL-author"),
                                                     Title=String("EVIL-title")))

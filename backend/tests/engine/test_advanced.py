@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pikepdf
-from pdfscan import pdf_dangers
 from corpus import clean_pdf, save_pdf
 from fidelity import min_page_ssim
+from pdfscan import pdf_dangers
 
 from sanitas.engine import sanitize_file
 

@@ -15,7 +15,7 @@ def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k != "SANITAS_ALLOW_UNSANDBOXED"}
     environment.update(env or {})
     return subprocess.run([SANITAS, "sanitize", *args], capture_output=True, text=True,
-                          env=environment, timeout=120)
+                          env=environment, timeout=120, check=False)
 
 
 def test_json_report_and_exit_codes(corpus, tmp_path):

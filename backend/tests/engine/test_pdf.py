@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pikepdf
 import pytest
-from pdfscan import pdf_dangers, qpdf_expanded
 from fidelity import min_page_ssim
+from pdfscan import pdf_dangers, qpdf_expanded
 
 from sanitas.engine import sanitize_file
 from sanitas.engine.report import Policy

@@ -9,9 +9,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
 
-from corpus import write_corpus  # noqa: E402
+from corpus import write_corpus
 
-from sanitas.config import Settings  # noqa: E402
+from sanitas.config import Settings
 
 
 @pytest.fixture

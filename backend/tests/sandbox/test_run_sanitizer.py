@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import struct
 import zlib
 from pathlib import Path

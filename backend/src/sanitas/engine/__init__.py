@@ -18,8 +18,16 @@ from pathlib import Path
 from sanitas.engine.detect import Detected, detect
 from sanitas.engine.report import Context, Finding, Mode, Policy, Rejected, Result
 
-__all__ = ["sanitize_file", "safe_output_name", "Context", "Finding", "Policy", "Rejected",
-           "Result", "OUTPUT_EXTENSIONS"]
+__all__ = [
+    "OUTPUT_EXTENSIONS",
+    "Context",
+    "Finding",
+    "Policy",
+    "Rejected",
+    "Result",
+    "safe_output_name",
+    "sanitize_file",
+]
 
 log = logging.getLogger(__name__)
 

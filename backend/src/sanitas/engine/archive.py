@@ -5,6 +5,7 @@ overlapping entries) and unsafe member names (absolute, .., drive letters, links
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 import stat
@@ -21,7 +22,7 @@ MAX_RATIO = 100  # uncompressed / compressed for any member bigger than RATIO_FL
 RATIO_FLOOR = 1024 * 1024
 MAX_DEPTH = 3  # archives inside archives
 CHUNK = 1024 * 1024
-WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])$", re.I)
+WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])$", re.IGNORECASE)
 
 
 def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int) -> list[zipfile.ZipInfo]:
@@ -89,10 +90,9 @@ def _check_overlaps(infos: list[zipfile.ZipInfo], archive_size: int) -> None:
     """Overlapping entries (one compressed stream shared by many members) are a bomb trick."""
     spans = sorted((info.header_offset, info.header_offset + 30 + len(info.filename.encode())
                     + info.compress_size) for info in infos if not info.is_dir())
-    for (start_a, end_a), (start_b, _end_b) in zip(spans, spans[1:]):
+    for (_start_a, end_a), (start_b, _end_b) in itertools.pairwise(spans):
         if start_b < end_a:
             raise Rejected("The archive has overlapping members (zip bomb technique).")
-        del start_a
 
 
 def sanitize(src: Path, dst: Path, ctx: Context, depth: int = 0) -> str:

@@ -113,15 +113,16 @@ UNSUPPORTED_MAGIC = [
 
 SCRIPT_PREFIXES = [
     (re.compile(rb"^\s*#!"), "a script (it starts with #!)"),
-    (re.compile(rb"^\s*@?echo\s+off", re.I), "a Windows batch script"),
-    (re.compile(rb"^\s*<\?php", re.I), "a PHP script"),
-    (re.compile(rb"^\s*<(job|package)[\s>]", re.I), "a Windows Script File"),
-    (re.compile(rb"^\s*<\?xml[^>]*>\s*<(job|package)[\s>]", re.I), "a Windows Script File"),
-    (re.compile(rb"^\s*<hta:application", re.I), "an HTML application"),
-    (re.compile(rb"^\s*\[InternetShortcut\]", re.I), "an Internet shortcut"),
-    (re.compile(rb"^\s*\[Desktop Entry\]", re.I), "a desktop launcher"),
-    (re.compile(rb"^\s*Windows Registry Editor", re.I), "a registry script"),
-    (re.compile(rb"^\s*REGEDIT4", re.I), "a registry script"),
+    (re.compile(rb"^\s*@?echo\s+off", re.IGNORECASE), "a Windows batch script"),
+    (re.compile(rb"^\s*<\?php", re.IGNORECASE), "a PHP script"),
+    (re.compile(rb"^\s*<(job|package)[\s>]", re.IGNORECASE), "a Windows Script File"),
+    (re.compile(rb"^\s*<\?xml[^>]*>\s*<(job|package)[\s>]", re.IGNORECASE),
+     "a Windows Script File"),
+    (re.compile(rb"^\s*<hta:application", re.IGNORECASE), "an HTML application"),
+    (re.compile(rb"^\s*\[InternetShortcut\]", re.IGNORECASE), "an Internet shortcut"),
+    (re.compile(rb"^\s*\[Desktop Entry\]", re.IGNORECASE), "a desktop launcher"),
+    (re.compile(rb"^\s*Windows Registry Editor", re.IGNORECASE), "a registry script"),
+    (re.compile(rb"^\s*REGEDIT4", re.IGNORECASE), "a registry script"),
 ]
 
 
@@ -319,9 +320,11 @@ def _decode_text_head(head: bytes) -> str | None:
 
 
 HTML_START = re.compile(r"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|meta|title|script|"
-                        r"iframe|div|p|table|a|img|style|link|form|h[1-6])[\s>/]", re.I | re.S)
+                        r"iframe|div|p|table|a|img|style|link|form|h[1-6])[\s>/]",
+                        re.IGNORECASE | re.DOTALL)
 SVG_START = re.compile(r"^\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*(<!DOCTYPE\s+svg[^>]*>\s*|"
-                       r"<!DOCTYPE[^>]*\[.*?\]\s*>\s*)?(<!--.*?-->\s*)*<(\w+:)?svg[\s>]", re.I | re.S)
+                       r"<!DOCTYPE[^>]*\[.*?\]\s*>\s*)?(<!--.*?-->\s*)*<(\w+:)?svg[\s>]",
+                       re.IGNORECASE | re.DOTALL)
 
 
 def _detect_text(head: bytes, size: int) -> Detected:
@@ -331,7 +334,7 @@ def _detect_text(head: bytes, size: int) -> Detected:
                        "unsupported type).")
     if SVG_START.match(text):
         return Detected("svg", "svg")
-    if HTML_START.match(text) or re.search(r"<html[\s>]", text[:4096], re.I):
+    if HTML_START.match(text) or re.search(r"<html[\s>]", text[:4096], re.IGNORECASE):
         return Detected("html", "text")
     if _looks_like_csv(text):
         return Detected("csv", "text")

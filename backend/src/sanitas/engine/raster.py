@@ -27,8 +27,6 @@ MAX_PAGE_POINTS = 14_400  # the PDF limit (200 inches)
 
 
 def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> str:
-    from PIL import Image
-
     try:
         document = pdfium.PdfDocument(str(src))
     except pdfium.PdfiumError as exc:

@@ -22,7 +22,7 @@ MAX_TEXT_BYTES = 200 * 1024 * 1024
 CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069\u200e\u200f"
                            r"\u061c\ufeff]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
-PLAIN_NUMBER = re.compile(r"^[+-]?(\d[\d,.\s]*)(e[+-]?\d+)?%?$", re.I)
+PLAIN_NUMBER = re.compile(r"^[+-]?(\d[\d,.\s]*)(e[+-]?\d+)?%?$", re.IGNORECASE)
 
 
 def decode(data: bytes) -> tuple[str, str]:
@@ -137,8 +137,8 @@ LOADING_ATTRIBUTES = {"src", "srcset", "background", "poster", "data", "codebase
                       "lowsrc", "dynsrc", "ping", "longdesc", "cite", "manifest", "formaction",
                       "action", "profile", "classid", "usemap", "imagesrcset", "attributionsrc"}
 LINK_ATTRIBUTES = {"href", "xlink:href"}
-SAFE_LINK = re.compile(r"^(https?://|mailto:|#|[^:]*$)", re.I)
-DATA_IMAGE = re.compile(r"^data:image/(png|jpeg|jpg|gif|webp);base64,", re.I)
+SAFE_LINK = re.compile(r"^(https?://|mailto:|#|[^:]*$)", re.IGNORECASE)
+DATA_IMAGE = re.compile(r"^data:image/(png|jpeg|jpg|gif|webp);base64,", re.IGNORECASE)
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
        "form-action 'none'; frame-src 'none'; base-uri 'none'")
 
@@ -188,7 +188,7 @@ def sanitize_html(text: str, ctx: Context) -> str:
                 del element.attrib[attr]
             elif name in LINK_ATTRIBUTES or name == "href":
                 target = value.strip()
-                if re.match(r"^\s*(javascript|vbscript|data|file):", target, re.I) or \
+                if re.match(r"^\s*(javascript|vbscript|data|file):", target, re.IGNORECASE) or \
                         not SAFE_LINK.match(target):
                     drop("javascript" if "script:" in target.lower() else "unsafe_link",
                          f"<{tag} href>")

@@ -168,7 +168,7 @@ def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
     limits = (limits or SandboxLimits()).resolved(0, "basic", office)
     command = _command(_layout(settings, office), limits, ["-I", "-c", code], headroom=False)
     return subprocess.run(command, env=dict(CLEAN_ENV), capture_output=True, timeout=timeout,
-                          start_new_session=True, stdin=subprocess.DEVNULL)
+                          check=False, start_new_session=True, stdin=subprocess.DEVNULL)
 
 
 CLEAN_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/sandbox", "LANG": "C.UTF-8",

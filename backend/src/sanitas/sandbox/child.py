@@ -39,7 +39,7 @@ def _emitter(stream):
 def _lower_limit(which: int, value: int | None) -> None:
     if value is None:
         return
-    soft, hard = resource.getrlimit(which)
+    _soft, hard = resource.getrlimit(which)
     value = value if hard == resource.RLIM_INFINITY else min(value, hard)
     resource.setrlimit(which, (value, value))
 
