@@ -195,3 +195,45 @@ def test_inline_and_packaged_non_images_are_dropped_consistently(tmp_path):
     photo = base64.b64decode(ok)
     assert photo.startswith(b"\xff\xd8") and b"SecretCameraMaker" not in photo
     assert b"<script" not in b"".join(members.values())
+
+
+def test_damaged_odf_is_rejected_or_rebuilt_never_crash(odfs, tmp_path):
+    import random
+    import re
+
+    rng = random.Random(4321)
+    outcomes = {"ok": 0, "rejected": 0}
+    for i in range(100):
+        members = _members(odfs["files"][rng.choice(["hostile.odt", "clean.odt", "lo.ods"])])
+        victim = rng.choice(list(members))
+        blob = members[victim]
+        op = rng.randrange(4)
+        if op == 0:
+            blob = blob[: rng.randrange(1, max(2, len(blob)))]
+        elif op == 1:
+            blob = re.sub(rb'xlink:href="[^"]*"', rng.choice(
+                [b'xlink:href="../../etc/passwd"', b'xlink:href="http://[::1"',
+                 b'xlink:href="//host/share"', b'xlink:href=""']), blob)
+        elif op == 2:
+            members.pop(victim)
+        else:
+            blob = blob.replace(b"office:binary-data", b"office:binary-data").replace(
+                b"<text:p>", b"<text:p><text:a xlink:href=\"javascript:alert(1)\">x</text:a>")
+        if op != 2:
+            members[victim] = blob
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            for n, d in members.items():
+                zf.writestr(n, d)
+        src = tmp_path / f"m{i}.odt"
+        src.write_bytes(buf.getvalue())
+        try:
+            odf.sanitize(src, tmp_path / f"o{i}", Context(workdir=tmp_path / "w"), "odt")
+        except Rejected as exc:
+            assert exc.reason.endswith(".")
+            outcomes["rejected"] += 1
+            continue
+        outcomes["ok"] += 1
+        data = b"".join(_members(tmp_path / f"o{i}").values())
+        assert b"javascript:" not in data and b"<script:" not in data
+    assert outcomes["ok"] > 10 and outcomes["rejected"] > 5, outcomes

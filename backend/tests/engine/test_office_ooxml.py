@@ -512,3 +512,60 @@ def test_pivot_fed_by_a_connection_is_unlinked(tmp_path):
     assert not any("pivot" in n for n in members)
     assert b"pivotCache" not in members["xl/workbook.xml"]
     assert any(f.kind == "data_connection" for f in ctx.findings)
+
+
+def _mutations(data: bytes, rng):
+    """Structure-aware damage: XML truncated or spliced, relationships retargeted, ids swapped."""
+    members = _members_of(data)
+    names = list(members)
+    victim = rng.choice(names)
+    blob = members[victim]
+    choice = rng.randrange(6)
+    if choice == 0:
+        blob = blob[: rng.randrange(1, max(2, len(blob)))]
+    elif choice == 1:
+        i = rng.randrange(len(blob) + 1)
+        blob = blob[:i] + rng.choice([b"<x>", b"</w:p>", b"&amp;", b"\x00", b"]]>"]) + blob[i:]
+    elif choice == 2:
+        blob = re.sub(rb'Target="[^"]*"', rng.choice(
+            [b'Target="../../../../etc/passwd"', b'Target="/"', b'Target=""',
+             b'Target="http://[::1"', b'Target="word/document.xml"', b'Target="%00"']), blob)
+    elif choice == 3:
+        blob = re.sub(rb'r:id="[^"]*"', b'r:id="rIdNope"', blob)
+    elif choice == 4:
+        blob = blob.replace(b"w:fldCharType=\"end\"", b"w:fldCharType=\"begin\"")
+    else:
+        members.pop(victim)
+        return _zip_of(members)
+    members[victim] = blob
+    return _zip_of(members)
+
+
+def _zip_of(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for n, d in members.items():
+            zf.writestr(n, d)
+    return buf.getvalue()
+
+
+def test_damaged_packages_are_rejected_or_rebuilt_never_crash(office, tmp_path):
+    import random
+
+    rng = random.Random(1234)
+    outcomes = {"ok": 0, "rejected": 0}
+    for i in range(120):
+        base = office["files"][rng.choice(HOSTILE + CLEAN)].read_bytes()
+        src = tmp_path / f"m{i}.bin"
+        src.write_bytes(_mutations(base, rng))
+        out = tmp_path / f"o{i}"
+        try:
+            ooxml.sanitize(src, out, Context(workdir=tmp_path / "w"), "docx")
+        except Rejected as exc:
+            assert exc.reason.endswith(".") and len(exc.reason) < 400
+            outcomes["rejected"] += 1
+            continue
+        outcomes["ok"] += 1
+        members = _members(out)  # a readable package came out
+        assert b"vbaProject" not in b"".join(members.values())
+    assert outcomes["ok"] > 10 and outcomes["rejected"] > 10, outcomes

@@ -258,8 +258,7 @@ class _State:
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     """Rebuild an OOXML package at dst without active or hidden content; return its extension."""
-    if kind == "xlsb":
-        return _sanitize_xlsb(src, dst, ctx)
+    del kind  # the package's own main content type decides, not the claimed kind
     members, _order = read_package(src, "Office document")
     ctx.progress(10)
     state = _load(members, ctx)
