@@ -86,3 +86,23 @@ def test_script_names_refused_whatever_the_content(tmp_path):
     path.write_bytes(b"just words")
     with pytest.raises(Rejected, match="scripts"):
         detect(path, "payload.vbs", Context())
+
+
+def test_encrypted_legacy_workbook_and_presentation(tmp_path):
+    import struct
+
+    from corpus import ole_file
+
+    bof = struct.pack("<HH", 0x0809, 16) + b"\x00" * 16
+    filepass = struct.pack("<HH", 0x002F, 6) + b"\x01\x00\x01\x00\x01\x00"
+    workbook = tmp_path / "book.xls"
+    workbook.write_bytes(ole_file({"Workbook": bof + filepass}))
+    with pytest.raises(Rejected, match="encrypted"):
+        detect(workbook)
+    plain = tmp_path / "plain.xls"
+    plain.write_bytes(ole_file({"Workbook": bof + struct.pack("<HH", 0x000A, 0)}))
+    assert detect(plain).kind == "xls"
+    deck = tmp_path / "deck.ppt"
+    deck.write_bytes(ole_file({"PowerPoint Document": b"\x00" * 8, "EncryptedSummary": b"x"}))
+    with pytest.raises(Rejected, match="encrypted"):
+        detect(deck)

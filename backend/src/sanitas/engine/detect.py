@@ -344,8 +344,7 @@ def _detect_text(head: bytes, size: int) -> Detected:
 def _looks_like_csv(text: str) -> bool:
     lines = [line for line in text.splitlines()[:50] if line.strip()]
     if len(lines) < 2:
-        return len(lines) == 1 and any(line.count(",") >= 1 for line in lines) and \
-            len(lines[0]) < 10000 and not lines[0].rstrip().endswith((".", "!", "?"))
+        return False  # one line of prose with a comma is not a table
     if len(lines) > 2 and not text.endswith(("\n", "\r")):
         lines = lines[:-1]  # possibly cut by the head boundary
     for delimiter in (",", ";", "\t", "|"):
