@@ -124,6 +124,7 @@ async function main() {
   assert(fs.existsSync(path.join(FRONTEND, 'dist/index.html')), 'frontend/dist is missing: run `npm run build` (make test builds it)');
   assert(fs.existsSync(SANITAS), `missing ${SANITAS}: run make install`);
   assert(fs.existsSync(CHROMIUM), `missing Chromium at ${CHROMIUM}`);
+  fs.rmSync(SHOTS, { recursive: true, force: true });
   fs.mkdirSync(SHOTS, { recursive: true });
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sanitas-e2e-'));
@@ -203,6 +204,7 @@ async function main() {
       const page = userPage;
       lastPage = page;
       await page.goto(`${base}/register`);
+      await page.getByRole('heading', { name: 'Create your account' }).waitFor();
       await shots(page, 'register');
       await page.getByLabel('First name').fill(USER.firstName);
       await page.getByLabel('Last name').fill(USER.lastName);
@@ -230,6 +232,7 @@ async function main() {
       // A fresh sign-in: clear the session the registration opened.
       await page.evaluate(() => localStorage.clear());
       await page.goto(`${base}/login`);
+      await page.getByRole('heading', { name: 'Sign in to your account' }).waitFor();
       await shots(page, 'login');
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await toast(page, 'Please fill in all fields').waitFor();

@@ -31,7 +31,20 @@ export function FindingsReport({ report }: { report: FileReport | null | undefin
       {findings.length === 0 ? (
         <p className="px-5 py-6 text-sm text-slate-600">The file was rebuilt and no active content or metadata needed removing.</p>
       ) : (
-        <div className="overflow-x-auto">
+        <>
+        <ul className="divide-y divide-slate-100 sm:hidden">
+          {findings.map((f, i) => (
+            <li key={`${f.kind}-${f.location}-${i}`} className="px-5 py-3 text-sm">
+              <div className="flex items-center justify-between gap-3">
+                <span className="font-medium text-slate-900">{kindLabel(f.kind)}</span>
+                <span className={`inline-flex rounded-full px-2 py-0.5 text-xs font-semibold capitalize ring-1 ring-inset ${ACTION_STYLES[f.action] ?? ACTION_STYLES.kept}`}>{f.action}</span>
+              </div>
+              {f.location && <p className="mt-1 font-mono text-xs text-slate-500 [overflow-wrap:anywhere]">{f.location}</p>}
+              {f.detail && <p className="mt-1 text-slate-600">{f.detail}</p>}
+            </li>
+          ))}
+        </ul>
+        <div className="hidden overflow-x-auto sm:block">
           <table className="min-w-full divide-y divide-slate-200 text-sm">
             <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
               <tr><th scope="col" className="px-5 py-3">What</th><th scope="col" className="px-5 py-3">Where</th><th scope="col" className="px-5 py-3">Action</th><th scope="col" className="px-5 py-3">Detail</th></tr>
@@ -48,6 +61,7 @@ export function FindingsReport({ report }: { report: FileReport | null | undefin
             </tbody>
           </table>
         </div>
+        </>
       )}
     </section>
   );
