@@ -71,8 +71,11 @@ fi
 if [ -f frontend/package-lock.json ]; then
   stamp=frontend/node_modules/.install-stamp
   if [ ! -f "$stamp" ] || [ frontend/package-lock.json -nt "$stamp" ]; then
-    say "npm ci (frontend)"
-    (cd frontend && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    say "npm dependencies (frontend)"
+    # `npm ci` refuses a lock that lacks optional platform builds (darwin, win32, android...)
+    # which a registry mirror may not carry; `npm install` installs the same locked versions.
+    (cd frontend && { npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>"$ROOT/.tools/npm-ci.log" \
+      || npm install --no-audit --no-fund --loglevel=error >/dev/null; })
     touch "$stamp"
   fi
 fi
