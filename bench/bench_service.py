@@ -77,10 +77,10 @@ def free_port() -> int:
 def make_users(data_dir: Path, n: int) -> list[dict[str, str]]:
     sys.path.insert(0, str(BACKEND / "src"))
     from sanitas.auth.tokens import create_access_token, hash_token, new_opaque_token
+    from sanitas.config import Settings
     from sanitas.db import make_engine, make_sessionmaker, utcnow
     from sanitas.models import AuthSession, User
     from sanitas.models._common import new_id
-    from sanitas.config import Settings
 
     settings = Settings(data_dir=data_dir, secret_key=SECRET)
     factory = make_sessionmaker(make_engine(str(settings.database_url)))
@@ -149,7 +149,7 @@ class Client:
 
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def main() -> None:

@@ -4,9 +4,8 @@ file: the server decides, another user's ids answer 404 (not 403), admins reach 
 from __future__ import annotations
 
 import pytest
-from test_upload_support import TEXT, add_file, api  # noqa: F401
-
 from factories import auth_headers, make_user
+from test_upload_support import TEXT, add_file
 
 ROLES = ("GUEST", "USER", "ENTERPRISE", "ADMIN")
 
@@ -36,6 +35,8 @@ GENERAL = [
     ("POST", "/api/process/queue/clear-completed", 403, 200),
     ("POST", "/api/process/queue/clear-failed", 403, 200),
 ]
+
+pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
 
 
 def _call(client, method, path, headers):

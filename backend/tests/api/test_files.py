@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from test_upload_support import add_file, api  # noqa: F401
-
 from factories import auth_headers, make_user
+from test_upload_support import add_file
+
 from sanitas.db import utcnow
+
+pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
 
 
 def _seed(db_session, settings, user):

@@ -7,15 +7,17 @@ from datetime import timedelta
 from urllib.parse import unquote
 
 import pytest
+from factories import auth_headers, make_user
 from fastapi.testclient import TestClient
 from sqlalchemy import select
-from test_upload_support import EXE, TEXT, add_file, api, pdf_bytes, png_bytes  # noqa: F401
+from test_upload_support import TEXT, add_file, pdf_bytes
 
-from factories import auth_headers, make_user
 from sanitas.db import utcnow
 from sanitas.files.routes import content_disposition
 from sanitas.main import create_app
 from sanitas.models import File, Job
+
+pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
 
 
 def test_status_of_a_pending_upload(api, settings, db_session):

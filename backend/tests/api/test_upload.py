@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import func, select
-from test_upload_support import EXE, TEXT, add_file, api, pdf_bytes, png_bytes  # noqa: F401
-
 from factories import auth_headers, make_user
+from sqlalchemy import func, select
+from test_upload_support import EXE, TEXT, add_file, pdf_bytes, png_bytes
+
 from sanitas.config import MB, RoleLimits
 from sanitas.db import make_sessionmaker, utcnow
 from sanitas.executor.job import expire_files
-from sanitas.storage import make_storage
 from sanitas.models import File, Job
+from sanitas.storage import make_storage
+
+pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
 
 
 def _counts(db_session):
@@ -207,10 +209,10 @@ def test_modes_per_role(api, settings, db_session):
 def test_malformed_requests(api, settings, db_session):
     h = auth_headers(settings, db_session, make_user(db_session))
     cases = [
-        (dict(files={"file": ("empty.pdf", b"")}), 400, '"empty.pdf" is empty.'),
-        (dict(data={"mode": "basic"}, files={"other": ("a.txt", TEXT)}), 400,
+        ({"files": {"file": ("empty.pdf", b"")}}, 400, '"empty.pdf" is empty.'),
+        ({"data": {"mode": "basic"}, "files": {"other": ("a.txt", TEXT)}}, 400,
          "Unexpected file field 'other'; send files as 'file'."),
-        (dict(json={"file": "x"}), 400, "Expected a multipart/form-data upload."),
+        ({"json": {"file": "x"}}, 400, "Expected a multipart/form-data upload."),
     ]
     for kwargs, status, message in cases:
         answer = api.post("/api/upload/single", headers=h, **kwargs)

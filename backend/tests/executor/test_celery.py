@@ -8,12 +8,12 @@ import os
 
 import pytest
 import redis
+from conftest import _truncate_all
+from factories import auth_headers, make_user
 from fastapi.testclient import TestClient
 from jobkit import kill_hard, pdf_bytes, server_env, start, stop, wait_until
 from sqlalchemy import select
 
-from conftest import _truncate_all
-from factories import auth_headers, make_user
 from sanitas.config import Settings
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.main import create_app

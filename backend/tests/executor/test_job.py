@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from factories import make_user
 from jobkit import pdf_bytes, seed_job
 from sqlalchemy import select, update
 
-from factories import make_user
 from sanitas.db import make_sessionmaker, utcnow
 from sanitas.executor import job as jobs
 from sanitas.models import File, Job

@@ -3,12 +3,11 @@ job runs; after a restart the job completes and exactly one sanitized blob exist
 
 from __future__ import annotations
 
-from jobkit import (free_port, kill_hard, pdf_bytes, server_env, start, stop, wait_http,
-                    wait_until)
-from sqlalchemy import select
-
 import httpx
 from factories import auth_headers, make_user
+from jobkit import free_port, kill_hard, pdf_bytes, server_env, start, stop, wait_http, wait_until
+from sqlalchemy import select
+
 from sanitas.models import File, Job
 from sanitas.storage import make_storage
 

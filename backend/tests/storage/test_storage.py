@@ -98,10 +98,10 @@ def test_service_end_to_end_on_s3(settings, db_session, s3_endpoint):
     """Upload, process, download and expire with blobs in S3 (moto server)."""
     import time
 
+    from factories import auth_headers, make_user
     from fastapi.testclient import TestClient
     from sqlalchemy import update
 
-    from factories import auth_headers, make_user
     from sanitas.db import make_sessionmaker, utcnow
     from sanitas.executor.job import expire_files
     from sanitas.main import create_app

@@ -110,7 +110,7 @@ class S3Storage:
         try:
             self.client.head_bucket(Bucket=self.bucket)
             return True
-        except Exception:
+        except Exception:  # noqa: BLE001 (any failure means the bucket is not usable)
             return False
 
 

@@ -111,7 +111,7 @@ def usage_analytics(_: AdminUser, session: SessionDep,
         "files": {"total": total_files, "recent": recent, "recentCompleted": recent_completed,
                   "byStatus": by_status},
         "storage": {"totalUsed": service.storage_used(session),
-                    "averageFileSize": int(round(float(average)))},
+                    "averageFileSize": round(float(average))},
     }, "Analytics")
 
 
