@@ -168,3 +168,30 @@ def test_process_limit(sandbox_settings):
         print(json.dumps({"forked": len(children), "error": error}))
     """, sandbox_settings, limits=SandboxLimits(processes=30))
     assert outcome["error"] == "BlockingIOError" and outcome["forked"] < 30
+
+
+def test_seccomp_denies_inet_sockets_and_kernel_interfaces(sandbox_settings):
+    outcome = run_json("""
+        import ctypes, json, os, socket
+        def attempt(fn):
+            try:
+                fn()
+                return "allowed"
+            except OSError as exc:
+                return exc.errno
+        libc = ctypes.CDLL(None, use_errno=True)
+        def syscall(number, *args):
+            if libc.syscall(number, *args) == -1:
+                raise OSError(ctypes.get_errno(), "denied")
+        print(json.dumps({
+            "inet": attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM)),
+            "inet6": attempt(lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)),
+            "unix": attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)),
+            "unshare_user": attempt(lambda: syscall(272, 0x10000000)),
+            "ptrace": attempt(lambda: syscall(101, 16, os.getppid(), 0, 0)),
+            "bpf": attempt(lambda: syscall(321, 0, 0, 0)),
+        }))
+    """, sandbox_settings)
+    assert outcome["inet"] == outcome["inet6"] == 13  # EACCES
+    assert outcome["unix"] == "allowed"
+    assert outcome["unshare_user"] == 1 and outcome["ptrace"] == 1 and outcome["bpf"] == 1

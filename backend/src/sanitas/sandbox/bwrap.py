@@ -112,8 +112,21 @@ def _layout(settings: Settings, office: bool) -> _Layout:
     return _Layout(python, tuple(binds), office, user)
 
 
+def _seccomp_fd() -> int | None:
+    """A pipe holding the seccomp program for bwrap to read (None: no filter here)."""
+    from sanitas.sandbox.seccomp import filter_program
+
+    program = filter_program()
+    if program is None:
+        return None
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, program)  # a few hundred bytes: fits the pipe buffer
+    os.close(write_fd)
+    return read_fd
+
+
 def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | None = None,
-             headroom: bool = True) -> list[str]:
+             headroom: bool = True, seccomp_fd: int | None = None) -> list[str]:
     """The full command line. `headroom` leaves room above the job's limits for the warm-up
     (the child lowers them to the job's values before it reads the file)."""
     bwrap = shutil.which("bwrap")
@@ -141,7 +154,7 @@ def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | No
         command += [setpriv, f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}",
                     "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
     command += [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-                "--cap-drop", "ALL", "--hostname", "sandbox",
+                "--cap-drop", "ALL", "--hostname", "sandbox", "--unshare-user", "--disable-userns",
                 "--ro-bind", "/usr", "/usr"]
     for link in ("lib", "lib64", "bin", "sbin", "lib32", "libx32"):
         target = f"/{link}"
@@ -156,6 +169,8 @@ def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | No
         for path in ("/etc/libreoffice", "/etc/fonts"):
             if os.path.isdir(path):
                 command += ["--ro-bind", path, path]
+    if seccomp_fd is not None:
+        command += ["--seccomp", str(seccomp_fd)]
     command += ["--chdir", "/tmp", "--", layout.python]
     command += python_args if python_args is not None else ["-I", "-m", "sanitas.sandbox.child"]
     return command
@@ -166,9 +181,17 @@ def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
     """Run Python `code` in exactly the sandbox a job gets, with exactly `limits` (for the
     tests that prove the boundary, and for diagnostics)."""
     limits = (limits or SandboxLimits()).resolved(0, "basic", office)
-    command = _command(_layout(settings, office), limits, ["-I", "-c", code], headroom=False)
-    return subprocess.run(command, env=dict(CLEAN_ENV), capture_output=True, timeout=timeout,
-                          check=False, start_new_session=True, stdin=subprocess.DEVNULL)
+    filter_fd = _seccomp_fd()
+    try:
+        command = _command(_layout(settings, office), limits, ["-I", "-c", code],
+                           headroom=False, seccomp_fd=filter_fd)
+        return subprocess.run(command, env=dict(CLEAN_ENV), capture_output=True,
+                              timeout=timeout, check=False, start_new_session=True,
+                              stdin=subprocess.DEVNULL,
+                              pass_fds=() if filter_fd is None else (filter_fd,))
+    finally:
+        if filter_fd is not None:
+            os.close(filter_fd)
 
 
 CLEAN_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/sandbox", "LANG": "C.UTF-8",
@@ -183,19 +206,26 @@ class _Sandbox:
         self.layout = layout
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock = parent_sock
-        command = _command(layout, limits)
+        filter_fd = _seccomp_fd()
         child_fd = child_sock.fileno()
-        command.append(str(child_fd))  # the child learns its job socket from argv
         try:
+            command = _command(layout, limits, seccomp_fd=filter_fd)
+            command.append(str(child_fd))  # the child learns its job socket from argv
             self.proc = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, env=dict(CLEAN_ENV), close_fds=True,
-                pass_fds=(child_fd,), start_new_session=True)
+                pass_fds=(child_fd,) if filter_fd is None else (child_fd, filter_fd),
+                start_new_session=True)
         except OSError as exc:
             parent_sock.close()
             raise SandboxError(f"The sandbox could not be started: {exc}") from exc
+        except BaseException:
+            parent_sock.close()
+            raise
         finally:
             child_sock.close()
+            if filter_fd is not None:
+                os.close(filter_fd)
         self.started = time.monotonic()
         self.ready = False
 
