@@ -43,6 +43,8 @@ class LocalExecutor:
     # -- the interface the API uses -------------------------------------------------------
     def start(self) -> None:
         self.thread.start()
+        threading.Thread(target=_prestart_sandboxes, args=(self.settings,), daemon=True,
+                         name="sanitas-sandbox-prestart").start()
 
     def stop(self) -> None:
         self.stopping.set()
@@ -121,3 +123,14 @@ class LocalExecutor:
             with self.lock:
                 self.inflight.discard(job_id)
             self.wake.set()  # a worker is free: look for the next job
+
+
+def _prestart_sandboxes(settings: Settings) -> None:
+    """Start the sandbox's spare processes now, so the first jobs do not pay for it."""
+    try:
+        from sanitas.sandbox import bwrap
+
+        if settings.sandbox == "bwrap" and hasattr(bwrap, "prestart"):
+            bwrap.prestart(settings)
+    except Exception:
+        log.warning("could not pre-start sandboxes", exc_info=True)
