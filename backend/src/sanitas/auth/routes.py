@@ -76,16 +76,18 @@ def _access_family(request: Request, settings) -> str | None:
 
 
 @router.post("/register", response_model=Envelope[AuthData], status_code=201)
-def register(body: RegisterIn, request: Request, session: SessionDep, settings: SettingsDep):
+def register(body: RegisterIn, request: Request, session: SessionDep, settings: SettingsDep,
+             background: BackgroundTasks):
     ratelimit.hit(session, [
         (f"register:ip:{client_ip(request)}", settings.rate_limit_register_per_ip),
         (f"register:acct:{service.normalise_email(body.email)}",
          settings.rate_limit_register_per_account),
     ], settings.rate_limit_window_seconds)
-    data = service.register(session, settings, email=body.email, password=body.password,
-                            first_name=body.first_name, last_name=body.last_name,
-                            username=body.username, user_agent=_agent(request),
-                            ip=client_ip(request))
+    data, mail = service.register(session, settings, email=body.email, password=body.password,
+                                  first_name=body.first_name, last_name=body.last_name,
+                                  username=body.username, user_agent=_agent(request),
+                                  ip=client_ip(request))
+    background.add_task(send_email, settings, *mail)  # SMTP never delays the answer
     return ok(data, "Registration successful! Please check your email to verify your account.")
 
 

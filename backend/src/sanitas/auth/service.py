@@ -143,7 +143,10 @@ def refresh_session(session: Session, settings: Settings, refresh_token: str, *,
 
 def register(session: Session, settings: Settings, *, email: str, password: str,
              first_name: str | None, last_name: str | None, username: str | None,
-             user_agent: str | None = None, ip: str | None = None) -> AuthData:
+             user_agent: str | None = None,
+             ip: str | None = None) -> tuple[AuthData, tuple[str, str, str]]:
+    """The new account's sign-in data and the verification mail to send (to, subject, body).
+    """
     email = check_email(email)
     if len(password) < MIN_PASSWORD:
         raise ApiError(422, "Password must be at least 6 characters long", "validation_error")
@@ -162,11 +165,11 @@ def register(session: Session, settings: Settings, *, email: str, password: str,
     tokens = start_session(session, settings, user, user_agent=user_agent, ip=ip)
     link = issue_email_link(session, settings, user, "verify_email")
     session.commit()
-    send_email(settings, user.email, "Verify your Sanitas email address",
-               f"Welcome to Sanitas!\n\nPlease confirm your email address by opening this "
-               f"link:\n\n{link}\n\nThe link is valid for "
-               f"{settings.email_verification_ttl_hours} hours.\n")
-    return AuthData(user=user_out(session, user), tokens=tokens)
+    mail = (user.email, "Verify your Sanitas email address",
+            (f"Welcome to Sanitas!\n\nPlease confirm your email address by opening this "
+            f"link:\n\n{link}\n\nThe link is valid for "
+            f"{settings.email_verification_ttl_hours} hours.\n"))
+    return AuthData(user=user_out(session, user), tokens=tokens), mail
 
 
 def login(session: Session, settings: Settings, *, email: str, password: str,
