@@ -569,3 +569,20 @@ def test_damaged_packages_are_rejected_or_rebuilt_never_crash(office, tmp_path):
         members = _members(out)  # a readable package came out
         assert b"vbaProject" not in b"".join(members.values())
     assert outcomes["ok"] > 10 and outcomes["rejected"] > 10, outcomes
+
+
+def test_utf16_parts_get_the_same_cleaning(tmp_path):
+    body = (corpus._p("utf16 body") + corpus._complex_field([" DDEAUTO c:\\\\x.exe "], "res")
+            + corpus._inline_image("rIdExtImg", "r:link", 3))
+    data = corpus.docx(body, doc_rels=[("rIdExtImg", f"{corpus.R}/image",
+                                        f"{corpus.EVIL}/beacon.png", True)])
+    members = _members_of(data)
+    doc = members["word/document.xml"].decode().replace('encoding="UTF-8"', 'encoding="UTF-16"')
+    members["word/document.xml"] = doc.encode("utf-16")
+    src = tmp_path / "u16.docx"
+    src.write_bytes(_zip_of(members))
+    ooxml.sanitize(src, tmp_path / "out.docx", Context(workdir=tmp_path / "w"), "docx")
+    out = _members(tmp_path / "out.docx")
+    assert b"DDEAUTO" not in out["word/document.xml"] and b"res" in out["word/document.xml"]
+    assert b"rIdExtImg" not in out["word/document.xml"]
+    assert b"attacker.invalid" not in b"".join(out.values())
