@@ -27,7 +27,9 @@ def build_message(settings: Settings, to: str, subject: str, body: str) -> Email
     msg["Subject"] = subject
     msg["Date"] = formatdate(localtime=False)
     msg["Message-ID"] = make_msgid(domain="sanitas.local")
-    msg.set_content(body)
+    # Plain 7bit when possible, so a person opening the .eml sees the links as they are
+    # (quoted-printable would break them with '=3D' and soft line breaks).
+    msg.set_content(body, cte="7bit" if body.isascii() else "quoted-printable")
     return msg
 
 
