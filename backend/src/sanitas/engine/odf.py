@@ -74,7 +74,8 @@ _STRING = re.compile(r'"(?:[^"]|"")*"')
 
 
 def _local(el) -> str:
-    return etree.QName(el).localname if isinstance(el.tag, str) else ""
+    tag = el.tag
+    return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
 def _remove(el) -> None:
@@ -238,13 +239,15 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
     root = parse_xml(data, name)
     keep_links = ctx.policy.keep_links
     if name.endswith("settings.xml"):
-        for el in list(root.iter()):
+        for el in list(root.iter("{*}config-item", "{*}config-item-set")):
             item = el.get("{urn:oasis:names:tc:opendocument:xmlns:config:1.0}name") or ""
-            if _local(el).startswith("config-item") and item in PRINTER_ITEMS:
+            if item in PRINTER_ITEMS:
                 report("printer_settings", name, item)
                 _remove(el)
         return serialize(root)
-    for el in list(root.iter()):
+    # Elements of interest only, filtered in C by lxml, in document order.
+    wanted = [*DROP, *UNWRAP, "object", "binary-data", "image"]
+    for el in list(root.iter(*[f"{{*}}{n}" for n in wanted])):
         if el is not root and _detached(el, root):
             continue
         lname = _local(el)
@@ -254,12 +257,10 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
             frame = el.getparent()
             _remove(el)
             _drop_empty_frame(frame)
-            continue
-        if lname in UNWRAP:
+        elif lname in UNWRAP:
             report(UNWRAP[lname], name, lname, "converted")
             _unwrap(el)
-            continue
-        if lname == "object":
+        elif lname == "object":
             href = el.get(f"{{{XLINK_NS}}}href") or ""
             target = _internal_path(href)
             if target is None or not any(target.rstrip("/") + "/" == d for d in safe_dirs):
@@ -267,16 +268,14 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
                 frame = el.getparent()
                 _remove(el)
                 _drop_empty_frame(frame)
-            continue
-        if lname == "binary-data":
+        elif lname == "binary-data":
             if not _clean_binary_data(el):
                 report("invalid_image", name, "inline binary data that is not an image")
                 holder = el.getparent()
                 frame = holder.getparent() if holder is not None else None
                 _remove(holder if holder is not None and holder is not root else el)
                 _drop_empty_frame(frame)
-            continue
-        if lname == "image":
+        elif lname == "image":
             href = el.get(f"{{{XLINK_NS}}}href")
             if href is not None:
                 target = _internal_path(href)
@@ -285,8 +284,22 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
                     frame = el.getparent()
                     _remove(el)
                     _drop_empty_frame(frame)
-                    continue
-        _clean_attrs(el, name, report, keep_links, members)
+    for value in root.xpath(f"//@*[namespace-uri()='{XLINK_NS}' and local-name()='href']"):
+        el = value.getparent()
+        if el is not root and _detached(el, root):
+            continue
+        _clean_href(el, str(value), name, report, keep_links, members)
+    pred = (f"namespace-uri()='{TABLE_NS}' and (local-name()='formula' or "
+            "local-name()='condition')")
+    for value in root.xpath(f"//@*[{pred}]"):
+        el, attr, text = value.getparent(), value.attrname, str(value)
+        if _DANGEROUS_FORMULA.search(_STRING.sub('""', text)) and attr in el.attrib:
+            if attr.endswith("}formula"):
+                report("formula", name, f"formula {text[:100]} replaced by its value",
+                       "converted")
+            else:
+                report("formula", name, "validation condition with external reference")
+            del el.attrib[attr]
     return serialize(root)
 
 
@@ -342,30 +355,15 @@ def _safe_link(href: str, keep_links: bool) -> bool:
     return keep_links and scheme in SAFE_SCHEMES and (scheme == "mailto" or bool(parts.netloc))
 
 
-def _clean_attrs(el, where: str, report, keep_links: bool, members) -> None:
+def _clean_href(el, href: str, where: str, report, keep_links: bool, members) -> None:
     lname = _local(el)
-    href = el.get(f"{{{XLINK_NS}}}href")
-    if href is not None:
-        internal = _internal_path(href)
-        if lname in ("a",):
-            if not _safe_link(href, keep_links):
-                report("hyperlink", where, f"link {href[:100]}", "converted")
-                _unwrap(el)
-                return
-        elif internal is not None and internal in members:
-            pass
-        elif not _safe_link(href, keep_links) or lname not in ("a",):
-            report("external_relationship", where, f"{lname} reference {href[:100]}")
-            del el.attrib[f"{{{XLINK_NS}}}href"]
-    for attr in list(el.attrib):
-        q = etree.QName(attr)
-        if q.localname == "formula" and q.namespace == TABLE_NS:
-            formula = el.get(attr) or ""
-            if _DANGEROUS_FORMULA.search(_STRING.sub('""', formula)):
-                report("formula", where, f"formula {formula[:100]} replaced by its value",
-                       "converted")
-                del el.attrib[attr]
-        elif q.localname in ("condition",) and q.namespace == TABLE_NS:
-            if _DANGEROUS_FORMULA.search(_STRING.sub('""', el.get(attr) or "")):
-                report("formula", where, "validation condition with external reference")
-                del el.attrib[attr]
+    if lname == "a":
+        if not _safe_link(href, keep_links):
+            report("hyperlink", where, f"link {href[:100]}", "converted")
+            _unwrap(el)
+        return
+    internal = _internal_path(href)
+    if internal is not None and internal in members:
+        return  # a part of this package that survived
+    report("external_relationship", where, f"{lname} reference {href[:100]}")
+    del el.attrib[f"{{{XLINK_NS}}}href"]
