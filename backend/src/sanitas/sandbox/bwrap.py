@@ -211,6 +211,7 @@ class _Sandbox:
         try:
             command = _command(layout, limits, seccomp_fd=filter_fd)
             command.append(str(child_fd))  # the child learns its job socket from argv
+            command.append("office" if layout.office else "plain")  # what to preload
             self.proc = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, env=dict(CLEAN_ENV), close_fds=True,

@@ -1,4 +1,4 @@
-"""The process inside the sandbox: `python -I -m sanitas.sandbox.child JOB_SOCKET_FD`.
+"""The process inside the sandbox: `python -I -m sanitas.sandbox.child JOB_SOCKET_FD [office]`.
 
 It warms up (imports the heavy libraries), says "ready", receives one job over the socket (a
 JSON line plus two file descriptors: the input, read-only, and the output file to fill), lowers
@@ -25,8 +25,8 @@ MAX_JOB_MESSAGE = 64 * 1024
 PRELOAD = ("pikepdf", "pypdfium2", "PIL.Image", "PIL.ImageCms", "PIL.ImageOps",
            "PIL.ImageSequence", "lxml.etree", "lxml.html", "defusedxml.ElementTree", "olefile",
            "csv", "zipfile", "sanitas.engine.pdf", "sanitas.engine.image", "sanitas.engine.svg",
-           "sanitas.engine.text", "sanitas.engine.archive", "sanitas.engine.raster",
-           "sanitas.engine.ooxml", "sanitas.engine.odf", "sanitas.engine.legacy_office")
+           "sanitas.engine.text", "sanitas.engine.archive", "sanitas.engine.raster")
+OFFICE_PRELOAD = ("sanitas.engine.ooxml", "sanitas.engine.odf", "sanitas.engine.legacy_office")
 
 
 def _emitter(stream):
@@ -79,7 +79,8 @@ def main() -> int:
 
     # Warm-up: the expensive imports happen before any file is seen.
     from sanitas.engine import Policy, sanitize_file
-    for module in PRELOAD:
+    office = len(sys.argv) > 2 and sys.argv[2] == "office"
+    for module in PRELOAD + (OFFICE_PRELOAD if office else ()):
         try:
             __import__(module)
         except ImportError:
