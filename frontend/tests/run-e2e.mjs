@@ -406,6 +406,8 @@ async function main() {
       await shots(page, 'admin-analytics');
       await page.getByRole('tab', { name: 'File Management' }).click();
       await page.getByText('File management interface coming soon...').waitFor();
+      await page.getByRole('tab', { name: 'Messages' }).click();
+      await page.getByTestId('contact-message').filter({ hasText: 'Enterprise pricing' }).filter({ hasText: 'grace@e2e-sanitas.org' }).waitFor();
       // The promotion is real: the user's next sign-in is ENTERPRISE.
       const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) });
       const body = await res.json();

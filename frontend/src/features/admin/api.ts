@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { get, post, put } from '../../lib/api-client';
 import { ADMIN_USERS_PAGE_SIZE } from '../../lib/constants';
-import type { AdminAnalytics, User, UserList } from '../../lib/types';
+import type { AdminAnalytics, Pagination, User, UserList } from '../../lib/types';
 
 export type Timeframe = 'day' | 'week' | 'month';
 export const TIMEFRAMES: { value: Timeframe; label: string }[] = [
@@ -43,3 +43,11 @@ export function overviewSuccessRate(a: Pick<AdminAnalytics, 'files'> & { files: 
   const completed = a.files.recentCompleted ?? a.files.byStatus?.COMPLETED ?? 0;
   return Math.round((completed / recent) * 1000) / 10;
 }
+
+export interface ContactMessage { id: string; name: string; email: string; subject: string; message: string; userId: string | null; createdAt: string }
+export const useContactMessages = (page: number) => useQuery({
+  queryKey: ['admin', 'messages', page],
+  queryFn: async () => (await get<{ messages: ContactMessage[]; pagination: Pagination }>('/api/contact', { params: { page, limit: 20 } })).data,
+  placeholderData: keepPreviousData,
+  staleTime: 0,
+});

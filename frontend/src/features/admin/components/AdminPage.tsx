@@ -3,6 +3,7 @@ import { Container } from '../../../components/Layout';
 import { Alert, PageHeader } from '../../../components/ui';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { AnalyticsTab } from './AnalyticsTab';
+import { MessagesTab } from './MessagesTab';
 import { OverviewTab } from './OverviewTab';
 import { UsersTab } from './UsersTab';
 
@@ -11,6 +12,7 @@ const TABS = [
   { id: 'users', label: 'User Management' },
   { id: 'analytics', label: 'Analytics' },
   { id: 'files', label: 'File Management' },
+  { id: 'messages', label: 'Messages' },
 ] as const;
 type TabId = (typeof TABS)[number]['id'];
 
@@ -54,6 +56,7 @@ export default function AdminPage() {
         {tab === 'users' && <UsersTab currentUserId={user.id} />}
         {tab === 'analytics' && <AnalyticsTab />}
         {tab === 'files' && <div className="card p-10 text-center text-slate-600">File management interface coming soon...</div>}
+        {tab === 'messages' && <MessagesTab />}
       </div>
     </Container>
   );
