@@ -58,6 +58,8 @@ def legacy(tmp_path_factory):
     started = time.perf_counter()
     to_pdf = {"clean.odt": legacy_office.to_pdf(nameless, pdf_ctx)}
     TIMINGS["to_pdf"] = time.perf_counter() - started
+    macro_pdf_ctx = Context(workdir=root / "work-pdf-macro")
+    to_pdf["macro.doc"] = legacy_office.to_pdf(src / "macro.doc", macro_pdf_ctx)
     originals = {}
     for name in ("macro.doc", "clean.ppt", "macro.xls"):  # distinct stems for soffice
         originals[name] = root / f"orig-{name.replace('.', '-')}.{name.rsplit('.', 1)[1]}"
@@ -65,7 +67,7 @@ def legacy(tmp_path_factory):
     pdfs = convert_many([*originals.values(), *(results[n][0] for n in CASES)], "pdf",
                         root / "pdf", lo)
     return {"src": src, "results": results, "pdfs": pdfs, "to_pdf": to_pdf, "files": files,
-            "originals": originals}
+            "originals": originals, "macro_pdf_ctx": macro_pdf_ctx}
 
 
 def _blob(path: Path) -> bytes:
@@ -122,7 +124,13 @@ def test_converted_documents_open_and_look_the_same(legacy, name, ext):
 def test_to_pdf_renders_office_and_odf(legacy):
     for name, pdf in legacy["to_pdf"].items():
         assert pdf.suffix == ".pdf" and pdf.read_bytes().startswith(b"%PDF")
-        assert "clean" in _pdf_text(pdf).lower() or "Sanitas" in _pdf_text(pdf), name
+        assert "sanitas clean" in _pdf_text(pdf).lower(), name
+
+
+def test_to_pdf_of_a_legacy_file_reports_its_macros(legacy):
+    ctx = legacy["macro_pdf_ctx"]
+    assert any(f.kind == "macro" and "AutoOpen" in f.detail for f in ctx.findings)
+    assert "Sanitas clean document" in _pdf_text(legacy["to_pdf"]["macro.doc"])
 
 
 def test_timings(legacy):

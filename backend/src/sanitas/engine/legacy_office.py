@@ -60,7 +60,16 @@ def convert(src: Path, ctx: Context, target_ext: str, in_ext: str) -> Path:
 def to_pdf(src: Path, ctx: Context) -> Path:
     """Any office, ODF or RTF document -> PDF in ctx.workdir (advanced mode rasterizes it)."""
     # By content, never by the (untrusted) name: the extension steers LibreOffice's filter.
-    return libreoffice.convert(src, ctx, "pdf", _sniff_ext(src))
+    ext = _sniff_ext(src)
+    if ext in ("doc", "xls", "ppt", "rtf"):
+        # advanced mode sends legacy files straight here: report what the pixels leave behind
+        data = src.read_bytes()
+        if ext == "rtf":
+            _report_rtf(data, ctx)
+        else:
+            _check_encrypted(data, ext)
+            report_ole_contents(data, f"{ext.upper()} document", ctx)
+    return libreoffice.convert(src, ctx, "pdf", ext)
 
 
 def _sniff_ext(src: Path) -> str:
