@@ -26,7 +26,6 @@ _SETTINGS = [
     ("/org.openoffice.Office.Common/Security/Scripting", "DisableMacrosExecution", "true"),
     ("/org.openoffice.Office.Common/Security/Scripting", "MacroSecurityLevel", "3"),
     ("/org.openoffice.Office.Common/Security/Scripting", "BlockUntrustedRefererLinks", "true"),
-    ("/org.openoffice.Office.Common/Security/Scripting", "WarnAlienFormat", "false"),
     ("/org.openoffice.Office.Writer/Content/Update", "Link", "2"),
     ("/org.openoffice.Office.Calc/Content/Update", "Link", "1"),
     ("/org.openoffice.Office.Common/Misc", "FirstRun", "false"),
