@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (XML fixtures read better unwrapped)
 """Script-generated office corpus: booby-trapped but inert documents plus clean ones.
 
 Everything is built from XML strings with zipfile (and cfb_office for OLE containers), so the
@@ -87,8 +86,8 @@ CT_BASE = {"rels": "application/vnd.openxmlformats-package.relationships+xml",
            "xml": "application/xml", "png": "image/png", "jpeg": "image/jpeg",
            "bin": "application/vnd.openxmlformats-officedocument.oleObject"}
 ROOT_RELS = [("rId1", f"{R}/officeDocument", "word/document.xml"),
-             ("rId2", "http://schemas.openxmlformats.org/package/2006/relationships/metadata/"
-                      "core-properties", "docProps/core.xml"),
+             ("rId2", ("http://schemas.openxmlformats.org/package/2006/relationships/metadata/"
+                       "core-properties"), "docProps/core.xml"),
              ("rId3", f"{R}/extended-properties", "docProps/app.xml")]
 OV_PROPS = {"/docProps/core.xml": "application/vnd.openxmlformats-package.core-properties+xml",
             "/docProps/app.xml":

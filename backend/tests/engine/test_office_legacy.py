@@ -8,16 +8,16 @@ import time
 import zipfile
 from pathlib import Path
 
+import corpus_office as corpus
 import olefile
 import pypdfium2 as pdfium
 import pytest
-from oletools import oleobj
-from oletools.olevba import VBA_Parser
-
-import corpus_office as corpus
 from cfb_office import write_cfb
 from fidelity import min_page_ssim
+from oletools import oleobj
+from oletools.olevba import VBA_Parser
 from render_office import convert_many
+
 from sanitas.engine import legacy_office, ooxml
 from sanitas.engine.report import Context, Rejected
 

@@ -8,13 +8,13 @@ import io
 import zipfile
 from pathlib import Path
 
+import corpus_office as corpus
 import pypdfium2 as pdfium
 import pytest
-from lxml import etree
-
-import corpus_office as corpus
 from fidelity import min_page_ssim
+from lxml import etree
 from render_office import convert_many
+
 from sanitas.engine import odf
 from sanitas.engine.report import Context, Policy, Rejected
 

@@ -144,7 +144,7 @@ def test_package_is_consistent(office, name):
     part has a content type, no override names a missing part, every r:id resolves."""
     out = office["results"][name][0]
     members = _members(out)
-    assert list(members)[0] == "[Content_Types].xml"
+    assert next(iter(members)) == "[Content_Types].xml"
     types = etree.fromstring(members["[Content_Types].xml"])
     defaults = {e.get("Extension").lower() for e in types if e.tag.endswith("Default")}
     overrides = {e.get("PartName") for e in types if e.tag.endswith("Override")}

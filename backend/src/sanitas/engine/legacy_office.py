@@ -4,6 +4,7 @@ which the caller sanitizes like any upload. Also the office -> PDF step of advan
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 from pathlib import Path
@@ -204,16 +205,12 @@ def _report_ppt_objects(data: bytes, location: str, ctx: Context) -> None:
     try:
         from oletools.oleobj import find_ole_in_ppt
 
-        n = 0
-        for ole in find_ole_in_ppt(io.BytesIO(data)):
-            n += 1
+        for n, ole in enumerate(find_ole_in_ppt(io.BytesIO(data)), start=1):
             if n <= MAX_REPORTED:
                 ctx.add("ole_object", f"{location}: PowerPoint record", "removed",
                         "embedded OLE object in the presentation stream")
-            try:
+            with contextlib.suppress(Exception):
                 ole.close()
-            except Exception:
-                pass
     except Exception:
         return
 

@@ -198,10 +198,10 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
             e = etree.SubElement(man, f"{{{MANIFEST_NS}}}file-entry")
             e.set(f"{{{MANIFEST_NS}}}full-path", d)
             e.set(f"{{{MANIFEST_NS}}}media-type", media_types[d])
-    for name in kept:
+    for name, data in kept.items():
         e = etree.SubElement(man, f"{{{MANIFEST_NS}}}file-entry")
         e.set(f"{{{MANIFEST_NS}}}full-path", name)
-        mt = "text/xml" if name.endswith(".xml") else _image_mime(kept[name])
+        mt = "text/xml" if name.endswith(".xml") else _image_mime(data)
         e.set(f"{{{MANIFEST_NS}}}media-type", mt)
     out = [("mimetype", mimetype.encode("ascii"))]
     out += list(kept.items())

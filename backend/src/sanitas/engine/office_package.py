@@ -215,7 +215,7 @@ def resolve_target(source_part: str, target: str) -> str | None:
         base = posixpath.dirname(source_part)
         joined = posixpath.join(base, path)
     norm = posixpath.normpath(joined)
-    if norm.startswith("../") or norm == ".." or norm.startswith("/") or norm == ".":
+    if norm.startswith(("../", "/")) or norm in ("..", "."):
         return None
     return norm
 
