@@ -488,7 +488,7 @@ def _root_name(data: bytes) -> str:
     head = data[:4096]
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         head = data[:8192].decode("utf-16", "ignore").encode()
-    m = _ROOT_TAG.search(re.sub(rb"<!--.*?-->", b"", head, flags=re.S))
+    m = _ROOT_TAG.search(re.sub(rb"<!--.*?-->", b"", head, flags=re.DOTALL))
     return m.group(1).decode("ascii", "replace").lower() if m else ""
 
 
