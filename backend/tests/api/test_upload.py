@@ -247,3 +247,19 @@ def test_limits_are_configurable(settings):
     limits = settings.limits_for("UNKNOWN-ROLE")
     assert limits == settings.role_limits["GUEST"]
     assert isinstance(limits, RoleLimits)
+
+
+def test_oversized_part_headers_are_refused(api, settings, db_session):
+    h = {**auth_headers(settings, db_session, make_user(db_session)),
+         "Content-Type": "multipart/form-data; boundary=XyZ"}
+    long_header = (b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\""
+                   + b"a" * 20_000 + b".txt\"\r\n\r\nhello\r\n--XyZ--\r\n")
+    answer = api.post("/api/upload/single", headers=h, content=long_header)
+    assert answer.status_code == 400
+    assert answer.json()["message"].startswith("Malformed multipart upload:")
+    many = (b"--XyZ\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(40))
+            + b"Content-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\n"
+            + b"hello\r\n--XyZ--\r\n")
+    answer = api.post("/api/upload/single", headers=h, content=many)
+    assert answer.status_code == 400
+    assert _counts(db_session) == (0, 0) and _leftovers(settings) == []

@@ -24,6 +24,8 @@ from sanitas.errors import ApiError
 
 MAX_FIELD_SIZE = 1024  # plain (non-file) form fields, e.g. mode
 MAX_FIELDS = 20
+MAX_HEADER_BYTES = 8 * 1024  # one part header line
+MAX_PART_HEADERS = 16
 MB = 1024 * 1024
 
 
@@ -95,11 +97,19 @@ class _Reader:
 
     def on_header_field(self, data: bytes, start: int, end: int) -> None:
         self._header_field += data[start:end]
+        self._check_header()
 
     def on_header_value(self, data: bytes, start: int, end: int) -> None:
         self._header_value += data[start:end]
+        self._check_header()
+
+    def _check_header(self) -> None:
+        if len(self._header_field) + len(self._header_value) > MAX_HEADER_BYTES:
+            raise ApiError(400, "Malformed multipart upload: a part header is too long.")
 
     def on_header_end(self) -> None:
+        if len(self._headers) >= MAX_PART_HEADERS:
+            raise ApiError(400, "Malformed multipart upload: too many part headers.")
         key = bytes(self._header_field).decode("latin-1").strip().lower()
         # latin-1 keeps the raw bytes one-to-one; names are decoded as UTF-8 below
         self._headers[key] = bytes(self._header_value).decode("latin-1")
