@@ -388,7 +388,14 @@ async function main() {
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admin' }).click();
       await page.waitForURL(`${base}/admin`);
       await page.getByTestId('success-rate').waitFor();
+      // Both uploads completed: completed / recent = 100%.
+      assert((await page.getByTestId('success-rate').innerText()).trim() === '100%', `success rate ${await page.getByTestId('success-rate').innerText()}`);
       await shots(page, 'admin-overview');
+      await page.getByRole('button', { name: 'Pause queue' }).click();
+      await toast(page, 'Queue paused').waitFor();
+      await page.getByRole('button', { name: 'Resume queue' }).click();
+      await toast(page, 'Queue resumed').waitFor();
+      await page.getByRole('button', { name: 'Pause queue' }).waitFor();
       await page.getByRole('tab', { name: 'User Management' }).click();
       await page.getByLabel('Search users').fill(USER.email);
       const row = page.getByTestId(`user-row-${USER.email}`);

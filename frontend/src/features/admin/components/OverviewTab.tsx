@@ -5,7 +5,7 @@ import { messageOf } from '../../../lib/api-client';
 import { formatBytes } from '../../../lib/format';
 import { overviewSuccessRate, queueAction, useAnalytics, useQueueStats } from '../api';
 
-const QUEUE_KEYS: [string, string][] = [['pending', 'Pending'], ['processing', 'Processing'], ['completed', 'Completed'], ['failed', 'Failed']];
+const QUEUE_KEYS: [string, string][] = [['waiting', 'Waiting'], ['active', 'Active'], ['completed', 'Completed'], ['failed', 'Failed']];
 
 export function OverviewTab() {
   const analytics = useAnalytics('month');
