@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import outbox_links, token_of
+from outbox import outbox_links, token_of
 from factories import DEFAULT_PASSWORD, auth_headers, make_user
 
 

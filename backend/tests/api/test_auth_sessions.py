@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import jwt
-from conftest import outbox_links, token_of
+from outbox import outbox_links, token_of
 from factories import DEFAULT_PASSWORD, auth_headers, make_user
 from sqlalchemy import select
 
