@@ -586,3 +586,15 @@ def test_utf16_parts_get_the_same_cleaning(tmp_path):
     assert b"DDEAUTO" not in out["word/document.xml"] and b"res" in out["word/document.xml"]
     assert b"rIdExtImg" not in out["word/document.xml"]
     assert b"attacker.invalid" not in b"".join(out.values())
+
+
+def test_polyglot_prefix_comment_and_trailer_do_not_survive(tmp_path):
+    buf = io.BytesIO(corpus.clean_docx())
+    with zipfile.ZipFile(buf, "a") as zf:
+        zf.comment = b"EVIL-ZIP-COMMENT"
+    data = b"MZ\x90\x00EVIL-PREFIX" + buf.getvalue() + b"EVIL-TRAILER"
+    src = tmp_path / "poly.docx"
+    src.write_bytes(data)
+    ooxml.sanitize(src, tmp_path / "out.docx", Context(workdir=tmp_path / "w"), "docx")
+    out = (tmp_path / "out.docx").read_bytes()
+    assert out.startswith(b"PK\x03\x04") and b"EVIL" not in out
