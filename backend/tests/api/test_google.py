@@ -212,3 +212,20 @@ class socket_closed_port:
 
     def __exit__(self, *exc) -> None:
         self.sock.close()
+
+
+def test_state_cookie_is_scoped_and_secure_behind_https(client, oidc, settings):
+    settings.public_url = "https://sanitas.example.org"
+    settings.google_redirect_uri = "https://sanitas.example.org/api/auth/google/callback"
+    start = client.get("/api/auth/google", follow_redirects=False)
+    cookie = start.headers["set-cookie"]
+    for attribute in ("HttpOnly", "Secure", "Path=/api/auth/google", "SameSite=lax",
+                      "Max-Age=600"):
+        assert attribute.lower() in cookie.lower(), (attribute, cookie)
+    query = parse_qs(urlsplit(start.headers["location"]).query)
+    assert query["redirect_uri"] == ["https://sanitas.example.org/api/auth/google/callback"]
+    # The cookie is signed: a modified one is refused before anything else happens.
+    value = cookie.split(";", 1)[0].split("=", 1)[1]
+    with pytest.raises(google.GoogleSignInError):
+        google.finish(settings, cookie=value[:-2] + ("AA" if value[-2:] != "AA" else "BB"),
+                      state=query["state"][0], code="c", error=None)
