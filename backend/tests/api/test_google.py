@@ -229,3 +229,11 @@ def test_state_cookie_is_scoped_and_secure_behind_https(client, oidc, settings):
     with pytest.raises(google.GoogleSignInError):
         google.finish(settings, cookie=value[:-2] + ("AA" if value[-2:] != "AA" else "BB"),
                       state=query["state"][0], code="c", error=None)
+
+
+def test_an_account_linked_to_one_google_account_is_not_relinked(client, oidc, db_session):
+    make_user(db_session, email="gina@example.com", google_sub="the-original-sub")
+    assert login_error(sign_in_at_provider(client)) == google.OTHER_GOOGLE_ACCOUNT
+    row = db_session.scalar(select(User).where(User.email == "gina@example.com"))
+    db_session.refresh(row)
+    assert row.google_sub == "the-original-sub"

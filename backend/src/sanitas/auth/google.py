@@ -45,6 +45,8 @@ UNAVAILABLE = "Google sign-in is temporarily unavailable. Please try again later
 UNVERIFIED = ("Your Google account's email address is not verified, so it cannot be used "
               "to sign in.")
 DEACTIVATED = "This account has been deactivated. Please contact support."
+OTHER_GOOGLE_ACCOUNT = ("This email address is already linked to a different Google account. "
+                        "Sign in with that Google account or with your password.")
 
 
 class GoogleSignInError(Exception):
@@ -171,6 +173,8 @@ def user_for_claims(session: Session, claims: dict) -> User:
                         first_name=_name(claims.get("given_name")),
                         last_name=_name(claims.get("family_name")))
             session.add(user)
+        elif user.google_sub is not None:  # linked to another Google account already
+            raise GoogleSignInError(OTHER_GOOGLE_ACCOUNT)
         user.google_sub = sub
         user.is_email_verified = True  # Google vouches for this address
     if not user.is_active:
