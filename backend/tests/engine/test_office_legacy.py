@@ -52,14 +52,12 @@ def legacy(tmp_path_factory):
         TIMINGS[name] = time.perf_counter() - started
         results[name] = (final.rename(final.with_suffix("." + ext)), ctx)
     # to_pdf (advanced mode's first step), from a file whose name says nothing of its type
-    pdf_ctx = Context(workdir=root / "work-pdf")
-    nameless = root / "upload.bin"
-    nameless.write_bytes(files["clean.odt"].read_bytes())
-    started = time.perf_counter()
-    to_pdf = {"clean.odt": legacy_office.to_pdf(nameless, pdf_ctx)}
-    TIMINGS["to_pdf"] = time.perf_counter() - started
     macro_pdf_ctx = Context(workdir=root / "work-pdf-macro")
-    to_pdf["macro.doc"] = legacy_office.to_pdf(src / "macro.doc", macro_pdf_ctx)
+    nameless = root / "upload.bin"
+    nameless.write_bytes((src / "macro.doc").read_bytes())
+    started = time.perf_counter()
+    to_pdf = {"macro.doc": legacy_office.to_pdf(nameless, macro_pdf_ctx)}
+    TIMINGS["to_pdf"] = time.perf_counter() - started
     originals = {}
     for name in ("macro.doc", "clean.ppt", "macro.xls"):  # distinct stems for soffice
         originals[name] = root / f"orig-{name.replace('.', '-')}.{name.rsplit('.', 1)[1]}"
@@ -121,7 +119,7 @@ def test_converted_documents_open_and_look_the_same(legacy, name, ext):
     assert min_page_ssim(original, pdf) >= 0.95
 
 
-def test_to_pdf_renders_office_and_odf(legacy):
+def test_to_pdf_renders_by_content_not_name(legacy):
     for name, pdf in legacy["to_pdf"].items():
         assert pdf.suffix == ".pdf" and pdf.read_bytes().startswith(b"%PDF")
         assert "sanitas clean" in _pdf_text(pdf).lower(), name
