@@ -91,8 +91,11 @@ async function shots(page, name) {
   await page.setViewportSize(MOBILE);
   await shot(page, `${name}-mobile`);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await page.setViewportSize({ width: 360, height: 780 });
+  const overflow360 = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   await page.setViewportSize(DESKTOP);
   assert(overflow <= 1, `${name}: page is ${overflow}px wider than a 390px screen`);
+  assert(overflow360 <= 1, `${name}: page is ${overflow360}px wider than a 360px screen`);
 }
 
 const toast = (page, text) => page.locator('.Toastify').getByText(text, { exact: false }).first();

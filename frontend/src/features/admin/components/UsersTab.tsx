@@ -67,7 +67,37 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
         ) : users.data.users.length === 0 ? (
           <p className="px-6 py-12 text-center text-slate-600">No users match these filters.</p>
         ) : (
-          <div className="overflow-x-auto">
+          <>
+          <ul className="divide-y divide-slate-100 md:hidden" aria-label="Users">
+            {users.data.users.map((u) => {
+              const name = [u.firstName, u.lastName].filter(Boolean).join(' ');
+              return (
+                <li key={u.id} className="space-y-3 px-4 py-4" data-testid={`user-card-${u.email}`}>
+                  <div className="min-w-0">
+                    <p className="truncate font-medium text-slate-900">{name || u.username || '—'}</p>
+                    <p className="truncate text-xs text-slate-500">{u.email}</p>
+                  </div>
+                  <div className="flex flex-wrap gap-1">
+                    <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${u.isActive ? 'bg-green-100 text-green-800' : 'bg-slate-200 text-slate-700'}`}>{u.isActive ? 'Active' : 'Inactive'}</span>
+                    <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${u.isEmailVerified ? 'bg-blue-100 text-blue-800' : 'bg-yellow-100 text-yellow-800'}`}>{u.isEmailVerified ? 'Verified' : 'Unverified'}</span>
+                    <span className="rounded-full bg-slate-100 px-2 py-0.5 text-xs text-slate-600">{u.fileCount ?? 0} files</span>
+                  </div>
+                  <div>
+                    <label className="sr-only" htmlFor={`role-m-${u.id}`}>Role of {u.email}</label>
+                    <select id={`role-m-${u.id}`} className="input py-2" value={u.role} disabled={busy === `role-${u.id}`} onChange={(e) => onRole(u, e.target.value)}>
+                      {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+                    </select>
+                  </div>
+                  <div className="grid grid-cols-2 gap-2">
+                    <button type="button" className={u.isActive ? 'btn-secondary py-2' : 'btn-primary py-2'} disabled={!!busy || u.id === currentUserId}
+                      onClick={() => onActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
+                    <button type="button" className="btn-secondary py-2" disabled={!!busy} onClick={() => onQuota(u)} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
+                  </div>
+                </li>
+              );
+            })}
+          </ul>
+          <div className="hidden overflow-x-auto md:block">
             <table className="min-w-full divide-y divide-slate-200 text-sm">
               <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
                 <tr>
@@ -115,6 +145,7 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
               </tbody>
             </table>
           </div>
+          </>
         )}
         {p && p.pages > 1 && (
           <nav aria-label="User pages" className="flex items-center justify-between border-t border-slate-200 px-4 py-3 text-sm">

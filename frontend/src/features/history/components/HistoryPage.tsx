@@ -88,7 +88,28 @@ export default function HistoryPage() {
         ) : files.length === 0 ? (
           <p className="px-6 py-16 text-center text-slate-600" data-testid="history-empty">{emptyHistoryMessage(filters)}</p>
         ) : (
-          <div className="overflow-x-auto">
+          <>
+          <ul className="divide-y divide-slate-100 sm:hidden" aria-label="Files">
+            {files.map((f) => (
+              <li key={f.id} className="px-4 py-4">
+                <div className="flex items-start justify-between gap-3">
+                  <Link to={`/status/${f.id}`} className="min-w-0 truncate font-medium text-slate-900 hover:text-brand-700" title={f.originalName}>{f.originalName}</Link>
+                  <StatusBadge status={f.status} />
+                </div>
+                <p className="mt-1 text-xs text-slate-500">{formatBytes(f.originalSize)} · {formatDateTime(f.createdAt)}</p>
+                <div className="mt-3">
+                  {f.status === 'COMPLETED' && !f.isExpired ? (
+                    <button type="button" className="btn-secondary w-full py-2" onClick={() => onDownload(f)} disabled={downloading === f.id} aria-label={`Download ${f.originalName}`}>
+                      {downloading === f.id && <Spinner label="Downloading" className="h-4 w-4" />}Download
+                    </button>
+                  ) : (
+                    <Link to={`/status/${f.id}`} className="btn-ghost w-full py-2">View Status</Link>
+                  )}
+                </div>
+              </li>
+            ))}
+          </ul>
+          <div className="hidden overflow-x-auto sm:block">
             <table className="min-w-full divide-y divide-slate-200 text-sm">
               <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
                 <tr>
@@ -123,6 +144,7 @@ export default function HistoryPage() {
               </tbody>
             </table>
           </div>
+          </>
         )}
         {pagination && pagination.pages > 1 && (
           <nav aria-label="Pagination" className="flex items-center justify-between border-t border-slate-200 px-4 py-3 text-sm">
