@@ -20,6 +20,7 @@ export default defineConfig({
     setupFiles: ['./tests/unit/setup.ts'],
     include: ['tests/unit/**/*.test.{ts,tsx}'],
     css: false,
+    testTimeout: 20000,
     pool: 'threads',
     poolOptions: { threads: { maxThreads: 2, minThreads: 1 } },
   },
