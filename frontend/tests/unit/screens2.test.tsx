@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { act, render, screen } from '@testing-library/react';
+import { act, render, screen, waitFor } from '@testing-library/react';
 import { apiClient } from '../../src/lib/api-client';
 import { storeAuth } from '../../src/lib/auth/storage';
 import { ErrorBoundary } from '../../src/components/ErrorBoundary';
@@ -59,7 +59,7 @@ describe('status screen polling', () => {
     serve([{ method: 'GET', url: /\/api\/process\/status\/f1$/, status: 404, body: { success: false, message: 'File not found', error: 'not_found' } }]);
     renderApp(<StatusPage />, { path: '/status/:fileId', at: '/status/f1' });
     expect(await screen.findByText('Failed to load file status')).toBeInTheDocument();
-    expect((await screen.findAllByTestId('location'))[0]).toHaveTextContent(/^\/$/);
+    await waitFor(() => expect(screen.getAllByTestId('location')[0]).toHaveTextContent(/^\/$/));
   });
 });
 
