@@ -207,14 +207,14 @@ def main() -> None:
                 name, content = samples[(idx + k) % len(samples)]
                 pending.append(c.upload(name, content))
                 if len(pending) >= 4:  # each client keeps a few files in flight
-                    status = c.wait(pending.pop(0), interval=0.05)
+                    status = c.wait(pending.pop(0), interval=0.25)
                     with lock:
                         done_count += 1
                         outcomes[status] = outcomes.get(status, 0) + 1
                         if done_count % 100 == 0:
                             rss.append((done_count, proc.memory_info().rss))
             for fid in pending:
-                status = c.wait(fid, interval=0.05)
+                status = c.wait(fid, interval=0.25)
                 with lock:
                     done_count += 1
                     outcomes[status] = outcomes.get(status, 0) + 1
