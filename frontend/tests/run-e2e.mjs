@@ -382,6 +382,11 @@ async function main() {
       assert(after <= before + 1, `history grew by ${after - before}: the redirect did not replace the entry`);
       await page.goto(`${base}/upload`);
       await page.waitForURL(`${base}/login`);
+      // Signing in again returns to the page the user came from.
+      await page.getByLabel('Email address').fill(USER.email);
+      await page.getByLabel('Password').fill(USER.password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.waitForURL(`${base}/upload`);
     });
 
     await test('an admin changes a role, resets a quota, sees analytics', async () => {

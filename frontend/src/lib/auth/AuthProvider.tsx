@@ -34,9 +34,11 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     setUnauthorizedHandler(() => {
       queryClient.clear();
+      // Remember the page, so signing in again returns there.
+      const from = { pathname: window.location.pathname, search: window.location.search, hash: '' };
       startTransition(() => {
         dispatch({ type: 'LOGOUT' });
-        navigate('/login', { replace: true });
+        navigate('/login', { replace: true, state: from.pathname === '/login' ? undefined : { from } });
       });
     });
     setSessionRefreshedHandler((payload) => dispatch({ type: 'AUTH_SUCCESS', ...payload }));
