@@ -107,3 +107,19 @@ describe('error boundary', () => {
     spy.mockRestore();
   });
 });
+
+describe('dashboard verification banner', () => {
+  it('offers to resend the verification email to an unverified user', async () => {
+    storeAuth({ ...user, isEmailVerified: false }, tokens);
+    serve([
+      { method: 'GET', url: /\/api\/usage\/stats$/, body: ok({ user: { role: 'USER', memberSince: '2026-01-01T00:00:00Z' }, currentPeriod: { uploadsUsed: 0, uploadQuota: 100, quotaUtilization: 0, start: '' }, limits: { isOverQuota: false, isNearQuota: false, daysUntilReset: 3 }, overall: { totalFiles: 0, totalStorageUsed: 0, storageQuota: -1, storageUtilization: 0 } }) },
+      { method: 'GET', url: /\/api\/usage\/history/, body: ok([]) },
+      { method: 'POST', url: /\/api\/auth\/resend-verification$/, body: { success: true, message: 'A new verification email has been sent.', data: null } },
+    ]);
+    renderApp(<DashboardPage />, { path: '/dashboard', at: '/dashboard' });
+    const { default: userEvent } = await import('@testing-library/user-event');
+    await userEvent.click(await screen.findByRole('button', { name: 'Resend verification email' }));
+    expect(await screen.findByText('A new verification email has been sent.')).toBeInTheDocument();
+    expect(calls.some((c) => c.url === '/api/auth/resend-verification' && c.method === 'POST')).toBe(true);
+  });
+});

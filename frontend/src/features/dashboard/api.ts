@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { get } from '../../lib/api-client';
+import { get, post } from '../../lib/api-client';
 import { USAGE_HISTORY_MONTHS } from '../../lib/constants';
 import type { UsageHistoryItem, UsageStats } from '../../lib/types';
 
@@ -28,3 +28,5 @@ export function successRate(item: Pick<UsageHistoryItem, 'uploads' | 'successful
   if (!item.uploads) return '—';
   return `${Math.round((item.successful / item.uploads) * 100)}%`;
 }
+
+export const resendVerification = () => post<null>('/api/auth/resend-verification');

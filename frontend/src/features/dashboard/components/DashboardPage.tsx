@@ -1,11 +1,13 @@
+import { useState } from 'react';
 import { Link } from 'react-router-dom';
+import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Alert, PageHeader, PageSpinner, ProgressBar } from '../../../components/ui';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { ROLE_DESCRIPTIONS } from '../../../lib/constants';
 import { formatBytes, formatDate, formatMonth } from '../../../lib/format';
 import { messageOf } from '../../../lib/api-client';
-import { QUOTA_LABEL, quotaState, successRate, useUsageHistory, useUsageStats } from '../api';
+import { QUOTA_LABEL, quotaState, resendVerification, successRate, useUsageHistory, useUsageStats } from '../api';
 
 const ROLE_BADGE: Record<string, string> = {
   ADMIN: 'bg-purple-100 text-purple-800', ENTERPRISE: 'bg-amber-100 text-amber-800',
@@ -16,6 +18,19 @@ export default function DashboardPage() {
   const { user } = useAuth();
   const stats = useUsageStats();
   const history = useUsageHistory();
+  const [resending, setResending] = useState(false);
+
+  const onResend = async () => {
+    setResending(true);
+    try {
+      const res = await resendVerification();
+      toast.success(res.message || 'A new verification email has been sent.');
+    } catch (error) {
+      toast.error(messageOf(error, 'Could not send the verification email.'));
+    } finally {
+      setResending(false);
+    }
+  };
 
   if (stats.isPending) return <PageSpinner label="Loading dashboard" />;
   if (stats.isError) {
@@ -36,6 +51,14 @@ export default function DashboardPage() {
     <Container>
       <PageHeader title="Dashboard" subtitle={`Welcome back${user?.firstName ? `, ${user.firstName}` : ''}.`}
         actions={<><Link to="/upload" className="btn-primary">Upload Files</Link><Link to="/history" className="btn-secondary">File History</Link></>} />
+      {user?.isEmailVerified === false && (
+        <div className="mb-6">
+          <Alert tone="warning" title="Please verify your email address">
+            We sent a link to {user.email}. Open it to confirm your address.{' '}
+            <button type="button" className="link" onClick={onResend} disabled={resending}>Resend verification email</button>
+          </Alert>
+        </div>
+      )}
       <div className="grid gap-6 lg:grid-cols-3">
         <section className="card p-6" aria-labelledby="account-heading">
           <h2 id="account-heading" className="font-semibold text-slate-900">Account</h2>
