@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from datetime import timedelta
 
@@ -18,12 +19,17 @@ _counter = itertools.count(1)
 DEFAULT_PASSWORD = "correct horse battery"
 
 
+@functools.lru_cache(maxsize=32)
+def _password_hash(password: str) -> str:
+    return hash_password(password)  # argon2 is deliberately slow: hash each password once
+
+
 def make_user(session: Session, *, role: str = "USER", email: str | None = None,
               password: str = DEFAULT_PASSWORD, verified: bool = True, active: bool = True,
               **fields) -> User:
     n = next(_counter)
     user = User(email=email or f"user{n}@example.com", role=role, is_active=active,
-                is_email_verified=verified, password_hash=hash_password(password), **fields)
+                is_email_verified=verified, password_hash=_password_hash(password), **fields)
     session.add(user)
     session.commit()
     return user

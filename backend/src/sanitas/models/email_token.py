@@ -8,11 +8,12 @@ from sqlalchemy.orm import Mapped, mapped_column
 from sanitas.db import Base, utcnow
 from sanitas.models._common import id_column
 
-PURPOSES = ("verify_email", "reset_password")
+PURPOSES = ("verify_email", "reset_password", "google_exchange")
 
 
 class EmailToken(Base):
-    """Single-use emailed links (email verification, password reset); only a hash is kept."""
+    """Single-use tokens (emailed verification and reset links, Google sign-in exchange codes);
+    only a hash is kept."""
 
     __tablename__ = "email_tokens"
 
