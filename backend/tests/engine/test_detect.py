@@ -106,3 +106,18 @@ def test_encrypted_legacy_workbook_and_presentation(tmp_path):
     deck.write_bytes(ole_file({"PowerPoint Document": b"\x00" * 8, "EncryptedSummary": b"x"}))
     with pytest.raises(Rejected, match="encrypted"):
         detect(deck)
+
+
+def test_between_plain_text_and_csv_the_name_decides(tmp_path, out_dir):
+    prose = "Dear Bob,\nthanks for the notes, see you Monday.\nBest, Alice\n"
+    table = "name,amount\nalice,3\nbob,=1+2\n"
+    cases = [("notes.txt", prose, "txt"), ("notes.csv", prose, "csv"),
+             ("table.txt", table, "txt"), ("table.csv", table, "csv"),
+             ("table.tsv", table, "csv"), ("upload", table, "csv"), ("upload", prose, "csv")]
+    for name, text, expected in cases:
+        path = tmp_path / "input"
+        path.write_text(text)
+        assert detect(path, name).kind == expected, name
+    (tmp_path / "notes.txt").write_text(prose)
+    result = sanitize_file(tmp_path / "notes.txt", out_dir, original_name="notes.txt")
+    assert result.output_type == "txt" and Path(result.output).read_text() == prose

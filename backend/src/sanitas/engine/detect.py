@@ -145,6 +145,9 @@ def detect(path: Path, original_name: str | None = None, ctx: Context | None = N
     with open(path, "rb") as fh:
         head = fh.read(HEAD_SIZE)
     detected = _detect_head(path, head, size)
+    if detected.kind in ("txt", "csv") and name_ext in ("txt", "csv", "tsv"):
+        # Prose with commas looks like a table: between plain text and CSV the name decides.
+        detected = Detected("txt" if name_ext == "txt" else "csv", "text")
     if ctx is not None and name_ext and name_ext not in KIND_EXTENSIONS[detected.kind]:
         ctx.add("type_mismatch", "file name", "converted",
                 f"named .{name_ext} but the content is {detected.kind}; the output uses the "
