@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import multiprocessing
 import os
 import random
 import shutil
@@ -102,7 +103,9 @@ def make_users(data_dir: Path, n: int) -> list[dict[str, str]]:
 
 
 def start_server(data_dir: Path, port: int) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SANITAS_")}
+    # Only executor tuning passes through (e.g. SANITAS_EXECUTOR_WORKERS, _NICE).
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("SANITAS_") or k.startswith("SANITAS_EXECUTOR_")}
     env.update(SANITAS_DATA_DIR=str(data_dir), SANITAS_SECRET_KEY=SECRET,
                SANITAS_PORT=str(port), SANITAS_LOG_LEVEL="WARNING",
                SANITAS_ACCESS_TOKEN_TTL_SECONDS="7200")
@@ -147,6 +150,17 @@ class Client:
         raise RuntimeError(f"{file_id} not done after {timeout}s")
 
 
+def poller(base: str, headers: dict[str, str], file_id: str, stop_flag, results) -> None:
+    watcher = Client(base, headers)
+    latencies: list[float] = []
+    while not stop_flag.is_set():
+        t0 = time.perf_counter()
+        watcher.status(file_id)
+        latencies.append(time.perf_counter() - t0)
+        time.sleep(0.05)
+    results.put(latencies)
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -184,20 +198,18 @@ def main() -> None:
         done_count = 0
         lock = threading.Lock()
         rss: list[tuple[int, int]] = []
-        poll_latencies: list[float] = []
-        busy = threading.Event()
-        busy.set()
         outcomes: dict[str, int] = {}
 
-        def poller() -> None:
-            watcher = Client(base, headers[-1])
-            fid = watcher.upload("probe.txt", b"probe\n")
-            watcher.wait(fid)
-            while busy.is_set():
-                t0 = time.perf_counter()
-                watcher.status(fid)
-                poll_latencies.append(time.perf_counter() - t0)
-                time.sleep(0.05)
+        # The poller is a process of its own, so the upload clients' threads (which share
+        # this process's GIL) do not inflate the latencies it measures.
+        probe = Client(base, headers[-1])
+        probe_id = probe.upload("probe.txt", b"probe\n")
+        probe.wait(probe_id)
+        stop_flag = multiprocessing.Event()
+        results = multiprocessing.Queue()
+        poll_proc = multiprocessing.Process(
+            target=poller, args=(base, headers[-1], probe_id, stop_flag, results), daemon=True)
+        poll_proc.start()
 
         def worker(idx: int, count: int) -> None:
             nonlocal done_count
@@ -221,16 +233,15 @@ def main() -> None:
                     if done_count % 100 == 0:
                         rss.append((done_count, proc.memory_info().rss))
 
-        poll_thread = threading.Thread(target=poller, daemon=True)
-        poll_thread.start()
         per_client = [args.files // args.clients + (1 if i < args.files % args.clients else 0)
                       for i in range(args.clients)]
         t0 = time.perf_counter()
         with ThreadPoolExecutor(args.clients) as pool:
             list(pool.map(lambda a: worker(*a), enumerate(per_client)))
         elapsed = time.perf_counter() - t0
-        busy.clear()
-        poll_thread.join(timeout=5)
+        stop_flag.set()
+        poll_latencies = results.get(timeout=30)
+        poll_proc.join(timeout=10)
 
         rate = args.files / elapsed
         p99 = pct(poll_latencies, 99) * 1000 if poll_latencies else float("nan")
