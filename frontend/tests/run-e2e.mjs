@@ -26,6 +26,16 @@ const MOBILE = { width: 390, height: 844 };
 const ONLY = process.env.E2E_ONLY ? new RegExp(process.env.E2E_ONLY, 'i') : null;
 
 const results = [];
+const apiTrail = [];
+/** Keeps the last API answers of a page, printed when a scenario fails. */
+function watch(page) {
+  page.on('response', (r) => {
+    const url = new URL(r.url());
+    if (url.pathname.startsWith('/api/')) apiTrail.push(`${r.request().method()} ${url.pathname} ${r.status()}`);
+    if (apiTrail.length > 30) apiTrail.shift();
+  });
+  page.on('pageerror', (e) => apiTrail.push(`pageerror ${e.message}`));
+}
 let lastPage = null;
 const log = (...a) => console.log('[e2e]', ...a);
 
@@ -68,6 +78,7 @@ async function test(name, fn) {
   } catch (error) {
     results.push({ name, ok: false, error });
     log(`FAIL ${name}: ${error?.stack || error}`);
+    log(`  last API calls: ${apiTrail.join(' | ')}`);
     if (lastPage && !lastPage.isClosed()) {
       const file = `FAILED-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}.png`;
       log(`  at ${lastPage.url()}; screenshot ${file}`);
@@ -155,6 +166,7 @@ async function main() {
       const context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
       const page = await context.newPage();
       page.setDefaultTimeout(15_000);
+      watch(page);
       lastPage = page;
       return page;
     };

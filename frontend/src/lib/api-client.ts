@@ -67,7 +67,7 @@ export function setSessionRefreshedHandler(handler: SessionListener | null): voi
 /** Calls whose 401 means "wrong credentials or link", not "your session ended". */
 const CREDENTIAL_PATHS = ['/api/auth/login', '/api/auth/refresh', '/api/auth/register',
   '/api/auth/reset-password', '/api/auth/verify-email', '/api/auth/google/exchange',
-  '/api/auth/forgot-password'];
+  '/api/auth/forgot-password', '/api/auth/logout'];
 const isCredentialCall = (url?: string) => !!url && CREDENTIAL_PATHS.some((p) => url.startsWith(p));
 
 export const apiClient = axios.create({

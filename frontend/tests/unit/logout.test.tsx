@@ -63,3 +63,16 @@ describe('header', () => {
     await waitFor(() => expect(screen.getAllByTestId('location')[0]).toHaveTextContent('/login'));
   });
 });
+
+describe('logout after the server already ended the session', () => {
+  it('treats a 401 from /api/auth/logout as signed out', async () => {
+    storeAuth(user, tokens);
+    serve([{ method: 'POST', url: /\/api\/auth\/logout$/, status: 401, body: { success: false, message: 'Authentication required. Please sign in.', error: 'unauthorized' } }]);
+    renderApp(<Header />, { path: '/dashboard', at: '/dashboard' });
+    await userEvent.click(await screen.findByRole('button', { name: 'User menu' }));
+    await userEvent.click(screen.getByRole('menuitem', { name: 'Sign out' }));
+    expect(await screen.findByText('Logged out successfully')).toBeInTheDocument();
+    await waitFor(() => expect(screen.getAllByTestId('location')[0]).toHaveTextContent(/^\/$/));
+    expect(localStorage.getItem('sanitas.tokens')).toBeNull();
+  });
+});

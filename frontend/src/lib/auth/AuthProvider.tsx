@@ -109,8 +109,9 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     if (tokens) {
       try {
         await logoutCall(tokens.refreshToken);
-      } catch {
-        ok = false;
+      } catch (error) {
+        // 401: the server had already ended this session, which is what signing out wants.
+        ok = error instanceof ApiError && error.status === 401;
       }
     }
     clearStoredAuth();
