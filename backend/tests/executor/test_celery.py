@@ -138,3 +138,35 @@ def test_killed_worker_job_completes_after_restart(celery_settings, session, tmp
                               headers=headers).status_code == 200
     finally:
         stop(worker)
+
+
+def test_worker_beat_runs_the_expiry_sweep(celery_settings, session, tmp_path):
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from sanitas.db import utcnow
+
+    headers = auth_headers(celery_settings, session, make_user(session, role="USER"))
+    env = {**_worker_env(celery_settings), "SANITAS_EXPIRY_SWEEP_INTERVAL_SECONDS": "1"}
+    worker = start(["worker", "--concurrency=1"], env, tmp_path / "worker.log")
+    try:
+        with TestClient(create_app(celery_settings)) as client:
+            file_id = client.post("/api/upload/single", headers=headers,
+                                  files={"file": ("old.txt", TEXT)}).json()["data"]["fileId"]
+            data = wait_until(lambda: _done(client, headers, file_id), 90, "processing", 0.3)
+            assert data["file"]["status"] == "COMPLETED"
+            session.execute(update(File).where(File.id == file_id)
+                            .values(expires_at=utcnow() - timedelta(seconds=1)))
+            session.commit()
+
+            def swept():
+                session.expire_all()
+                return session.get(File, file_id).is_expired
+
+            wait_until(swept, 60, "the scheduled expiry sweep on the worker", 0.5)
+            assert make_storage(celery_settings).keys() == []
+            assert client.get(f"/api/process/download/{file_id}",
+                              headers=headers).status_code == 410
+    finally:
+        stop(worker)
