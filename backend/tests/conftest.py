@@ -8,11 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from databases import truncate_all
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from sanitas.config import Settings
-from sanitas.db import Base, make_engine, make_sessionmaker
+from sanitas.db import make_engine, make_sessionmaker
 from sanitas.migrate import upgrade_to_head
 
 PG_ADMIN_URL = os.environ.get("SANITAS_TEST_PG_URL",
@@ -50,14 +51,6 @@ def pg_database_url() -> Iterator[str]:
     engine.dispose()
 
 
-def _truncate_all(url: str) -> None:
-    engine = create_engine(url)
-    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
-    with engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
-    engine.dispose()
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request, tmp_path) -> str:
     """A migrated, empty database for one test, on each backend."""
@@ -66,7 +59,7 @@ def db_url(request, tmp_path) -> str:
         shutil.copy(request.getfixturevalue("sqlite_template"), path)
         return f"sqlite:///{path}"
     url = request.getfixturevalue("pg_database_url")
-    _truncate_all(url)
+    truncate_all(url)
     return url
 
 

@@ -8,13 +8,14 @@ import os
 
 import pytest
 import redis
+from databases import truncate_all
 from factories import auth_headers, make_user
 from fastapi.testclient import TestClient
 from jobkit import kill_hard, pdf_bytes, server_env, start, stop, wait_until
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from sanitas.config import Settings
-from sanitas.db import Base, make_engine, make_sessionmaker
+from sanitas.db import make_engine, make_sessionmaker
 from sanitas.main import create_app
 from sanitas.models import File, Job
 from sanitas.storage import make_storage
@@ -22,17 +23,9 @@ from sanitas.storage import make_storage
 TEXT = b"hello from the celery test\n"
 
 
-def _truncate_all(url: str) -> None:
-    engine = make_engine(url)
-    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
-    with engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
-    engine.dispose()
-
-
 @pytest.fixture
 def celery_settings(tmp_path, pg_database_url):
-    _truncate_all(pg_database_url)
+    truncate_all(pg_database_url)
     db = 2 + os.getpid() % 14  # a Redis database of our own (test runs may share the server)
     broker = f"redis://127.0.0.1:6379/{db}"
     redis.Redis.from_url(broker).flushdb()

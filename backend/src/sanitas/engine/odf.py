@@ -23,6 +23,7 @@ from .office_package import (
     image_format,
     parse_xml,
     read_package,
+    remove_element,
     serialize,
     write_package,
 )
@@ -78,19 +79,6 @@ def _local(el) -> str:
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
-def _remove(el) -> None:
-    parent = el.getparent()
-    if parent is None:
-        return
-    if el.tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + el.tail
-        else:
-            parent.text = (parent.text or "") + el.tail
-    parent.remove(el)
-
-
 def _unwrap(el) -> None:
     parent = el.getparent()
     if parent is None:
@@ -105,7 +93,7 @@ def _unwrap(el) -> None:
             prev.tail = (prev.tail or "") + text
     for i, child in enumerate(list(el)):
         parent.insert(idx + i, child)
-    _remove(el)
+    remove_element(el)
 
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
@@ -243,7 +231,7 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
             item = el.get("{urn:oasis:names:tc:opendocument:xmlns:config:1.0}name") or ""
             if item in PRINTER_ITEMS:
                 report("printer_settings", name, item)
-                _remove(el)
+                remove_element(el)
         return serialize(root)
     # Elements of interest only, filtered in C by lxml, in document order.
     wanted = [*DROP, *UNWRAP, "object", "binary-data", "image"]
@@ -255,7 +243,7 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
             if lname != "scripts" or len(el):  # LibreOffice writes an empty office:scripts
                 report(DROP[lname], name, lname)
             frame = el.getparent()
-            _remove(el)
+            remove_element(el)
             _drop_empty_frame(frame)
         elif lname in UNWRAP:
             report(UNWRAP[lname], name, lname, "converted")
@@ -266,14 +254,14 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
             if target is None or not any(target.rstrip("/") + "/" == d for d in safe_dirs):
                 report("embedded_object", name, f"object {href[:80]} (replacement image kept)")
                 frame = el.getparent()
-                _remove(el)
+                remove_element(el)
                 _drop_empty_frame(frame)
         elif lname == "binary-data":
             if not _clean_binary_data(el):
                 report("invalid_image", name, "inline binary data that is not an image")
                 holder = el.getparent()
                 frame = holder.getparent() if holder is not None else None
-                _remove(holder if holder is not None and holder is not root else el)
+                remove_element(holder if holder is not None and holder is not root else el)
                 _drop_empty_frame(frame)
         elif lname == "image":
             href = el.get(f"{{{XLINK_NS}}}href")
@@ -282,7 +270,7 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
                 if target is None or target not in members:
                     report("external_relationship", name, f"image {href[:100]}")
                     frame = el.getparent()
-                    _remove(el)
+                    remove_element(el)
                     _drop_empty_frame(frame)
     for value in root.xpath(f"//@*[namespace-uri()='{XLINK_NS}' and local-name()='href']"):
         el = value.getparent()
@@ -328,7 +316,7 @@ def _detached(el, root) -> bool:
 
 def _drop_empty_frame(frame) -> None:
     if frame is not None and _local(frame) == "frame" and not len(frame):
-        _remove(frame)
+        remove_element(frame)
 
 
 def _internal_path(href: str) -> str | None:

@@ -91,6 +91,20 @@ class FindingSink:
         self.suppressed.clear()
 
 
+def remove_element(el) -> None:
+    """Remove `el` from its parent, keeping its tail text (mixed content) where it was."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    if el.tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)
+
+
 def check_not_ole(src: Path, what: str) -> None:
     with open(src, "rb") as fh:
         head = fh.read(8)

@@ -26,6 +26,7 @@ from .office_package import (
     image_format,
     parse_xml,
     read_package,
+    remove_element,
     resolve_target,
     serialize,
     write_package,
@@ -206,20 +207,6 @@ def _type_key(rel_type: str) -> str:
     return rel_type.rstrip("/").rsplit("/", 1)[-1].lower()
 
 
-def _remove(el) -> None:
-    parent = el.getparent()
-    if parent is None:
-        return
-    # Keep the tail text (mixed content) where it was.
-    if el.tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + el.tail
-        else:
-            parent.text = (parent.text or "") + el.tail
-    parent.remove(el)
-
-
 def _unwrap(el) -> None:
     """Replace an element by its children."""
     parent = el.getparent()
@@ -229,7 +216,7 @@ def _unwrap(el) -> None:
     children = list(el)
     for i, child in enumerate(children):
         parent.insert(idx + i, child)
-    _remove(el)
+    remove_element(el)
 
 
 @dataclass
@@ -583,7 +570,7 @@ def _drop_always(state: _State, part: str, root) -> None:
     for el in list(root.iter(*_any_ns(*ALWAYS_DROP))):
         name = _local(el)
         state.report(ALWAYS_DROP[name], part, name)
-        _remove(el)
+        remove_element(el)
 
 
 def _clean_macro_attrs(state: _State, part: str, root) -> None:
@@ -601,7 +588,7 @@ def _clean_actions(state: _State, part: str, root) -> None:
         action = el.get("action") or ""
         if action and not _SAFE_ACTION.match(action):
             state.report("action", part, f"{_local(el)} action {action[:100]}")
-            _remove(el)
+            remove_element(el)
 
 
 _REL_PREFIX = re.compile(
@@ -624,7 +611,7 @@ def _clean_rel_refs(state: _State, part: str, root, rels: dict[str, Rel]) -> Non
         if value in rels or value == "" or attr not in el.attrib:
             continue
         if _local(el) in DROP_ON_MISSING_REL:
-            _remove(el)
+            remove_element(el)
         else:
             del el.attrib[attr]
 
@@ -641,7 +628,7 @@ def _clean_empty(root) -> None:
             name, ns = _local(el), _ns(el)
             if (ns == MC_NS and name in ("Choice", "Fallback", "AlternateContent")) or (
                     name in EMPTY_CONTAINERS and not el.attrib and not (el.text or "").strip()):
-                _remove(el)
+                remove_element(el)
                 changed = True
         for el in list(root.iter(f"{{{MC_NS}}}AlternateContent")):
             # an AlternateContent whose Choice branches are all gone keeps only its Fallback
@@ -672,13 +659,13 @@ def _clean_word(state: _State, part: str, root) -> None:
         elif name in ("subDoc", "altChunk") and ns in W_NSS:
             state.report("ole_object" if name == "altChunk" else "external_relationship",
                          part, name)
-            _remove(el)
+            remove_element(el)
         elif name == "OLEObject":
             state.report("ole_object", part, f"OLE object {el.get('ProgID', '')}")
-            _remove(el)
+            remove_element(el)
         elif name == "control" and ns in W_NSS:
             state.report("activex", part, "ActiveX control")
-            _remove(el)
+            remove_element(el)
 
 
 def _replace_word_object(state: _State, part: str, obj) -> None:
@@ -688,7 +675,7 @@ def _replace_word_object(state: _State, part: str, obj) -> None:
         name = _local(child)
         if name in ("OLEObject", "control", "objectEmbed", "objectLink", "movie"):
             kinds.append(child.get("ProgID") or child.get("progId") or name)
-            _remove(child)
+            remove_element(child)
     state.report("ole_object", part, "embedded object replaced by its preview image: "
                  + ", ".join(k for k in kinds if k), "converted")
     shapes = [c for c in obj if _local(c) in ("shape", "rect", "group") or _ns(c) == VML_NS]
@@ -699,11 +686,11 @@ def _replace_word_object(state: _State, part: str, obj) -> None:
             del obj.attrib[attr]
         for c in list(obj):
             if c not in shapes:
-                _remove(c)
+                remove_element(c)
     elif drawings:
         _unwrap(obj)
     else:
-        _remove(obj)
+        remove_element(obj)
 
 
 def _clean_fields(state: _State, part: str, root) -> None:
@@ -735,10 +722,10 @@ def _clean_fields(state: _State, part: str, root) -> None:
         _finish_field(state, part, fld, None, doomed, force=True)
     for el in doomed:
         run = el.getparent()
-        _remove(el)
+        remove_element(el)
         if run is not None and _local(run) == "r" and not any(
                 _local(c) != "rPr" for c in run):
-            _remove(run)
+            remove_element(run)
 
 
 def _finish_field(state, part, fld, end, doomed, force=False) -> None:
@@ -798,7 +785,7 @@ def _clean_workbook(state: _State, part: str, root, rels: dict[str, Rel]) -> Non
                 state.report("xlm_macro", part, f"sheet {sheet.get('name', '')!r} removed "
                              "(macro or dialog sheet, or missing part)")
                 removed_idx.append(i)
-                _remove(sheet)
+                remove_element(sheet)
             else:
                 kept_count += 1
         if kept_count == 0:
@@ -826,7 +813,7 @@ def _clean_workbook(state: _State, part: str, root, rels: dict[str, Rel]) -> Non
                     el.set(attr, str(min(max(0, _nearest(remap, v)), max(0, kept_count - 1))))
         elif name == "externalReferences":
             state.report("external_link", part, "external workbook references")
-            _remove(el)
+            remove_element(el)
         elif name == "fileSharing":
             pass
 
@@ -864,7 +851,7 @@ def _clean_defined_name(state, part, el, remap, removed_idx) -> None:
     if reason:
         state.report("xlm_macro" if "macro" in reason or "auto" in reason else "external_link",
                      part, f"defined name {name!r} ({reason})")
-        _remove(el)
+        remove_element(el)
 
 
 def _mentions_sheet(formula: str, sheet: str) -> bool:
@@ -892,26 +879,26 @@ def _clean_sheet(state: _State, part: str, root) -> None:
             ref = cell.get("r") if cell is not None else "?"
             state.report("external_link" if "[" in text else "formula", part,
                          f"cell {ref} formula {text[:100]} replaced by its value", "converted")
-            _remove(f)
+            remove_element(f)
     for el in list(root.iter("{*}dataValidation", "{*}cfRule")):
         if el.getparent() is not None and any(
                 _formula_is_dangerous(f.text or "")
                 for f in el.iter("{*}formula1", "{*}formula2", "{*}formula", "{*}f")):
             state.report("external_link", part, f"{_local(el)} with an external or DDE formula")
-            _remove(el)
+            remove_element(el)
     for el in list(root.iter("{*}oleObjects", "{*}controls", "{*}customProperties")):
         name = _local(el)
         if name == "oleObjects":
             for obj in el.iter():
                 if _local(obj) == "oleObject":
                     state.report("ole_object", part, f"OLE object {obj.get('progId', '')}")
-            _remove(el)
+            remove_element(el)
         elif name == "controls":
             state.report("activex", part, "controls")
-            _remove(el)
+            remove_element(el)
         elif name == "customProperties":
             state.report("custom_properties", part, "sheet custom properties")
-            _remove(el)
+            remove_element(el)
         elif name == "tablePart":
             pass
 
@@ -928,7 +915,7 @@ def _clean_table(state: _State, part: str, root) -> None:
                 if attr in el.attrib and _local(el) == "tableColumn":
                     del el.attrib[attr]
             if _local(el) == "xmlColumnPr":
-                _remove(el)
+                remove_element(el)
 
 
 # ------------------------------------------------------------------------------- PowerPoint
@@ -943,14 +930,14 @@ def _clean_slide(state: _State, part: str, root) -> None:
         pic = next(iter(_iter(gf, P_NSS, "pic")), None)
         if pic is None:
             state.report("ole_object", part, f"OLE object {prog} removed (no preview image)")
-            _remove(gf)
+            remove_element(gf)
             continue
         state.report("ole_object", part, f"OLE object {prog} replaced by its preview image",
                      "converted")
         new = copy.deepcopy(pic)
         _adopt_frame(gf, new)
         gf.addprevious(new)
-        _remove(gf)
+        remove_element(gf)
     for controls in _iter(root, P_NSS, "controls"):
         tree = next(iter(_iter(root, P_NSS, "spTree")), None)
         for ctl in _iter(controls, P_NSS, "control"):
@@ -962,12 +949,12 @@ def _clean_slide(state: _State, part: str, root) -> None:
                 if cnv is not None:
                     cnv.set("id", str(_max_shape_id(root) + 1))
                 tree.append(new)
-        _remove(controls)
+        remove_element(controls)
     # Animation commands can invoke OLE verbs or macros; the static slide stays the same.
     for timing in _iter(root, P_NSS, "timing"):
         if any(_local(e) == "cmd" for e in timing.iter()):
             state.report("action", part, "animation commands (OLE verb or macro call)")
-            _remove(timing)
+            remove_element(timing)
 
 
 def _max_shape_id(root) -> int:
