@@ -46,7 +46,10 @@ if [ ! -x "$UV" ]; then
   "$ROOT/.tools/uv/bin/pip" install -q --disable-pip-version-check uv 2>/dev/null
 fi
 cd "$ROOT/backend"
-"$UV" sync --frozen --quiet --python /usr/bin/python3
+# Bytecode compiled ahead: every sandbox is a fresh interpreter that cannot write .pyc files
+# (read-only environment), so without it each job would compile its imports from source again.
+"$UV" sync --frozen --quiet --python /usr/bin/python3 --compile-bytecode
+.venv/bin/python -m compileall -q src >/dev/null
 cd "$ROOT"
 
 # --- The sandbox user must reach the Python environment (read-only) wherever the checkout
