@@ -161,6 +161,18 @@ def poller(base: str, headers: dict[str, str], file_id: str, stop_flag, results)
     results.put(latencies)
 
 
+def busy_cpu_seconds() -> float:
+    """CPU time the whole machine spent busy (all cores), from /proc/stat."""
+    times = psutil.cpu_times()
+    return times.user + times.nice + times.system + times.irq + times.softirq + times.steal
+
+
+def cpu_seconds(process: psutil.Process | None = None) -> float:
+    """User + system CPU of a process (this one by default) and the children it has reaped."""
+    times = (process or psutil.Process()).cpu_times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -235,10 +247,14 @@ def main() -> None:
 
         per_client = [args.files // args.clients + (1 if i < args.files % args.clients else 0)
                       for i in range(args.clients)]
+        machine_cpu0, server_cpu0, bench_cpu0 = busy_cpu_seconds(), cpu_seconds(proc), cpu_seconds()
         t0 = time.perf_counter()
         with ThreadPoolExecutor(args.clients) as pool:
             list(pool.map(lambda a: worker(*a), enumerate(per_client)))
         elapsed = time.perf_counter() - t0
+        machine_cpu = busy_cpu_seconds() - machine_cpu0
+        server_cpu = cpu_seconds(proc) - server_cpu0
+        bench_cpu = cpu_seconds() - bench_cpu0
         stop_flag.set()
         poll_latencies = results.get(timeout=30)
         poll_proc.join(timeout=10)
@@ -256,6 +272,10 @@ def main() -> None:
               f"(target <= 1 s){'; FAILED: ' + str(failures) if failures else ''}")
         print(f"small files: {args.files} by {args.clients} clients in {elapsed:.1f} s = "
               f"{rate:.1f} files/s sustained (target >= 10); outcomes {outcomes}")
+        per_file = 1000 / args.files
+        print(f"CPU per small file: {machine_cpu * per_file:.0f} ms in all = server "
+              f"{server_cpu * per_file:.0f} ms + benchmark clients {bench_cpu * per_file:.0f} ms "
+              f"+ sandboxes and the rest {(machine_cpu - server_cpu - bench_cpu) * per_file:.0f} ms")
         print(f"status polling while busy: p50 {p50:.1f} ms, p99 {p99:.1f} ms over "
               f"{len(poll_latencies)} polls (target p99 <= 50 ms)")
         print(f"server RSS: {warm / mb:.1f} MB after 100 files, {end / mb:.1f} MB after "
