@@ -1,6 +1,6 @@
 """The process inside the sandbox: `python -I -m sanitas.sandbox.child JOB_SOCKET_FD [office]`.
 
-It warms up (imports the heavy libraries), says "ready", receives one job over the socket (a
+It warms up (imports what most jobs need), says "ready", receives one job over the socket (a
 JSON line plus two file descriptors: the input, read-only, and the output file to fill), lowers
 its own limits for that job *before* reading the file, runs the engine, copies the output into
 the output descriptor and reports. One job per process: a sandbox is never reused.
