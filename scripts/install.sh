@@ -13,7 +13,8 @@ say() { echo "[install] $*"; }
 APT_PACKAGES=(bubblewrap acl python3-venv python3-dev libmagic1 fonts-dejavu-core fonts-liberation2
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
   libreoffice-draw-nogui nodejs npm)
-[ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf)  # qpdf: the PDF byte scan in engine tests
+# qpdf: the PDF byte scan in engine tests; tesseract: the optional OCR text layer (SANITAS_OCR)
+[ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf tesseract-ocr tesseract-ocr-eng)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

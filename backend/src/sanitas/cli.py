@@ -118,10 +118,13 @@ def create_admin(email: str, password: str | None) -> None:
 @click.option("--mode", type=click.Choice(["basic", "advanced"]), default="basic",
               show_default=True, help="advanced also rebuilds documents from pixels.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of results.")
+@click.option("--ocr", is_flag=True,
+              help="advanced mode: add a searchable OCR text layer (needs tesseract-ocr; "
+                   "default SANITAS_OCR).")
 @click.option("--no-sandbox", is_flag=True,
               help="Run in this process (needs SANITAS_ALLOW_UNSANDBOXED=1; development only).")
 def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
-             no_sandbox: bool) -> None:
+             ocr: bool, no_sandbox: bool) -> None:
     """Sanitize FILE... into --output-dir. Exit 0 if all ok, 1 if any was rejected."""
     import json
     from pathlib import Path
@@ -138,6 +141,8 @@ def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
         click.echo("WARNING: sanitizing WITHOUT a sandbox; a hostile file runs with your "
                    "privileges. Development use only.", err=True)
         settings = settings.model_copy(update={"sandbox": "none", "allow_unsandboxed": True})
+    if ocr:
+        settings = settings.model_copy(update={"ocr": True})
     out = Path(output_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)

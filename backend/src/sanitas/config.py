@@ -111,6 +111,7 @@ class Settings(BaseSettings):
     sandbox: Literal["bwrap", "none"] = "bwrap"
     allow_unsandboxed: bool = False
     sandbox_user: str = "sanitas-sandbox"
+    ocr: bool = False  # advanced mode adds a searchable text layer (needs tesseract-ocr)
 
     role_limits: dict[str, RoleLimits] = Field(default_factory=lambda: dict(DEFAULT_ROLE_LIMITS))
 

@@ -55,3 +55,12 @@ def test_no_sandbox_needs_the_environment_flag(corpus, tmp_path):
                   "--json", env={"SANITAS_ALLOW_UNSANDBOXED": "1"})
     assert allowed.returncode == 0 and "WARNING" in allowed.stderr
     assert json.loads(allowed.stdout)[0]["status"] == "ok"
+
+
+def test_ocr_flag_adds_a_text_layer_in_advanced_mode(corpus, tmp_path):
+    proc = run(str(corpus["clean.pdf"]), "--output-dir", str(tmp_path / "o"), "--mode",
+               "advanced", "--ocr", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (result,) = json.loads(proc.stdout)
+    details = [f["detail"] for f in result["findings"] if f["kind"] == "pixel_reconstruction"]
+    assert details and "OCR text layer added" in details[0]

@@ -33,6 +33,7 @@ class Policy:
     """What to do with elements that are safe to keep or not (the `custom` mode's knobs)."""
 
     keep_links: bool = True  # URI links kept as plain links
+    ocr: bool = False  # advanced mode: add an invisible OCR text layer (needs tesseract; slow)
 
 
 @dataclass

@@ -41,6 +41,10 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str =
     input_path, output_dir = Path(input_path), Path(output_dir)
     if mode not in ("basic", "advanced"):
         raise ValueError(f"unknown mode {mode!r}")
+    if policy is None and settings.ocr:
+        from sanitas.engine.report import Policy
+
+        policy = Policy(ocr=True)
     if settings.sandbox == "none":
         if not settings.allow_unsandboxed:
             raise SandboxError("Processing without a sandbox is disabled; set "

@@ -73,11 +73,14 @@ class SandboxLimits:
     processes: int = 512
     tmpfs_bytes: int = 4096 * MB
 
-    def resolved(self, input_size: int, mode: str, office: bool) -> SandboxLimits:
+    def resolved(self, input_size: int, mode: str, office: bool,
+                 ocr: bool = False) -> SandboxLimits:
         size_mb = input_size / MB
         wall = self.wall_seconds
         if wall is None:
             wall = 30 + size_mb * (6 if mode == "advanced" else 3) + (90 if office else 0)
+            if ocr and mode == "advanced":
+                wall += 600  # tesseract: about a second per page, and the page count is unknown
             wall = min(wall, 1800)
         cpu = self.cpu_seconds if self.cpu_seconds is not None else int(wall) + 5
         fsize = self.file_size_bytes
@@ -352,7 +355,8 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
     name = original_name or input_path.name
     input_size = input_path.stat().st_size
     office = _needs_office(input_path)
-    limits = (limits or SandboxLimits()).resolved(input_size, mode, office)
+    limits = (limits or SandboxLimits()).resolved(input_size, mode, office,
+                                                  ocr=bool(policy and policy.ocr))
     layout = _layout(settings, office)
     sandbox = _take_sandbox(layout, limits, prewarm)
 
