@@ -165,6 +165,12 @@ def main() -> None:
         print(f"advanced, 150 DPI, in process:           {advanced_bare / 10:7.3f} s/page "
               "target <= 0.05")
         print(f"advanced, 150 DPI, through the sandbox:  {advanced_boxed / 10:7.3f} s/page")
+        if shutil.which("tesseract"):
+            ocr_boxed = sandboxed(ten, out, settings.model_copy(update={"ocr": True}),
+                                  mode="advanced", repeat=1)
+            print(f"advanced with OCR (SANITAS_OCR), sandbox:{ocr_boxed / 10:7.3f} s/page")
+        else:
+            print("advanced with OCR: not measured (tesseract-ocr is not installed)")
 
         photo = files["jpeg (12 MP)"]
 

@@ -10,6 +10,7 @@ It costs about a second per page, so it is off by default.
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -96,8 +97,10 @@ def _overlay_ocr(out: pikepdf.Pdf, picture, points: tuple[float, float], tessera
     base = ctx.workdir / "ocr"
     picture.save(base.with_suffix(".png"))
     try:
+        # One OpenMP thread: tesseract's default team spins on 2 cores (5 s a page, not 1).
         subprocess.run([tesseract, str(base.with_suffix(".png")), str(base), "-c",
-                        "textonly_pdf=1", "pdf"], check=True, capture_output=True, timeout=120)
+                        "textonly_pdf=1", "pdf"], check=True, capture_output=True, timeout=120,
+                       env={**os.environ, "OMP_THREAD_LIMIT": "1"})
         with pikepdf.open(base.with_suffix(".pdf")) as text_pdf:
             page = out.pages[-1]
             page.add_overlay(text_pdf.pages[0], pikepdf.Rectangle(0, 0, *points))
