@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := backend/.venv
 SANITAS := $(VENV)/bin/sanitas
 
-.PHONY: run test install install-test build-frontend test-backend test-frontend test-e2e bench lint
+.PHONY: run test install install-test build-frontend test-backend test-frontend test-e2e bench lint api-types
 
 run: install build-frontend
 	$(SANITAS) serve
@@ -36,3 +36,6 @@ bench: install build-frontend
 
 lint: install
 	cd backend && .venv/bin/ruff check src tests
+
+api-types: install-test
+	@scripts/api-types.sh

@@ -6,6 +6,8 @@ status=0
 echo "== backend (pytest) =="
 (cd backend && .venv/bin/pytest -q -p no:cacheprovider) || status=1
 if [ -f frontend/package.json ]; then
+  echo "== API types (frontend/src/lib/api-schema.ts vs the backend's OpenAPI) =="
+  scripts/api-types.sh --check || status=1
   echo "== frontend (vitest) =="
   (cd frontend && npx vitest run) || status=1
   if [ -f frontend/tests/run-e2e.mjs ]; then

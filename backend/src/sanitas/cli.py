@@ -19,6 +19,20 @@ def main() -> None:
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
+@main.command("openapi")
+def openapi_schema() -> None:
+    """Print the API's OpenAPI document (JSON); the web app's types are generated from it."""
+    import json
+    import tempfile
+
+    from sanitas.config import Settings
+    from sanitas.main import create_app
+
+    with tempfile.TemporaryDirectory() as scratch:  # the schema depends on no setting
+        app = create_app(Settings(data_dir=scratch, env="development"), start_background=False)
+        click.echo(json.dumps(app.openapi(), indent=2, sort_keys=True))
+
+
 @main.command()
 def migrate() -> None:
     """Apply database migrations."""

@@ -3,8 +3,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError, apiClient, get, messageOf, setUnauthorizedHandler, toApiError } from '../../src/lib/api-client';
 import { STORAGE_KEYS, getStoredTokens, storeAuth } from '../../src/lib/auth/storage';
 import { REQUEST_TIMEOUT_MS } from '../../src/lib/constants';
+import { aUser } from './fixtures';
 
-const user = { id: 'u1', email: 'ada@example.org', role: 'USER' };
+const user = aUser({ id: 'u1', email: 'ada@example.org', role: 'USER' });
 const tokens = { accessToken: 'access-1', refreshToken: 'refresh-1', expiresIn: 900 };
 
 function respond(status: number, data: unknown): AxiosAdapter {

@@ -5,8 +5,9 @@ import {
   STORAGE_KEYS, clearStoredAuth, getStoredExpiry, getStoredTokens, getStoredUser, storeAuth,
 } from '../../src/lib/auth/storage';
 import type { AuthPayload } from '../../src/lib/types';
+import { aUser } from './fixtures';
 
-const user = { id: 'u1', email: 'ada@example.org', firstName: 'Ada', role: 'USER' };
+const user = aUser({ id: 'u1', email: 'ada@example.org', firstName: 'Ada', role: 'USER' });
 const tokens = { accessToken: 'a1', refreshToken: 'r1', expiresIn: 900 };
 const fresh: AuthPayload = { user: { ...user, firstName: 'Ada2' }, tokens: { accessToken: 'a2', refreshToken: 'r2', expiresIn: 600 } };
 

@@ -37,8 +37,8 @@ describe('download file name', () => {
 
 const stats = (used: number, quota: number, near: boolean, over: boolean): UsageStats => ({
   user: { role: 'USER', memberSince: '2026-01-01T00:00:00Z' },
-  currentPeriod: { uploadsUsed: used, uploadQuota: quota, quotaUtilization: quota > 0 ? (used / quota) * 100 : 0, start: '' },
-  limits: { isOverQuota: over, isNearQuota: near, daysUntilReset: 3 },
+  currentPeriod: { uploadsUsed: used, uploadQuota: quota, quotaUtilization: quota > 0 ? (used / quota) * 100 : 0, start: '', end: '' },
+  limits: { isOverQuota: over, isNearQuota: near, daysUntilReset: 3, maxFileSize: 104857600, maxFiles: 10 },
   overall: { totalFiles: used, totalStorageUsed: 0, storageQuota: -1, storageUtilization: 0 },
 });
 
@@ -83,7 +83,7 @@ describe('admin', () => {
   });
   it('overview success rate is completed over recent files', () => {
     expect(overviewSuccessRate({ files: { total: 10, recent: 8, recentCompleted: 6, byStatus: { COMPLETED: 9 } } })).toBe(75);
-    expect(overviewSuccessRate({ files: { total: 0, recent: 0, byStatus: {} } })).toBe(0);
+    expect(overviewSuccessRate({ files: { total: 0, recent: 0, recentCompleted: 0, byStatus: {} } })).toBe(0);
   });
 });
 

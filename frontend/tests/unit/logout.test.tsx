@@ -6,11 +6,12 @@ import { storeAuth } from '../../src/lib/auth/storage';
 import { useAuth } from '../../src/lib/auth/AuthProvider';
 import { Header } from '../../src/components/Header';
 import { calls, renderApp, serve } from './harness';
+import { aUser } from './fixtures';
 
 const adapter = apiClient.defaults.adapter;
 afterEach(() => { apiClient.defaults.adapter = adapter; });
 
-const user = { id: 'u1', email: 'grace@example.org', firstName: '', role: 'ADMIN' };
+const user = aUser({ id: 'u1', email: 'grace@example.org', firstName: '', role: 'ADMIN' });
 const tokens = { accessToken: 'tok', refreshToken: 'ref', expiresIn: 900 };
 
 function LogoutButton() {

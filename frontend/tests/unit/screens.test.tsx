@@ -10,11 +10,12 @@ import AdminPage from '../../src/features/admin/components/AdminPage';
 import UploadPage from '../../src/features/upload/components/UploadPage';
 import HistoryPage from '../../src/features/history/components/HistoryPage';
 import { calls, renderApp, serve } from './harness';
+import { aUser } from './fixtures';
 
 const adapter = apiClient.defaults.adapter;
 afterEach(() => { apiClient.defaults.adapter = adapter; });
 
-const user = { id: 'u1', email: 'ada@example.org', firstName: 'Ada', role: 'USER' };
+const user = aUser({ id: 'u1', email: 'ada@example.org', firstName: 'Ada', role: 'USER' });
 const tokens = { accessToken: 'tok', refreshToken: 'ref', expiresIn: 900 };
 const ok = (data: unknown, message = 'ok') => ({ success: true, message, data });
 

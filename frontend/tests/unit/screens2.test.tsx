@@ -6,6 +6,7 @@ import { ErrorBoundary } from '../../src/components/ErrorBoundary';
 import StatusPage from '../../src/features/files/components/StatusPage';
 import DashboardPage from '../../src/features/dashboard/components/DashboardPage';
 import { calls, renderApp, serve } from './harness';
+import { aUser } from './fixtures';
 
 const adapter = apiClient.defaults.adapter;
 afterEach(() => {
@@ -13,7 +14,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-const user = { id: 'u1', email: 'ada@example.org', firstName: 'Ada', role: 'USER' };
+const user = aUser({ id: 'u1', email: 'ada@example.org', firstName: 'Ada', role: 'USER' });
 const tokens = { accessToken: 'tok', refreshToken: 'ref', expiresIn: 900 };
 const ok = (data: unknown) => ({ success: true, message: 'ok', data });
 const file = (status: string, extra = {}) => ({

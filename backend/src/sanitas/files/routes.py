@@ -18,8 +18,17 @@ from sanitas.errors import ApiError
 from sanitas.executor import job as jobs
 from sanitas.files import service
 from sanitas.files.multipart import MB, receive_files
+from sanitas.files.schemas import (
+    FileHistory,
+    FileStatusData,
+    QueueCleared,
+    QueuePaused,
+    QueueStats,
+    UploadedFile,
+    UploadInfo,
+)
 from sanitas.models import File, Job, User
-from sanitas.schemas import ErrorEnvelope, ok
+from sanitas.schemas import Envelope, ErrorEnvelope, ok
 from sanitas.storage import BlobNotFound, make_storage
 
 log = logging.getLogger(__name__)
@@ -37,7 +46,7 @@ def _executor(request: Request):
     return getattr(request.app.state, "executor", None)
 
 # -- upload ----------------------------------------------------------------------------------
-@router.get("/upload/info")
+@router.get("/upload/info", response_model=Envelope[UploadInfo])
 def upload_info(user: CurrentUser, settings: SettingsDep):
     limits = settings.limits_for(user.role)
     return ok({
@@ -76,7 +85,7 @@ async def _upload(request: Request, user: User, session, settings, *, field: str
                       "size": file.original_size, "status": file.status})
     return items
 
-@router.post("/upload/single", status_code=201)
+@router.post("/upload/single", status_code=201, response_model=Envelope[UploadedFile])
 async def upload_single(request: Request, user: CurrentUser, session: SessionDep,
                         settings: SettingsDep):
     try:
@@ -89,7 +98,8 @@ async def upload_single(request: Request, user: CurrentUser, session: SessionDep
         raise
     return ok(items[0], "File uploaded successfully. It is being processed.")
 
-@router.post("/upload/multiple", status_code=201)
+@router.post("/upload/multiple", status_code=201,
+             response_model=Envelope[list[UploadedFile]])
 async def upload_multiple(request: Request, user: CurrentUser, session: SessionDep,
                           settings: SettingsDep):
     limits = settings.limits_for(user.role)
@@ -98,7 +108,7 @@ async def upload_multiple(request: Request, user: CurrentUser, session: SessionD
     return ok(items, f"{len(items)} file(s) uploaded successfully. They are being processed.")
 
 # -- status and download ---------------------------------------------------------------------
-@router.get("/process/status/{file_id}")
+@router.get("/process/status/{file_id}", response_model=Envelope[FileStatusData])
 def process_status(file_id: str, user: CurrentUser, session: SessionDep):
     file = service.get_visible_file(session, user, file_id)
     job = session.scalar(select(Job).where(Job.file_id == file.id))
@@ -142,7 +152,7 @@ def download(file_id: str, request: Request, user: CurrentUser, session: Session
         "X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-store"})
 
 # -- queue (admin) ---------------------------------------------------------------------------
-@router.get("/process/queue/stats")
+@router.get("/process/queue/stats", response_model=Envelope[QueueStats])
 def queue_stats(request: Request, _: AdminUser, session: SessionDep, settings: SettingsDep):
     counts = jobs.queue_counts(session)
     executor = _executor(request)
@@ -150,12 +160,12 @@ def queue_stats(request: Request, _: AdminUser, session: SessionDep, settings: S
                "workers": executor.workers() if executor is not None else 0,
                "executor": settings.executor}, "Queue statistics")
 
-@router.post("/process/queue/pause")
+@router.post("/process/queue/pause", response_model=Envelope[QueuePaused])
 def queue_pause(_: AdminUser, session: SessionDep):
     jobs.set_paused(session, True)
     return ok({"paused": True}, "Queue paused: no new jobs will start; running jobs finish.")
 
-@router.post("/process/queue/resume")
+@router.post("/process/queue/resume", response_model=Envelope[QueuePaused])
 def queue_resume(request: Request, _: AdminUser, session: SessionDep):
     jobs.set_paused(session, False)
     executor = _executor(request)
@@ -169,12 +179,12 @@ def _clear(session, state: str) -> int:
     session.commit()
     return result.rowcount or 0
 
-@router.post("/process/queue/clear-completed")
+@router.post("/process/queue/clear-completed", response_model=Envelope[QueueCleared])
 def queue_clear_completed(_: AdminUser, session: SessionDep):
     n = _clear(session, "completed")
     return ok({"cleared": n}, f"Cleared {n} completed job record(s)")
 
-@router.post("/process/queue/clear-failed")
+@router.post("/process/queue/clear-failed", response_model=Envelope[QueueCleared])
 def queue_clear_failed(_: AdminUser, session: SessionDep):
     n = _clear(session, "failed")
     return ok({"cleared": n}, f"Cleared {n} failed job record(s)")
@@ -186,7 +196,8 @@ SORT_COLUMNS = {"createdAt": File.created_at, "originalName": func.lower(File.or
 def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
-@router.get("/users/{user_id}/files")
+@router.get("/users/{user_id}/files", response_model=Envelope[FileHistory],
+            response_model_exclude_unset=True)  # history rows carry no report
 def user_files(user_id: str, user: CurrentUser, session: SessionDep,
                page: int = Query(1, ge=1, le=100000), limit: int = Query(20, ge=1, le=100),
                status: Literal["ALL", "COMPLETED", "PROCESSING", "PENDING", "FAILED"] = "ALL",

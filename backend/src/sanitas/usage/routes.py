@@ -14,7 +14,8 @@ from sanitas.deps import AdminUser, CurrentUser, SessionDep, SettingsDep
 from sanitas.errors import ApiError
 from sanitas.files import service
 from sanitas.models import ROLES, File, User
-from sanitas.schemas import ErrorEnvelope, ok
+from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.usage.schemas import Analytics, QuotaReset, UsageMonth, UsageStats
 
 router = APIRouter(prefix="/usage", tags=["usage"],
                    responses={401: {"model": ErrorEnvelope}, 403: {"model": ErrorEnvelope}})
@@ -31,7 +32,7 @@ def _percent(used: int, quota: int) -> float:
     return round(used / quota * 100, 2)
 
 
-@router.get("/stats")
+@router.get("/stats", response_model=Envelope[UsageStats])
 def usage_stats(user: CurrentUser, session: SessionDep, settings: SettingsDep):
     limits = settings.limits_for(user.role)
     now = utcnow()
@@ -59,7 +60,7 @@ def usage_stats(user: CurrentUser, session: SessionDep, settings: SettingsDep):
     }, "Usage statistics")
 
 
-@router.get("/history")
+@router.get("/history", response_model=Envelope[list[UsageMonth]])
 def usage_history(user: CurrentUser, session: SessionDep,
                   months: int = Query(6, ge=1, le=36)):
     now = utcnow()
@@ -84,7 +85,7 @@ def usage_history(user: CurrentUser, session: SessionDep,
     return ok(list(buckets.values()), "Usage history")
 
 
-@router.get("/analytics")
+@router.get("/analytics", response_model=Envelope[Analytics])
 def usage_analytics(_: AdminUser, session: SessionDep,
                     timeframe: Literal["day", "week", "month"] = "month"):
     end = utcnow()
@@ -115,7 +116,7 @@ def usage_analytics(_: AdminUser, session: SessionDep,
     }, "Analytics")
 
 
-@router.post("/reset-quota/{user_id}")
+@router.post("/reset-quota/{user_id}", response_model=Envelope[QuotaReset])
 def reset_quota(user_id: str, _: AdminUser, session: SessionDep):
     target = session.get(User, user_id) if len(user_id) <= 64 else None
     if target is None:

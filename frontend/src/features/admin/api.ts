@@ -37,11 +37,10 @@ export const resetQuota = (id: string) => post<unknown>(`/api/usage/reset-quota/
 export const queueAction = (action: 'pause' | 'resume' | 'clear-completed' | 'clear-failed') => post<unknown>(`/api/process/queue/${action}`);
 
 /** Overview success rate: completed files divided by recent files, as a percent (0 when none). */
-export function overviewSuccessRate(a: Pick<AdminAnalytics, 'files'> & { files: { recentCompleted?: number } }): number {
+export function overviewSuccessRate(a: Pick<AdminAnalytics, 'files'>): number {
   const recent = a.files.recent;
   if (!recent) return 0;
-  const completed = a.files.recentCompleted ?? a.files.byStatus?.COMPLETED ?? 0;
-  return Math.round((completed / recent) * 1000) / 10;
+  return Math.round((a.files.recentCompleted / recent) * 1000) / 10;
 }
 
 export interface ContactMessage { id: string; name: string; email: string; subject: string; message: string; userId: string | null; createdAt: string }

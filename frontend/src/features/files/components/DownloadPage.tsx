@@ -5,6 +5,7 @@ import { Container } from '../../../components/Layout';
 import { Alert, DetailRow, PageHeader, PageSpinner, Spinner } from '../../../components/ui';
 import { ApiError } from '../../../lib/api-client';
 import { formatDateTime, formatKB } from '../../../lib/format';
+import type { FileReport } from '../../../lib/types';
 import { downloadFile, useFileStatus } from '../api';
 import { FindingsReport } from './FindingsReport';
 
@@ -59,7 +60,7 @@ export default function DownloadPage() {
     }
   };
 
-  const findings = file.report?.findings ?? [];
+  const findings = (file.report as FileReport | null | undefined)?.findings ?? [];
   return (
     <Container narrow>
       <PageHeader title="Download" subtitle={<span className="break-all">{file.originalName}</span>} />
