@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -38,6 +40,20 @@ class Base(DeclarativeBase):
     type_annotation_map = {datetime: UTCDateTime}
 
 
+def _ensure_wal(cur) -> None:
+    """WAL is a property of the file, set once. Switching needs the file to itself, and SQLite
+    answers "database is locked" at once (no busy wait) when another connection is open on a
+    new file, so the switch is retried for a while."""
+    deadline = time.monotonic() + 30
+    while cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
@@ -46,10 +62,7 @@ def make_engine(url: str) -> Engine:
         def _sqlite_pragmas(dbapi_conn, _record):
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA busy_timeout=30000")
-            # WAL is a property of the file, set once. Asking for it again on every connection
-            # can fail with "database is locked" at once (no busy wait) while others write.
-            if cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                cur.execute("PRAGMA journal_mode=WAL")
+            _ensure_wal(cur)
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()
