@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import warnings
 from datetime import timedelta
 from urllib.parse import quote
 
@@ -17,12 +18,16 @@ from authlib.common.security import generate_token
 from authlib.integrations.base_client import OAuthError
 from authlib.integrations.base_client.sync_app import BaseApp, OAuth2Mixin
 from authlib.integrations.base_client.sync_openid import OpenIDMixin
-from authlib.integrations.httpx_client import OAuth2Client
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sanitas.auth.tokens import hash_token, new_opaque_token
+
+with warnings.catch_warnings():
+    # Authlib announces, on every start, a move to the httpx2 package; httpx is what it uses.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from authlib.integrations.httpx_client import OAuth2Client
 from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.models import EmailToken, User
