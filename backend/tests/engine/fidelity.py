@@ -31,6 +31,15 @@ def ssim(a: Image.Image, b: Image.Image) -> float:
     return float(s.mean())
 
 
+def pdf_text(path: Path) -> str:
+    """Every page's text, as PDFium extracts it (pages joined with nothing between)."""
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        return "".join(page.get_textpage().get_text_range() for page in pdf)
+    finally:
+        pdf.close()
+
+
 def render_pdf(path: Path, dpi: int = 72) -> list[Image.Image]:
     pdf = pdfium.PdfDocument(str(path))
     try:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pikepdf
 from corpus import clean_pdf, save_pdf
-from fidelity import min_page_ssim
+from fidelity import min_page_ssim, pdf_text
 from pdfscan import pdf_dangers
 
 from sanitas.engine import sanitize_file
@@ -43,16 +43,6 @@ def test_clean_fidelity(corpus, out_dir):
     assert min_page_ssim(corpus["clean.pdf"], Path(result.output)) >= 0.95
 
 
-def _page_text(path: Path) -> str:
-    import pypdfium2 as pdfium
-
-    document = pdfium.PdfDocument(str(path))
-    try:
-        return " ".join(page.get_textpage().get_text_range() for page in document)
-    finally:
-        document.close()
-
-
 def test_ocr_layer_makes_rebuilt_pages_searchable(out_dir, tmp_path):
     import shutil
 
@@ -62,10 +52,10 @@ def test_ocr_layer_makes_rebuilt_pages_searchable(out_dir, tmp_path):
     (out_dir / "plain").mkdir()
     (out_dir / "ocr").mkdir()
     plain = sanitize_file(source, out_dir / "plain", mode="advanced")
-    assert _page_text(Path(plain.output)).strip() == ""  # pixels only: nothing to search
+    assert pdf_text(Path(plain.output)).strip() == ""  # pixels only: nothing to search
     result = sanitize_file(source, out_dir / "ocr", mode="advanced", policy=Policy(ocr=True))
     assert result.status == "ok"
-    text = _page_text(Path(result.output)).lower()
+    text = pdf_text(Path(result.output)).lower()
     assert "quick brown" in text and "lazy dog" in text and "page 1" in text
     assert any("OCR text layer added" in f.detail for f in result.findings)
     assert pdf_dangers(Path(result.output)) == set()

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import corpus_office as corpus
 import olefile
-import pypdfium2 as pdfium
 import pytest
 from cfb_office import write_cfb
-from fidelity import min_page_ssim
+from fidelity import min_page_ssim, pdf_text
 from oletools import oleobj
 from oletools.olevba import VBA_Parser
 from render_office import convert_many
@@ -95,16 +94,8 @@ def test_rtf_objects_and_dde_are_reported_and_gone(legacy):
     blob = _blob(out)
     assert b"DDEAUTO" not in blob and b"payload.exe" not in blob and b"calc.exe" not in blob
     assert list(oleobj.find_ole(str(out), None)) == []
-    text = _pdf_text(legacy["pdfs"][out])
+    text = pdf_text(legacy["pdfs"][out])
     assert "Hostile RTF paragraph." in text and "dde-rtf-result" in text
-
-
-def _pdf_text(pdf: Path) -> str:
-    doc = pdfium.PdfDocument(str(pdf))
-    try:
-        return "".join(p.get_textpage().get_text_range() for p in doc)
-    finally:
-        doc.close()
 
 
 @pytest.mark.parametrize("name,ext", [("macro.doc", ".docx"), ("clean.ppt", ".pptx"),
@@ -122,13 +113,13 @@ def test_converted_documents_open_and_look_the_same(legacy, name, ext):
 def test_to_pdf_renders_by_content_not_name(legacy):
     for name, pdf in legacy["to_pdf"].items():
         assert pdf.suffix == ".pdf" and pdf.read_bytes().startswith(b"%PDF")
-        assert "sanitas clean" in _pdf_text(pdf).lower(), name
+        assert "sanitas clean" in pdf_text(pdf).lower(), name
 
 
 def test_to_pdf_of_a_legacy_file_reports_its_macros(legacy):
     ctx = legacy["macro_pdf_ctx"]
     assert any(f.kind == "macro" and "AutoOpen" in f.detail for f in ctx.findings)
-    assert "Sanitas clean document" in _pdf_text(legacy["to_pdf"]["macro.doc"])
+    assert "Sanitas clean document" in pdf_text(legacy["to_pdf"]["macro.doc"])
 
 
 def test_timings(legacy):

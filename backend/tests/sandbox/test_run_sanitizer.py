@@ -134,19 +134,14 @@ def test_unsandboxed_only_when_allowed(sandbox_settings, sandbox_corpus, tmp_pat
 def test_ocr_text_layer_through_the_sandbox(sandbox_settings, tmp_path):
     """SANITAS_OCR: tesseract runs inside the sandbox and the rebuilt PDF is searchable."""
     import sys
-
-    import pypdfium2 as pdfium
     sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
     from corpus import clean_pdf, save_pdf
+    from fidelity import pdf_text
 
     source = save_pdf(clean_pdf(pages=1, with_image=False), tmp_path / "letter.pdf")
     settings = sandbox_settings.model_copy(update={"ocr": True})
     result = run_sanitizer(source, tmp_path / "out", mode="advanced", settings=settings,
                            prewarm=False)
     assert result.status == "ok", result.reason
-    document = pdfium.PdfDocument(result.output)
-    try:
-        text = document[0].get_textpage().get_text_range().lower()
-    finally:
-        document.close()
+    text = pdf_text(Path(result.output)).lower()
     assert "quick brown" in text and "lazy dog" in text
