@@ -272,10 +272,12 @@ def main() -> None:
               f"(target <= 1 s){'; FAILED: ' + str(failures) if failures else ''}")
         print(f"small files: {args.files} by {args.clients} clients in {elapsed:.1f} s = "
               f"{rate:.1f} files/s sustained (target >= 10); outcomes {outcomes}")
-        per_file = 1000 / args.files
-        print(f"CPU per small file: {machine_cpu * per_file:.0f} ms in all = server "
-              f"{server_cpu * per_file:.0f} ms + benchmark clients {bench_cpu * per_file:.0f} ms "
-              f"+ sandboxes and the rest {(machine_cpu - server_cpu - bench_cpu) * per_file:.0f} ms")
+        ms_per_file = 1000 / args.files  # CPU seconds over the run -> ms per file
+        sandbox_cpu = machine_cpu - server_cpu - bench_cpu
+        print(f"CPU per small file: {machine_cpu * ms_per_file:.0f} ms in all = server "
+              f"{server_cpu * ms_per_file:.0f} ms + benchmark clients "
+              f"{bench_cpu * ms_per_file:.0f} ms + sandboxes and the rest "
+              f"{sandbox_cpu * ms_per_file:.0f} ms")
         print(f"status polling while busy: p50 {p50:.1f} ms, p99 {p99:.1f} ms over "
               f"{len(poll_latencies)} polls (target p99 <= 50 ms)")
         print(f"server RSS: {warm / mb:.1f} MB after 100 files, {end / mb:.1f} MB after "
