@@ -183,3 +183,67 @@ def test_a_file_the_engine_rejects_fails_once_with_a_reason(live, settings, db_s
     assert live.get(f"/api/process/download/{item['fileId']}", headers=h).status_code == 409
     db_session.expire_all()
     assert db_session.scalar(select(File.sanitized_key).where(File.id == item["fileId"])) is None
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_upload_only_sniffs_and_the_sandbox_decides_a_containers_kind(live, settings,
+                                                                       db_session):
+    """The API process reads a bounded prefix: a ZIP is accepted as a provisional kind and
+    the sandboxed job, which reads the structure, records what it really is."""
+    user = make_user(db_session, role="USER")
+    h = auth_headers(settings, db_session, user)
+    types = (b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+             b'<Override PartName="/word/document.xml" ContentType="application/vnd.'
+             b'openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>')
+    docx = _zip({"[Content_Types].xml": types,
+                 "word/document.xml": b'<w:document xmlns:w="http://schemas.openxmlformats.org/'
+                                      b'wordprocessingml/2006/main"><w:body/></w:document>'})
+    item = live.post("/api/upload/single", headers=h,
+                     files={"file": ("upload.bin", docx)}).json()["data"]
+    assert db_session.get(File, item["fileId"]).detected_type == "zip"  # provisional
+    data = wait_for(live, h, item["fileId"])
+    assert data["file"]["detectedType"] == "docx"
+    db_session.expire_all()
+    assert db_session.get(File, item["fileId"]).detected_type == "docx"
+
+
+def test_an_encrypted_archive_is_refused_by_the_sandbox_with_its_reason(live, settings,
+                                                                        db_session):
+    import struct
+
+    user = make_user(db_session, role="USER")
+    h = auth_headers(settings, db_session, user)
+    data = bytearray(_zip({"secret.txt": b"EVIL-secret"}))
+    data[6:8] = struct.pack("<H", struct.unpack_from("<H", data, 6)[0] | 1)
+    central = data.find(b"PK\x01\x02")
+    data[central + 8:central + 10] = struct.pack(
+        "<H", struct.unpack_from("<H", data, central + 8)[0] | 1)
+    answer = live.post("/api/upload/single", headers=h,
+                       files={"file": ("secret.zip", bytes(data))})
+    assert answer.status_code == 201
+    status = wait_for(live, h, answer.json()["data"]["fileId"])
+    assert status["file"]["status"] == "FAILED"
+    assert "encrypted" in status["file"]["errorMessage"]
+    assert status["file"]["detectedType"] == "zip"
+
+
+def test_markup_that_once_froze_the_api_is_answered_at_once(api, settings, db_session):
+    """330 bytes of comments used to backtrack exponentially in the API process."""
+    h = auth_headers(settings, db_session, make_user(db_session))
+    payload = b"<!--a-->" * 40 + b"x"
+    started = time.monotonic()
+    answer = api.post("/api/upload/single", headers=h, files={"file": ("notes", payload)})
+    assert answer.status_code == 201, answer.text
+    assert db_session.get(File, answer.json()["data"]["fileId"]).detected_type == "txt"
+    assert api.get("/health").status_code == 200
+    assert time.monotonic() - started < 20  # the old patterns needed hours for this input

@@ -1,7 +1,14 @@
 """Type detection by content (magic bytes and structure), never by the file name.
 
-`detect(path, original_name)` returns a `Detected` or raises `Rejected` for executables, scripts,
-encrypted documents and archives, and anything it does not recognise.
+Two entry points share one decision table:
+- `sniff(head, original_name)` looks only at a bounded prefix (`HEAD_SIZE` bytes) in time
+  linear in that prefix. It is the only look at untrusted bytes the API process takes: it
+  refuses executables, scripts and unknown binary data at upload, and names a provisional
+  kind for containers (ZIP, OLE) whose real kind depends on their structure.
+- `detect(path, original_name)` runs inside the sandbox: the same sniff, then the container's
+  structure (ZIP central directory, OLE streams, encryption) decides the final kind.
+
+Both return a `Detected` or raise `Rejected` with a reason a person can read.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ MAX_CONTENT_TYPES_XML = 2 * 1024 * 1024
 class Detected:
     kind: str  # e.g. "pdf", "jpeg", "docm", "csv"
     family: str  # pdf | image | svg | text | archive | ooxml | odf | legacy_office
+    # True when only a prefix was seen and the container's structure will decide the kind.
+    provisional: bool = False
 
 
 # Extensions a person may legitimately use for each kind (the first is the canonical one).
@@ -133,21 +142,30 @@ def extension_of(name: str | None) -> str:
     return base.rsplit(".", 1)[-1].lower() if "." in base else ""
 
 
+def sniff(head: bytes, original_name: str | None = None, size: int | None = None) -> Detected:
+    """The kind as far as a bounded prefix tells, in time linear in `head[:HEAD_SIZE]`.
+
+    Refuses what is certainly not accepted (script names, executables, scripts, unsupported
+    archives, unknown binary data). ZIP and OLE containers come back `provisional`, with the
+    kind the name suggests when it fits the container (else the generic one)."""
+    head = head[:HEAD_SIZE]
+    name_ext = _refuse_script_name(original_name)
+    size = len(head) if size is None else size
+    if size == 0:
+        raise Rejected("The file is empty.")
+    return _by_name(_detect_head(head, size, None), name_ext)
+
+
 def detect(path: Path, original_name: str | None = None, ctx: Context | None = None) -> Detected:
-    """Identify `path` by content. Records a finding in `ctx` when the name disagrees."""
-    name_ext = extension_of(original_name)
-    if name_ext in SCRIPT_EXTENSIONS:
-        raise Rejected(f"Files of type .{name_ext} are executables or scripts and are not "
-                       "accepted.")
+    """Identify `path` by content. Records a finding in `ctx` when the name disagrees.
+    Opens containers to read their structure: call it only inside the sandbox."""
+    name_ext = _refuse_script_name(original_name)
     size = path.stat().st_size
     if size == 0:
         raise Rejected("The file is empty.")
     with open(path, "rb") as fh:
         head = fh.read(HEAD_SIZE)
-    detected = _detect_head(path, head, size)
-    if detected.kind in ("txt", "csv") and name_ext in ("txt", "csv", "tsv"):
-        # Prose with commas looks like a table: between plain text and CSV the name decides.
-        detected = Detected("txt" if name_ext == "txt" else "csv", "text")
+    detected = _by_name(_detect_head(head, size, path), name_ext)
     if ctx is not None and name_ext and name_ext not in KIND_EXTENSIONS[detected.kind]:
         ctx.add("type_mismatch", "file name", "converted",
                 f"named .{name_ext} but the content is {detected.kind}; the output uses the "
@@ -155,7 +173,34 @@ def detect(path: Path, original_name: str | None = None, ctx: Context | None = N
     return detected
 
 
-def _detect_head(path: Path, head: bytes, size: int) -> Detected:
+def _refuse_script_name(original_name: str | None) -> str:
+    name_ext = extension_of(original_name)
+    if name_ext in SCRIPT_EXTENSIONS:
+        raise Rejected(f"Files of type .{name_ext} are executables or scripts and are not "
+                       "accepted.")
+    return name_ext
+
+
+# The kinds a container's structure may turn out to be, for a provisional guess by name.
+_ZIP_KINDS = {"zip", "docx", "docm", "xlsx", "xlsm", "xlsb", "pptx", "pptm", "odt", "ods", "odp",
+              "odg"}
+_OLE_KINDS = {"doc", "xls", "ppt"}
+
+
+def _by_name(detected: Detected, name_ext: str) -> Detected:
+    if detected.kind in ("txt", "csv") and name_ext in ("txt", "csv", "tsv"):
+        # Prose with commas looks like a table: between plain text and CSV the name decides.
+        return Detected("txt" if name_ext == "txt" else "csv", "text")
+    if detected.provisional:
+        kinds = _ZIP_KINDS if detected.family == "archive" else _OLE_KINDS
+        guess = next((k for k in kinds if name_ext in KIND_EXTENSIONS[k]), None)
+        if guess is not None:
+            return Detected(guess, FAMILY_OF_KIND[guess], provisional=True)
+    return detected
+
+
+def _detect_head(head: bytes, size: int, path: Path | None) -> Detected:
+    """The decision table. Without `path` (a sniff) containers are not opened."""
     for magic, what in EXECUTABLE_MAGIC:
         if head.startswith(magic):
             raise Rejected(f"The file is {what}; executables are not accepted.")
@@ -178,9 +223,9 @@ def _detect_head(path: Path, head: bytes, size: int) -> Detected:
     if head[:2] == b"BM" and len(head) >= 26 and _plausible_bmp(head):
         return Detected("bmp", "image")
     if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
-        return _detect_ole(path)
+        return _detect_ole(path) if path else Detected("doc", "legacy_office", provisional=True)
     if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
-        return _detect_zip(path)
+        return _detect_zip(path) if path else Detected("zip", "archive", provisional=True)
     if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{\\rtf"):
         return Detected("rtf", "legacy_office")
     for magic, what in UNSUPPORTED_MAGIC:
@@ -322,12 +367,86 @@ def _decode_text_head(head: bytes) -> str | None:
         return head.decode("cp1252", "replace")
 
 
-HTML_START = re.compile(r"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|meta|title|script|"
-                        r"iframe|div|p|table|a|img|style|link|form|h[1-6])[\s>/]",
-                        re.IGNORECASE | re.DOTALL)
-SVG_START = re.compile(r"^\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*(<!DOCTYPE\s+svg[^>]*>\s*|"
-                       r"<!DOCTYPE[^>]*\[.*?\]\s*>\s*)?(<!--.*?-->\s*)*<(\w+:)?svg[\s>]",
-                       re.IGNORECASE | re.DOTALL)
+HTML_ELEMENTS = frozenset({
+    "html", "head", "body", "meta", "title", "script", "iframe", "div", "p", "table", "a", "img",
+    "style", "link", "form", "h1", "h2", "h3", "h4", "h5", "h6"})
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_-.")
+_SPACE = " \t\r\n\f\v"
+
+
+@dataclass(frozen=True)
+class _Start:
+    """What a markup document opens with: its doctype and first element (lower case)."""
+    doctype: str | None  # the doctype's root name, "" for an unnamed one
+    doctype_subset: bool  # the doctype has an internal subset ([...])
+    element: str | None  # the first element's name, with any prefix
+    element_end: str  # the character after the element name ("" at the end of the text)
+
+
+def markup_start(text: str) -> _Start:
+    """Skip leading whitespace, XML declarations and processing instructions, comments and a
+    doctype; name the first element. One forward pass with `str.find`: linear in `text`
+    (no regular expression, so no backtracking on hostile input)."""
+    i, n = 0, len(text)
+    doctype: str | None = None
+    subset = False
+    while True:
+        while i < n and text[i] in _SPACE:
+            i += 1
+        if text.startswith("<?", i):
+            end = text.find("?>", i + 2)
+            if end < 0:
+                return _Start(doctype, subset, None, "")
+            i = end + 2
+        elif text.startswith("<!--", i):
+            end = text.find("-->", i + 4)
+            if end < 0:
+                return _Start(doctype, subset, None, "")
+            i = end + 3
+        elif text[i:i + 9].lower() == "<!doctype" and doctype is None:
+            j = i + 9
+            while j < n and text[j] in _SPACE:
+                j += 1
+            k = j
+            while k < n and text[k] in _NAME_CHARS:
+                k += 1
+            doctype = text[j:k].lower()
+            close = text.find(">", k)
+            bracket = text.find("[", k)
+            if 0 <= bracket < close or (close < 0 and bracket >= 0):
+                subset = True
+                end = text.find("]", bracket + 1)
+                close = text.find(">", end + 1) if end >= 0 else -1
+            if close < 0:
+                return _Start(doctype, subset, None, "")
+            i = close + 1
+        else:
+            break
+    if not text.startswith("<", i):
+        return _Start(doctype, subset, None, "")
+    j = i + 1
+    while j < n and text[j] in _NAME_CHARS:
+        j += 1
+    name = text[i + 1:j].lower()
+    return _Start(doctype, subset, name or None, text[j] if j < n else "")
+
+
+def _is_svg(start: _Start) -> bool:
+    if start.element is None or start.element_end not in _SPACE + ">":
+        return False
+    if start.element.rpartition(":")[2] != "svg":
+        return False
+    return start.doctype is None or start.doctype == "svg" or start.doctype_subset
+
+
+def _is_html(start: _Start) -> bool:
+    if start.doctype == "html":
+        return True
+    return (start.element in HTML_ELEMENTS and start.element_end != ""
+            and start.element_end in _SPACE + ">/")
+
+
+_HTML_TAG = re.compile(r"<html[\s>]", re.IGNORECASE)
 
 
 def _detect_text(head: bytes, size: int) -> Detected:
@@ -335,9 +454,10 @@ def _detect_text(head: bytes, size: int) -> Detected:
     if text is None:
         raise Rejected("The file type is not recognised (binary content of an unknown or "
                        "unsupported type).")
-    if SVG_START.match(text):
+    start = markup_start(text)
+    if _is_svg(start):
         return Detected("svg", "svg")
-    if HTML_START.match(text) or re.search(r"<html[\s>]", text[:4096], re.IGNORECASE):
+    if _is_html(start) or _HTML_TAG.search(text, 0, 4096):
         return Detected("html", "text")
     if _looks_like_csv(text):
         return Detected("csv", "text")

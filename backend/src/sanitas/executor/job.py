@@ -230,7 +230,8 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
                                        original_name=file.original_name)
                 if result.status != "ok" or not result.output:
                     return _fail(factory, job_id, token, _readable(
-                        result.reason, "The file could not be sanitized."), started)
+                        result.reason, "The file could not be sanitized."), started,
+                        detected_type=result.detected_type)
                 out_path = Path(result.output)
                 if not out_path.is_absolute():
                     out_path = output_dir / out_path
@@ -267,6 +268,8 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
                                 "processing_duration": duration,
                                 "compression_ratio": (round(size / file.original_size, 4)
                                                       if file.original_size else None),
+                                # The sandbox saw the container's structure; upload only sniffed.
+                                "detected_type": result.detected_type or file.detected_type,
                                 "error_message": None})
             if not owned:
                 log.warning("job %s: claim lost before completion; result left to the owner",
@@ -277,13 +280,17 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _fail(factory, job_id: str, token: str, message: str, started: float) -> Outcome:
+def _fail(factory, job_id: str, token: str, message: str, started: float, *,
+          detected_type: str | None = None) -> Outcome:
     now = utcnow()
+    file_values = {"status": "FAILED", "error_message": message,
+                   "processing_completed_at": now,
+                   "processing_duration": round(time.monotonic() - started, 3)}
+    if detected_type:
+        file_values["detected_type"] = detected_type
     _finish(factory, job_id, token,
             job_values={"state": "failed", "finished_at": now, "error": message},
-            file_values={"status": "FAILED", "error_message": message,
-                         "processing_completed_at": now,
-                         "processing_duration": round(time.monotonic() - started, 3)})
+            file_values=file_values)
     return "failed"
 
 

@@ -7,8 +7,9 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, func, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from sanitas.config import RoleLimits, Settings
 from sanitas.db import utcnow
@@ -99,6 +100,26 @@ def check_storage_quota(session: Session, user: User, limits: RoleLimits, adding
                        "storage_quota_exceeded")
 
 
+def lock_quotas(session: Session, user: User) -> None:
+    """Begin the transaction in which an upload's quotas are checked and its rows added,
+    serialised per user, so that concurrent uploads cannot all see room for one more.
+
+    It starts with a write to the user's row: on PostgreSQL that takes the row lock, on SQLite
+    the database write lock (a deferred SQLite transaction would read first and take the lock
+    only at its first insert, and `SELECT ... FOR UPDATE` does nothing there). Either lasts
+    until commit or rollback, and the counts read after it see every upload committed before.
+    The admin's quota reset writes the same row, so `quota_reset_at` is read afresh here."""
+    session.commit()  # a fresh transaction: no older SQLite snapshot to upgrade to a writer
+    row = session.execute(
+        update(User).where(User.id == user.id)
+        .values(quota_reset_at=User.quota_reset_at, updated_at=User.updated_at)
+        .returning(User.quota_reset_at)
+        .execution_options(synchronize_session=False)).first()
+    if row is None:
+        raise ApiError(401, "Authentication required. Please sign in.", "unauthorized")
+    set_committed_value(user, "quota_reset_at", row[0])
+
+
 def _mb(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB"
 
@@ -116,19 +137,20 @@ def supported_formats() -> list[str]:
 
 
 def detect_type(received: ReceivedFile) -> str:
-    """The kind by content (the engine's detection); refuses what the engine will not take."""
-    from sanitas.engine.detect import detect
+    """The kind as far as a bounded prefix tells (the engine's `sniff`, linear in at most
+    `HEAD_SIZE` bytes); refuses what the engine will certainly not take. Containers (ZIP,
+    OLE) get a provisional kind that the sandboxed job replaces with the one their structure
+    shows: the API process never parses an upload beyond this prefix."""
+    from sanitas.engine.detect import HEAD_SIZE, sniff
     from sanitas.engine.report import Rejected
 
+    with open(received.path, "rb") as fh:
+        head = fh.read(HEAD_SIZE)
     try:
-        return detect(received.path, received.name).kind
+        return sniff(head, received.name, received.size).kind
     except Rejected as exc:
         raise ApiError(415, f'Unsupported file "{received.name}": {exc.reason}',
                        "unsupported_type") from exc
-    except Exception as exc:  # a parser choking on hostile bytes is a refusal, not a 500
-        log.info("detection failed for an upload: %s", exc)
-        raise ApiError(415, f'Unsupported file "{received.name}": its type could not be '
-                            f"recognised.", "unsupported_type") from exc
 
 
 # -- accepting an upload ---------------------------------------------------------------------
@@ -144,22 +166,28 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
             raise ApiError(400, f'"{r.name}" is empty.', "empty_file")
     kinds = [detect_type(r) for r in received]
 
-    # Serialise quota checks per user (PostgreSQL row lock; SQLite serialises writers).
-    session.execute(select(User.id).where(User.id == user.id).with_for_update())
-    check_monthly_quota(session, user, limits, len(received))
-    check_storage_quota(session, user, limits, sum(r.size for r in received))
+    adding, adding_bytes = len(received), sum(r.size for r in received)
+    # A first look without a lock refuses most over-quota uploads before any blob is stored.
+    check_monthly_quota(session, user, limits, adding)
+    check_storage_quota(session, user, limits, adding_bytes)
 
-    now = utcnow()
-    expires = now + timedelta(hours=settings.file_ttl_hours)
     priority = HIGH_PRIORITY if limits.high_priority else NORMAL_PRIORITY
+    file_ids = [new_id() for _ in received]
     stored: list[str] = []
     out: list[tuple[File, Job]] = []
     try:
-        for r, kind in zip(received, kinds, strict=True):
-            file_id = new_id()
-            key = original_key(file_id)
-            storage.put_file(key, r.path, move=True)
-            stored.append(key)
+        for r, file_id in zip(received, file_ids, strict=True):
+            storage.put_file(original_key(file_id), r.path, move=True)
+            stored.append(original_key(file_id))
+        # The check that holds: serialised per user, in the transaction that adds the rows
+        # (the blobs are stored before, so the lock is not held while they are written).
+        if limits.uploads_per_month >= 0 or limits.storage_quota >= 0:
+            lock_quotas(session, user)
+            check_monthly_quota(session, user, limits, adding)
+            check_storage_quota(session, user, limits, adding_bytes)
+        now = utcnow()
+        expires = now + timedelta(hours=settings.file_ttl_hours)
+        for r, kind, file_id, key in zip(received, kinds, file_ids, stored, strict=True):
             file = File(id=file_id, user_id=user.id, original_name=r.name,
                         original_size=r.size, detected_type=kind, mode=mode,
                         original_key=key, status="PENDING", created_at=now, expires_at=expires,
