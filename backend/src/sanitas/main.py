@@ -12,12 +12,14 @@ from fastapi.staticfiles import StaticFiles
 
 from sanitas import health
 from sanitas.admin import routes as admin_routes
+from sanitas.api_docs import install_docs
 from sanitas.auth import routes as auth_routes
 from sanitas.config import Settings, get_settings
 from sanitas.contact import routes as contact_routes
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.errors import error_body, install_error_handlers
 from sanitas.files import routes as files_routes
+from sanitas.security_headers import SecurityHeadersMiddleware
 from sanitas.usage import routes as usage_routes
 from sanitas.users import routes as users_routes
 
@@ -45,16 +47,19 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
             engine.dispose()
 
     app = FastAPI(title="Sanitas", version="0.1.0", lifespan=lifespan,
-                  docs_url="/api/docs", redoc_url=None, openapi_url="/api/openapi.json")
+                  docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
     install_error_handlers(app)
+    app.add_middleware(SecurityHeadersMiddleware,
+                       hsts=settings.public_url.lower().startswith("https://"))
 
     app.include_router(health.router)
     for module in (auth_routes, users_routes, files_routes, usage_routes, admin_routes,
                    contact_routes):
         app.include_router(module.router, prefix="/api")
+    install_docs(app)  # Swagger UI from a local copy, before the /api catch-all below
 
     @app.api_route("/api/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
                    include_in_schema=False)
