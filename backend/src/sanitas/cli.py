@@ -51,6 +51,7 @@ def serve(host: str | None, port: int | None, no_migrate: bool) -> None:
     """Run the API, the executor and the web UI."""
     import uvicorn
 
+    from sanitas.http_limits import MAX_HEADER_BYTES
     from sanitas.main import create_app
     from sanitas.migrate import upgrade_to_head
 
@@ -58,9 +59,12 @@ def serve(host: str | None, port: int | None, no_migrate: bool) -> None:
     if not no_migrate:
         upgrade_to_head(str(settings.database_url))
     app = create_app(settings)
+    # h11, not httptools: h11 refuses a request head (line + headers) past the cap before
+    # parsing it, where httptools buffers headers of any size (see http_limits.py).
     uvicorn.run(app, host=host or settings.host, port=port or settings.port,
                 log_level=os.environ.get("SANITAS_LOG_LEVEL", "info").lower(),
-                proxy_headers=False)
+                proxy_headers=False, http="h11",
+                h11_max_incomplete_event_size=MAX_HEADER_BYTES)
 
 
 @main.command()

@@ -19,6 +19,7 @@ from sanitas.contact import routes as contact_routes
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.errors import error_body, install_error_handlers
 from sanitas.files import routes as files_routes
+from sanitas.http_limits import BodyLimitMiddleware, upload_caps
 from sanitas.security_headers import SecurityHeadersMiddleware
 from sanitas.usage import routes as usage_routes
 from sanitas.users import routes as users_routes
@@ -52,6 +53,8 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
     install_error_handlers(app)
+    # Outermost last: the security headers also go on the body limit's 413.
+    app.add_middleware(BodyLimitMiddleware, path_caps=upload_caps(settings))
     app.add_middleware(SecurityHeadersMiddleware,
                        hsts=settings.public_url.lower().startswith("https://"))
 
