@@ -68,7 +68,7 @@ def send_message(body: ContactIn, request: Request, user: OptionalUser, session:
 
 
 @router.get("", response_model=Envelope[ContactList])
-def list_messages(_: AdminUser, session: SessionDep, page: int = Query(1, ge=1),
+def list_messages(_: AdminUser, session: SessionDep, page: int = Query(1, ge=1, le=100000),
                   limit: int = Query(20, ge=1, le=100)):
     total = session.scalar(select(func.count()).select_from(ContactMessage)) or 0
     rows = session.scalars(select(ContactMessage).order_by(ContactMessage.created_at.desc())

@@ -37,7 +37,7 @@ def update_own_profile(body: UsersProfileUpdateIn, user: CurrentUser, session: S
 
 @router.get("", response_model=Envelope[UserList])
 def list_users(_: AdminUser, session: SessionDep,
-               page: int = Query(1, ge=1), limit: int = Query(10, ge=1, le=100),
+               page: int = Query(1, ge=1, le=100000), limit: int = Query(10, ge=1, le=100),
                search: str | None = Query(None, max_length=200),
                role: Literal["GUEST", "USER", "ENTERPRISE", "ADMIN", ""] | None = None,
                status: UserStatus = "all"):
