@@ -102,13 +102,15 @@ def make_users(data_dir: Path, n: int) -> list[dict[str, str]]:
     return headers
 
 
-def start_server(data_dir: Path, port: int) -> subprocess.Popen:
+def start_server(data_dir: Path, port: int,
+                 extra_env: dict[str, str] | None = None) -> subprocess.Popen:
     # Only executor tuning passes through (e.g. SANITAS_EXECUTOR_WORKERS, _NICE).
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("SANITAS_") or k.startswith("SANITAS_EXECUTOR_")}
     env.update(SANITAS_DATA_DIR=str(data_dir), SANITAS_SECRET_KEY=SECRET,
                SANITAS_PORT=str(port), SANITAS_LOG_LEVEL="WARNING",
                SANITAS_ACCESS_TOKEN_TTL_SECONDS="7200")
+    env.update(extra_env or {})
     log = open(data_dir / "serve.log", "ab")  # noqa: SIM115
     proc = subprocess.Popen([str(SANITAS), "serve"], env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)

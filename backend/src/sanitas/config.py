@@ -85,6 +85,12 @@ class Settings(BaseSettings):
     # Reverse proxies (IPs or CIDR networks) whose X-Forwarded-For is believed when telling
     # clients apart; e.g. SANITAS_TRUSTED_PROXIES='["127.0.0.1"]'. Empty: the TCP peer.
     trusted_proxies: list[str] = Field(default_factory=list)
+    # Admission control per API process (see sanitas/admission.py): calls under way at once
+    # per user (or per address without a token), refused beyond with 429; calls holding a
+    # database session at once, waiting at most api_queue_seconds beyond, then 503.
+    user_concurrency: int = 16
+    api_concurrency: int = 24
+    api_queue_seconds: float = 10.0
 
     # Files and processing
     file_ttl_hours: int = 24

@@ -54,9 +54,12 @@ def _ensure_wal(cur) -> None:
             time.sleep(0.05)
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, pool_size: int = 10) -> Engine:
+    """`pool_size` connections are kept; a few more may be opened for bursts. The API sizes it
+    to its database slots plus the executor's threads (see sanitas/admission.py)."""
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
+                               pool_size=pool_size, max_overflow=10, pool_timeout=30)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):
@@ -68,7 +71,7 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=10)
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from sanitas.auth.tokens import decode_access_token
 from sanitas.config import Settings
@@ -20,13 +21,22 @@ def get_settings_dep(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_session(request: Request) -> Iterator[Session]:
-    with request.app.state.sessionmaker() as session:
-        yield session
+async def get_session(request: Request) -> AsyncIterator[Session]:
+    """A session for one call, inside one of the API's database slots (waiting for a slot
+    holds no thread and no connection; see sanitas/admission.py)."""
+    async with request.app.state.db_gate.slot() as slot:
+        request.state.db_slot = slot
+        session = request.app.state.sessionmaker()
+        try:
+            yield session
+        finally:
+            await run_in_threadpool(session.close)
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
-SessionDep = Annotated[Session, Depends(get_session)]
+# Closed as soon as the route function returns, before a streamed answer is sent: a slow
+# download holds neither a connection nor a database slot.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 _bearer = HTTPBearer(auto_error=False)
 

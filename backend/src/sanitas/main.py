@@ -12,12 +12,14 @@ from fastapi.staticfiles import StaticFiles
 
 from sanitas import health
 from sanitas.admin import routes as admin_routes
+from sanitas.admission import DatabaseGate, PerCallerLimit
 from sanitas.api_docs import install_docs
 from sanitas.auth import routes as auth_routes
 from sanitas.config import Settings, get_settings
 from sanitas.contact import routes as contact_routes
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.errors import error_body, install_error_handlers
+from sanitas.schemas import ErrorEnvelope
 from sanitas.files import routes as files_routes
 from sanitas.http_limits import BodyLimitMiddleware, upload_caps
 from sanitas.security_headers import SecurityHeadersMiddleware
@@ -26,12 +28,23 @@ from sanitas.users import routes as users_routes
 
 log = logging.getLogger(__name__)
 
+# Any API call may be refused by admission control (admission.py).
+ADMISSION_RESPONSES: dict[int | str, dict] = {
+    429: {"model": ErrorEnvelope, "description": "Too many calls under way at once from this "
+          "user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After"},
+    503: {"model": ErrorEnvelope, "description": "The server is busy (`server_busy`); "
+          "see Retry-After"},
+}
+
 FRONTEND_DIST = Path(__file__).resolve().parents[3] / "frontend" / "dist"
 
 
 def create_app(settings: Settings | None = None, *, start_background: bool = True) -> FastAPI:
     settings = settings or get_settings()
-    engine = make_engine(str(settings.database_url))
+    # One connection per database slot, plus the local executor's job, heartbeat and
+    # progress threads and the periodic sweeps.
+    engine = make_engine(str(settings.database_url),
+                         pool_size=settings.api_concurrency + 3 * settings.executor_workers + 4)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -52,7 +65,9 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
+    app.state.db_gate = DatabaseGate(settings.api_concurrency, settings.api_queue_seconds)
     install_error_handlers(app)
+    app.add_middleware(PerCallerLimit, settings=settings)
     # Outermost last: the security headers also go on the body limit's 413.
     app.add_middleware(BodyLimitMiddleware, path_caps=upload_caps(settings))
     app.add_middleware(SecurityHeadersMiddleware,
@@ -61,7 +76,7 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     app.include_router(health.router)
     for module in (auth_routes, users_routes, files_routes, usage_routes, admin_routes,
                    contact_routes):
-        app.include_router(module.router, prefix="/api")
+        app.include_router(module.router, prefix="/api", responses=ADMISSION_RESPONSES)
     install_docs(app)  # Swagger UI from a local copy, before the /api catch-all below
 
     @app.api_route("/api/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],

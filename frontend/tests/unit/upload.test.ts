@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../src/lib/api-client';
 import { dropLimits, normaliseExtensions } from '../../src/lib/upload-info';
-import { extensionValidator, failureReason, normaliseUploadResult, uploadAll } from '../../src/features/upload/api';
+import { UPLOAD_PARALLELISM, extensionValidator, failureReason, normaliseUploadResult, uploadAll } from '../../src/features/upload/api';
 
 describe('upload limits', () => {
   it('use the server values', () => {
@@ -52,6 +52,23 @@ describe('upload results', () => {
     expect(outcomes.map((o) => o.items.length)).toEqual([1, 0, 1]);
     expect(outcomes[1].error).toBe('Monthly upload quota exceeded');
     expect(outcomes[2].items[0].status).toBe('PENDING:advanced');
+  });
+  it('keep at most UPLOAD_PARALLELISM uploads under way and the outcomes in file order', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const upload = vi.fn(async (file: File) => {
+      inFlight += 1;
+      peak = Math.max(peak, inFlight);
+      await new Promise((r) => setTimeout(r, 5 + (file.size % 3) * 5));
+      inFlight -= 1;
+      return [{ fileId: file.name, originalName: file.name, size: file.size, status: 'PENDING' }];
+    });
+    const files = Array.from({ length: 11 }, (_, i) => new File(['x'.repeat(i + 1)], `f${i}.pdf`));
+    const outcomes = await uploadAll(files, undefined, upload);
+    expect(upload).toHaveBeenCalledTimes(11);
+    expect(peak).toBe(UPLOAD_PARALLELISM);
+    expect(outcomes.map((o) => o.file.name)).toEqual(files.map((f) => f.name));
+    expect(outcomes.every((o) => o.items[0].fileId === o.file.name)).toBe(true);
   });
   it('name the reason or Unknown error occurred', () => {
     expect(failureReason(new ApiError('API Error: Server error (500)', 'api', { status: 500 }))).toBe('API Error: Server error (500)');

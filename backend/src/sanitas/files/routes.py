@@ -13,6 +13,7 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy import delete, func, select, update
 from starlette.concurrency import run_in_threadpool
 
+from sanitas.admission import database_paused
 from sanitas.deps import AdminUser, CurrentUser, SessionDep, SettingsDep
 from sanitas.errors import ApiError
 from sanitas.executor import job as jobs
@@ -66,9 +67,18 @@ async def _upload(request: Request, user: User, session, settings, *, field: str
                   max_files: int) -> list[dict]:
     limits = settings.limits_for(user.role)
     await run_in_threadpool(_precheck, session, user, limits)
-    received = await receive_files(request, file_fields={field},
-                                   max_file_size=limits.max_file_size, max_files=max_files,
-                                   tmp_dir=settings.data_dir / "tmp" / "uploads")
+    # Reading the body may take minutes: no connection or database slot is held meanwhile.
+    received = None
+    try:
+        async with database_paused(request, session):
+            received = await receive_files(request, file_fields={field},
+                                           max_file_size=limits.max_file_size,
+                                           max_files=max_files,
+                                           tmp_dir=settings.data_dir / "tmp" / "uploads")
+    except ApiError:
+        if received is not None:  # the body was read but no slot came back in time
+            received.cleanup()
+        raise
     try:
         mode = service.check_mode(limits, received.fields.get("mode")
                                   or request.query_params.get("mode"))

@@ -28,12 +28,28 @@ export interface UploadOutcome {
   error?: string;
 }
 
-/** One call per file, all in parallel; every file gets an outcome, success or failure. */
-export async function uploadAll(files: File[], mode?: string, upload = uploadSingle): Promise<UploadOutcome[]> {
-  const settled = await Promise.allSettled(files.map((file) => upload(file, mode)));
-  return settled.map((result, i) => result.status === 'fulfilled'
-    ? { file: files[i], items: result.value }
-    : { file: files[i], items: [], error: failureReason(result.reason) });
+/** Uploads under way at once: the server refuses (429) more than a few calls at a time from
+ * one account, and a big batch gains nothing from more parallel streams on one link. */
+export const UPLOAD_PARALLELISM = 4;
+
+/** One call per file, several in parallel; every file gets an outcome, success or failure,
+ * in the order of `files`. */
+export async function uploadAll(files: File[], mode?: string, upload = uploadSingle,
+  parallelism = UPLOAD_PARALLELISM): Promise<UploadOutcome[]> {
+  const outcomes: UploadOutcome[] = new Array(files.length);
+  let next = 0;
+  async function lane() {
+    while (next < files.length) {
+      const i = next++;
+      try {
+        outcomes[i] = { file: files[i], items: await upload(files[i], mode) };
+      } catch (reason) {
+        outcomes[i] = { file: files[i], items: [], error: failureReason(reason) };
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(parallelism, files.length) }, lane));
+  return outcomes;
 }
 
 export function failureReason(error: unknown): string {

@@ -1,0 +1,166 @@
+"""Admission control: how many API calls one caller, and the process as a whole, may have under
+way at once. A burst from one signed-in user must not starve everybody else.
+
+Two limits, both per API process:
+- **Per caller** (`SANITAS_USER_CONCURRENCY`): calls of one user (told apart by a valid access
+  token, without touching the database) or, for calls without one, of one client address.
+  The call over the limit is refused at once with 429 and `Retry-After`; it never queues.
+- **Database slots** (`SANITAS_API_CONCURRENCY`): a call that needs the database waits for one
+  of a fixed number of slots before it gets a session, for at most
+  `SANITAS_API_QUEUE_SECONDS`, then answers 503. The connection pool is sized to the slots
+  plus what the executor needs, so a call holding a session never waits for a connection
+  while the threads it needs are blocked waiting for one (the starvation that made bursts
+  take the whole API down for the pool's 30-second timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from sanitas.config import Settings
+from sanitas.errors import ApiError, error_body
+
+BUSY_MESSAGE = "The server is busy; please try again in a moment."
+TOO_MANY_AT_ONCE = ("Too many requests at once from your account or address; wait for the "
+                    "ones under way to finish.")
+
+
+class DatabaseGate:
+    """A fixed number of database slots for API calls (an asyncio semaphore: waiting for a
+    slot holds no thread and no connection)."""
+
+    def __init__(self, slots: int, wait_seconds: float) -> None:
+        self.slots = max(1, slots)
+        self.wait_seconds = wait_seconds
+        self._semaphore = asyncio.Semaphore(self.slots)
+
+    async def _acquire(self) -> None:
+        try:
+            await asyncio.wait_for(self._semaphore.acquire(), self.wait_seconds)
+        except TimeoutError:
+            raise ApiError(503, BUSY_MESSAGE, "server_busy",
+                           headers={"Retry-After": "1"}) from None
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[Slot]:
+        await self._acquire()
+        held = Slot(self)
+        try:
+            yield held
+        finally:
+            if held.held:
+                held.held = False
+                self._semaphore.release()
+
+
+class Slot:
+    """One call's database slot, which a call may give back during slow work that needs no
+    database (reading an upload's body) and take again afterwards."""
+
+    def __init__(self, gate: DatabaseGate) -> None:
+        self.gate = gate
+        self.held = True
+
+    @asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        if not self.held:
+            yield
+            return
+        self.held = False
+        self.gate._semaphore.release()
+        try:
+            yield
+        finally:
+            await self.gate._acquire()
+            self.held = True
+
+
+@asynccontextmanager
+async def database_paused(request: Request, session) -> AsyncIterator[None]:
+    """End the session's transaction (its connection goes back to the pool) and give back the
+    call's database slot for the duration of slow work; the session is usable again after."""
+    from starlette.concurrency import run_in_threadpool
+
+    await run_in_threadpool(session.commit)
+    slot: Slot | None = getattr(request.state, "db_slot", None)
+    if slot is None:
+        yield
+        return
+    async with slot.paused():
+        yield
+
+
+class CallerKeys:
+    """Tells callers apart: the user of a valid access token, else the client's address. No
+    database read; verified tokens are remembered until they expire (a burst repeats one
+    token, and checking its signature is most of the cost of refusing a call)."""
+
+    def __init__(self, settings: Settings, size: int = 4096) -> None:
+        self.settings = settings
+        self.size = size
+        self._known: dict[str, tuple[str, float]] = {}
+
+    def __call__(self, request: Request) -> str:
+        from sanitas.auth.routes import client_ip
+
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        token = token.strip()
+        if scheme.lower() == "bearer" and token:
+            user = self._user(token)
+            if user is not None:
+                return f"user:{user}"
+        return f"ip:{client_ip(request)}"
+
+    def _user(self, token: str) -> str | None:
+        from sanitas.auth.tokens import decode_access_token
+
+        known = self._known.get(token)
+        if known is not None and known[1] > time.time():
+            return known[0]
+        payload = decode_access_token(self.settings, token)
+        if payload is None:
+            return None
+        if len(self._known) >= self.size:
+            self._known.clear()  # bounded; a cleared cache costs one verification per token
+        self._known[token] = (str(payload["sub"]), float(payload["exp"]))
+        return str(payload["sub"])
+
+
+class PerCallerLimit:
+    """ASGI middleware: at most `limit` API calls under way per caller in this process."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+        self.limit = settings.user_concurrency
+        self.in_flight: dict[str, int] = {}
+        self.caller_key = CallerKeys(settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.limit <= 0 or not (
+                scope["path"].startswith("/api/") or scope["path"] == "/health"):
+            await self.app(scope, receive, send)
+            return
+        key = self.caller_key(Request(scope))
+        count = self.in_flight.get(key, 0)
+        if count >= self.limit:
+            answer = JSONResponse(error_body(429, TOO_MANY_AT_ONCE, "too_many_concurrent"),
+                                  status_code=429, headers={"Retry-After": "1"})
+            await answer(scope, receive, send)
+            return
+        self.in_flight[key] = count + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            left = self.in_flight[key] - 1
+            if left:
+                self.in_flight[key] = left
+            else:
+                del self.in_flight[key]

@@ -1,0 +1,157 @@
+"""Burst benchmark: one signed-in user fires bursts of concurrent calls at a real `sanitas serve`
+(SQLite, embedded executor) while another user keeps asking for their profile.
+
+Figures (targets on a 2-core machine):
+  1. every call of every burst answered (200, or 429 from the per-user limit), none lost
+  2. p99 latency of the burst's answers                                   (<= 250 ms)
+  3. the other user's answers during the bursts: worst latency            (<= 1 s)
+  4. /health answered after the bursts
+
+Usage: backend/.venv/bin/python bench/bench_burst.py [--bursts 3] [--size 200]
+       [--path /api/auth/profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_service import free_port, make_users, pct, start_server  # noqa: E402
+
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds of the server and its children (API worker processes, executor)."""
+    root = psutil.Process(pid)
+    total = 0.0
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+async def raw_get(port: int, path: str, headers: dict[str, str],
+                  timeout: float) -> tuple[str, float]:
+    """One GET on its own connection with asyncio streams: a light client, so that the figures
+    measure the server rather than the client's HTTP library."""
+    started = time.perf_counter()
+    lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Connection: close"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    request = ("\r\n".join(lines) + "\r\n\r\n").encode()
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port),
+                                                timeout)
+        writer.write(request)
+        status = await asyncio.wait_for(reader.readline(), timeout)
+        await asyncio.wait_for(reader.read(), timeout)
+        writer.close()
+        code = status.split()[1].decode() if len(status.split()) > 1 else "bad answer"
+    except (TimeoutError, OSError) as exc:
+        code = type(exc).__name__
+    return code, time.perf_counter() - started
+
+
+async def burst(port: int, headers: dict[str, str], size: int, path: str,
+                timeout: float) -> tuple[Counter, list[float]]:
+    results = await asyncio.gather(*(raw_get(port, path, headers, timeout)
+                                     for _ in range(size)))
+    return Counter(code for code, _ in results), [t for _, t in results]
+
+
+async def bystander(base: str, headers: dict[str, str], stop: asyncio.Event,
+                    latencies: list[float], failures: list[str]) -> None:
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=10) as client:
+        while not stop.is_set():
+            started = time.perf_counter()
+            try:
+                answer = await client.get("/api/auth/profile")
+                if answer.status_code != 200:
+                    failures.append(str(answer.status_code))
+            except httpx.HTTPError as exc:
+                failures.append(type(exc).__name__)
+            latencies.append(time.perf_counter() - started)
+            await asyncio.sleep(0.05)
+
+
+async def run(base: str, port: int, server_pid: int, attacker: dict[str, str], other: dict[str, str], bursts: int,
+              size: int, path: str) -> dict:
+    stop = asyncio.Event()
+    other_latencies: list[float] = []
+    other_failures: list[str] = []
+    watcher = asyncio.create_task(bystander(base, other, stop, other_latencies, other_failures))
+    codes: Counter = Counter()
+    latencies: list[float] = []
+    cpu: list[float] = []
+    for _ in range(bursts):
+        before = server_cpu(server_pid)
+        got, times = await burst(port, attacker, size, path, timeout=20)
+        cpu.append(server_cpu(server_pid) - before)
+        codes.update(got)
+        latencies += times
+        await asyncio.sleep(1.0)
+    stop.set()
+    await watcher
+    async with httpx.AsyncClient(base_url=base, timeout=10) as client:
+        started = time.perf_counter()
+        try:
+            health = str((await client.get("/health")).status_code)
+        except httpx.HTTPError as exc:
+            health = type(exc).__name__
+        health_s = time.perf_counter() - started
+    return {"cpu": cpu, "codes": codes, "latencies": latencies, "other": other_latencies,
+            "other_failures": other_failures, "health": health, "health_s": health_s}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bursts", type=int, default=3)
+    parser.add_argument("--size", type=int, default=200)
+    parser.add_argument("--path", default="/api/auth/profile")
+    args = parser.parse_args()
+    data_dir = Path(tempfile.mkdtemp(prefix="sanitas-bench-burst-"))
+    port = free_port()
+    proc = None
+    try:
+        proc = start_server(data_dir, port)
+        attacker, other = make_users(data_dir, 2)
+        figures = asyncio.run(run(f"http://127.0.0.1:{port}", port, proc.pid, attacker, other, args.bursts,
+                                  args.size, args.path))
+        lat = figures["latencies"]
+        print(f"bursts: {args.bursts} x {args.size} concurrent GET {args.path}")
+        print(f"  answers: {dict(figures['codes'])}")
+        print(f"  latency p50 {pct(lat, 50) * 1000:.0f} ms, p99 {pct(lat, 99) * 1000:.0f} ms, "
+              f"max {max(lat) * 1000:.0f} ms   (target p99 <= 250 ms)")
+        other_lat = figures["other"]
+        print(f"  other user: {len(other_lat)} calls, worst {max(other_lat) * 1000:.0f} ms, "
+              f"p99 {pct(other_lat, 99) * 1000:.0f} ms, failures {figures['other_failures']}"
+              "   (target worst <= 1000 ms)")
+        print(f"  server CPU per burst: {', '.join(f'{c * 1000:.0f} ms' for c in figures['cpu'])}")
+        print(f"  /health after: {figures['health']} in {figures['health_s'] * 1000:.0f} ms")
+    finally:
+        if proc is not None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
