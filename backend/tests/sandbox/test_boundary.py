@@ -50,7 +50,9 @@ def test_no_network_loopback_external_dns_or_abstract_sockets(sandbox_settings):
                 "external": attempt(lambda: tcp("1.1.1.1", 53)),
                 "dns": attempt(lambda: socket.getaddrinfo("pypi.org", 443)),
                 "abstract": attempt(lambda: unix({abstract_name!r})),
-                "interfaces": [n for _, n in socket.if_nameindex()],
+                # (if_nameindex needs a netlink socket, which the filter refuses)
+                "interfaces": [line.split(":")[0].strip()
+                               for line in open("/proc/net/dev").readlines()[2:]],
             }}))
         """, sandbox_settings)
     finally:
