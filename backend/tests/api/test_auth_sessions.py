@@ -201,3 +201,30 @@ def test_a_used_reset_link_retires_the_others_and_verifies_the_address(client, d
     assert stale.json()["message"] == "This password reset link is invalid or has expired."
     data = login(client, "twice@example.com", "password-two")
     assert data["user"]["isEmailVerified"] is True
+
+
+def test_a_password_change_retires_outstanding_reset_links(client, db_session, settings):
+    """A reset link mailed before the change (perhaps to a mailbox an attacker reads) must
+    not undo it; verification links keep working."""
+    user = make_user(db_session, email="changer@example.com", verified=False)
+    client.post("/api/auth/forgot-password", json={"email": "changer@example.com"})
+    reset = token_of(outbox_links(settings, "/reset-password")[0])
+    registered = login(client, "changer@example.com")
+    assert client.post("/api/auth/resend-verification",
+                       headers=bearer(registered)).status_code == 200
+    verify = token_of(outbox_links(settings, "/verify-email")[0])
+    changed = client.put("/api/auth/password", headers=auth_headers(settings, db_session, user),
+                         json={"currentPassword": DEFAULT_PASSWORD,
+                               "newPassword": "changed-password"})
+    assert changed.status_code == 200
+    stale = client.post("/api/auth/reset-password",
+                        json={"token": reset, "password": "attacker-password"})
+    assert stale.status_code == 400
+    assert stale.json()["message"] == "This password reset link is invalid or has expired."
+    assert login(client, "changer@example.com", "changed-password")
+    assert client.post("/api/auth/verify-email", json={"token": verify}).status_code == 200
+    # A link asked for after the change works as usual.
+    client.post("/api/auth/forgot-password", json={"email": "changer@example.com"})
+    fresh = token_of(outbox_links(settings, "/reset-password")[-1])
+    assert client.post("/api/auth/reset-password",
+                       json={"token": fresh, "password": "newest-password"}).status_code == 200

@@ -197,6 +197,7 @@ def change_password(session: Session, user: User, current: str, new: str,
     if len(new) < MIN_NEW_PASSWORD:
         raise ApiError(422, "New password must be at least 8 characters", "validation_error")
     user.password_hash = hash_password(new)
+    retire_reset_links(session, user.id)  # a link mailed earlier must not undo this change
     revoke_all_sessions(session, user.id, except_family=keep_family)
     session.commit()
 
@@ -226,6 +227,14 @@ def consume_email_token(session: Session, token: str, purpose: str, invalid_mess
         raise ApiError(400, invalid_message, "invalid_token")
     row.used_at = utcnow()
     return user
+
+
+def retire_reset_links(session: Session, user_id: str) -> None:
+    """Mark every unused password reset link of the user as used."""
+    session.execute(update(EmailToken).where(EmailToken.user_id == user_id,
+                                             EmailToken.purpose == "reset_password",
+                                             EmailToken.used_at.is_(None))
+                    .values(used_at=utcnow()))
 
 
 def send_verification(session: Session, settings: Settings, user: User) -> bool:
@@ -260,10 +269,6 @@ def reset_password(session: Session, token: str, password: str) -> None:
                                "This password reset link is invalid or has expired.")
     user.password_hash = hash_password(password)
     user.is_email_verified = True  # the link proved the address works
-    # Every other outstanding reset link dies with this one.
-    session.execute(update(EmailToken).where(EmailToken.user_id == user.id,
-                                             EmailToken.purpose == "reset_password",
-                                             EmailToken.used_at.is_(None))
-                    .values(used_at=utcnow()))
+    retire_reset_links(session, user.id)  # every other outstanding one dies with this one
     revoke_all_sessions(session, user.id)
     session.commit()
