@@ -47,7 +47,10 @@ def migrate() -> None:
 @click.option("--host", default=None, help="Interface to bind (default SANITAS_HOST).")
 @click.option("--port", default=None, type=int, help="Port (default SANITAS_PORT).")
 @click.option("--no-migrate", is_flag=True, help="Do not apply migrations on start.")
-def serve(host: str | None, port: int | None, no_migrate: bool) -> None:
+@click.option("--workers", type=int, default=None,
+              help="API processes (default SANITAS_API_WORKERS, 1). With more than one, the "
+                   "local executor runs once, in this supervising process.")
+def serve(host: str | None, port: int | None, no_migrate: bool, workers: int | None) -> None:
     """Run the API, the executor and the web UI."""
     import uvicorn
 
@@ -58,13 +61,24 @@ def serve(host: str | None, port: int | None, no_migrate: bool) -> None:
     settings = get_settings()
     if not no_migrate:
         upgrade_to_head(str(settings.database_url))
-    app = create_app(settings)
+    workers = max(1, workers or settings.api_workers)
     # h11, not httptools: h11 refuses a request head (line + headers) past the cap before
     # parsing it, where httptools buffers headers of any size (see http_limits.py).
-    uvicorn.run(app, host=host or settings.host, port=port or settings.port,
-                log_level=os.environ.get("SANITAS_LOG_LEVEL", "info").lower(),
-                proxy_headers=False, http="h11",
-                h11_max_incomplete_event_size=MAX_HEADER_BYTES)
+    options = dict(host=host or settings.host, port=port or settings.port,
+                   log_level=os.environ.get("SANITAS_LOG_LEVEL", "info").lower(),
+                   proxy_headers=False, http="h11",
+                   h11_max_incomplete_event_size=MAX_HEADER_BYTES)
+    if workers == 1:
+        uvicorn.run(create_app(settings), **options)
+        return
+    from sanitas.executor import run_supervisor_executor
+
+    stop = run_supervisor_executor(settings) if settings.executor == "local" else None
+    try:
+        uvicorn.run("sanitas.main:api_worker_app", factory=True, workers=workers, **options)
+    finally:
+        if stop is not None:
+            stop()
 
 
 @main.command()

@@ -89,6 +89,7 @@ class Settings(BaseSettings):
     # per user (or per address without a token), refused beyond with 429; calls holding a
     # database session at once, waiting at most api_queue_seconds beyond, then 503.
     user_concurrency: int = 16
+    api_workers: int = 1  # API processes of `sanitas serve` (see `serve --workers`)
     api_concurrency: int = 24
     api_queue_seconds: float = 10.0
 

@@ -39,7 +39,8 @@ ADMISSION_RESPONSES: dict[int | str, dict] = {
 FRONTEND_DIST = Path(__file__).resolve().parents[3] / "frontend" / "dist"
 
 
-def create_app(settings: Settings | None = None, *, start_background: bool = True) -> FastAPI:
+def create_app(settings: Settings | None = None, *, start_background: bool = True,
+               executor_in_supervisor: bool = False) -> FastAPI:
     settings = settings or get_settings()
     # One connection per database slot, plus the local executor's job, heartbeat and
     # progress threads and the periodic sweeps.
@@ -52,7 +53,8 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
         if start_background:
             from sanitas.executor import start_background_services
 
-            hooks = start_background_services(app)
+            hooks = start_background_services(
+                app, executor_in_supervisor=executor_in_supervisor)
         try:
             yield
         finally:
@@ -86,6 +88,12 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
 
     _mount_frontend(app, FRONTEND_DIST)
     return app
+
+
+def api_worker_app() -> FastAPI:
+    """The app of each API process of `sanitas serve --workers N` (an import-string factory
+    for uvicorn): the local executor runs once, in the supervising process."""
+    return create_app(get_settings(), executor_in_supervisor=True)
 
 
 def _mount_frontend(app: FastAPI, dist: Path) -> None:

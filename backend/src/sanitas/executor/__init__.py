@@ -42,13 +42,22 @@ register_health_check("storage", _storage_up)
 register_health_check("executor", _executor_up)
 
 
-def start_background_services(app) -> list[Callable[[], None]]:
+def start_background_services(app, *, executor_in_supervisor: bool = False
+                              ) -> list[Callable[[], None]]:
+    """Start this process's executor. With `executor_in_supervisor` (an API process of
+    `sanitas serve --workers N`) the local executor runs in the supervising process, and this
+    process only wakes it."""
     from sanitas.storage import make_storage
 
     settings = app.state.settings
     if getattr(app.state, "storage", None) is None:
         app.state.storage = make_storage(settings)
-    executor = make_executor(settings, app.state.sessionmaker, app.state.storage)
+    if executor_in_supervisor and settings.executor == "local":
+        from sanitas.executor.local import LocalExecutorClient
+
+        executor = LocalExecutorClient(settings)
+    else:
+        executor = make_executor(settings, app.state.sessionmaker, app.state.storage)
     executor.start()
     app.state.executor = executor
     app.state.executor_expected = True
@@ -60,3 +69,26 @@ def start_background_services(app) -> list[Callable[[], None]]:
         app.state.executor = None
 
     return [stop]
+
+
+def run_supervisor_executor(settings) -> Callable[[], None]:
+    """`sanitas serve --workers N`: the local executor (and its wake-up socket) in the
+    supervising process, with its own connection pool. Returns its stop."""
+    from sanitas.db import make_engine, make_sessionmaker
+    from sanitas.executor.local import LocalExecutor, WakeListener
+    from sanitas.storage import make_storage
+
+    engine = make_engine(str(settings.database_url),
+                         pool_size=3 * settings.executor_workers + 4)
+    executor = LocalExecutor(settings, make_sessionmaker(engine), make_storage(settings))
+    listener = WakeListener(settings, executor)
+    listener.start()
+    executor.start()
+    log.info("executor local started in the supervisor (%s workers)", settings.executor_workers)
+
+    def stop() -> None:
+        listener.stop()
+        executor.stop()
+        engine.dispose()
+
+    return stop

@@ -134,3 +134,88 @@ def _prestart_sandboxes(settings: Settings) -> None:
             bwrap.prestart(settings)
     except Exception:
         log.warning("could not pre-start sandboxes", exc_info=True)
+
+
+# -- several API processes: the executor in the supervising process ------------------------------
+def wake_socket_path(settings: Settings):
+    """Where the local executor of `sanitas serve --workers N` listens for wake-ups."""
+    return settings.data_dir / "run" / "executor.sock"
+
+
+WAKE, PING = b"w", b"p"
+
+
+class WakeListener:
+    """Receives the API processes' wake-ups (a datagram per upload or resume) on a Unix socket
+    in the data dir and wakes the executor's scheduler."""
+
+    def __init__(self, settings: Settings, executor: LocalExecutor) -> None:
+        import socket
+
+        self.path = wake_socket_path(settings)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path.unlink(missing_ok=True)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(str(self.path))
+        self.executor = executor
+        self.thread = threading.Thread(target=self._loop, name="sanitas-wake", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                message = self.sock.recv(16)
+            except OSError:
+                return  # closed
+            if message.startswith(WAKE):
+                self.executor.wake.set()
+
+    def stop(self) -> None:
+        self.sock.close()
+        self.path.unlink(missing_ok=True)
+
+
+class LocalExecutorClient:
+    """The local executor as an API process of `sanitas serve --workers N` sees it: it runs in
+    the supervising process, and this only wakes it (the database is the queue)."""
+
+    name = "local"
+
+    def __init__(self, settings: Settings) -> None:
+        import socket
+
+        self.settings = settings
+        self.path = str(wake_socket_path(settings))
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.setblocking(False)
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        self.sock.close()
+
+    def _send(self, message: bytes) -> bool:
+        try:
+            self.sock.sendto(message, self.path)
+            return True
+        except BlockingIOError:
+            return True  # its queue is full: a wake-up is pending anyway
+        except OSError:
+            return False  # nobody listens: the supervisor and its executor are gone
+
+    def submit(self, job_id: str, priority: int = 0) -> None:
+        if not self._send(WAKE):
+            log.warning("the executor did not answer a wake-up; job %s waits for its next "
+                        "scan", job_id)
+
+    def kick(self) -> None:
+        self._send(WAKE)
+
+    def workers(self) -> int:
+        return max(1, self.settings.executor_workers) if self.healthy() else 0
+
+    def healthy(self) -> bool:
+        return self._send(PING)
