@@ -11,7 +11,15 @@ As root the child first drops to the unprivileged `settings.sandbox_user` with s
 a user namespace is host root underneath, and RLIMIT_NPROC only binds a non-root uid).
 Limits: address space, CPU seconds, file size and process count (rlimits, set by `prlimit` at
 start and lowered by the child for the job before it reads the file), and a wall-clock timeout
-scaled to the file, enforced here.
+scaled to the file, enforced here. Per job in total (SandboxLimits.job_memory_bytes,
+.processes): a cgroup with memory.max (tmpfs files included, no swap) and pids.max where the
+host delegates one (cgroups.py); without one, the process limit is the sandbox uid's live tasks
+at start plus the job's allowance (RLIMIT_NPROC counts every task of the uid).
+
+Disk: the only writable places are tmpfs mounts with a size, together `disk_bytes`: /tmp (most
+of it), HOME and /dev/shm (bwrap 0.8's --size applies to --tmpfs only, so /dev/shm is a sized
+tmpfs mounted over the one --dev makes); the root and /dev themselves are remounted read-only
+(both are bwrap-made tmpfs without a size limit otherwise).
 
 Start-up (Python plus pikepdf/Pillow imports) dominates a small job, so one sandbox is started
 ahead of time as a spare ("warm"); it is still used for a single job only.
@@ -33,11 +41,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sanitas.sandbox import SandboxError
+from sanitas.sandbox import SandboxError, cgroups
+from sanitas.sandbox.cgroups import CgroupHost, JobCgroup
 
 if TYPE_CHECKING:
     from sanitas.config import Settings
@@ -64,14 +73,21 @@ ACTIONS = {"removed", "converted", "kept", "blocked"}
 
 @dataclass
 class SandboxLimits:
-    """Per-job limits; None means derived from the file size and the mode."""
+    """Per-job limits; None means derived from the file size and the mode.
+
+    memory_bytes: address space of each process (RLIMIT_AS). job_memory_bytes: resident
+    memory of the whole job, tmpfs files included (cgroup memory.max; default memory_bytes).
+    processes: tasks (threads included) of the job (cgroup pids.max, else RLIMIT_NPROC above
+    the uid's live tasks). disk_bytes: the writable tmpfs mounts together; fixed when a
+    sandbox starts, so a warm spare has the default."""
 
     memory_bytes: int = 3072 * MB
     cpu_seconds: int | None = None
     wall_seconds: float | None = None
     file_size_bytes: int | None = None
     processes: int = 512
-    tmpfs_bytes: int = 4096 * MB
+    disk_bytes: int = 4096 * MB
+    job_memory_bytes: int | None = None
 
     def resolved(self, input_size: int, mode: str, office: bool,
                  ocr: bool = False) -> SandboxLimits:
@@ -87,7 +103,13 @@ class SandboxLimits:
         if fsize is None:
             fsize = min(max(256 * MB, 8 * input_size), 8192 * MB)
         return SandboxLimits(self.memory_bytes, cpu, wall, fsize, self.processes,
-                             self.tmpfs_bytes)
+                             self.disk_bytes, self.job_memory_bytes or self.memory_bytes)
+
+    def tmpfs_sizes(self) -> tuple[int, int, int]:
+        """(/tmp, HOME, /dev/shm) sizes: HOME and /dev/shm get up to 64 MB each (nothing
+        measured writes much there), /tmp the rest."""
+        small = max(MB, min(64 * MB, self.disk_bytes // 8))
+        return self.disk_bytes - 2 * small, small, small
 
 
 # --- spawning ----------------------------------------------------------------------------------
@@ -128,8 +150,66 @@ def _seccomp_fd() -> int | None:
     return read_fd
 
 
+# Moves itself into the job's cgroup(s) (the cgroup.procs files are its arguments, then "--"),
+# then execs the sandbox: every process of the sandbox starts inside.
+_ENTER_CGROUP = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; ' \
+    'exec "$@"'
+
+
+def _sandbox_uid(layout: _Layout) -> int:
+    if layout.user:
+        try:
+            return pwd.getpwnam(layout.user).pw_uid
+        except KeyError:
+            raise SandboxError(f"The sandbox user {layout.user!r} does not exist; run "
+                               "scripts/install.sh as root to create it.") from None
+    return os.geteuid()
+
+
+def _tasks_of(uid: int) -> int:
+    """Tasks (threads included) the kernel counts against `uid`'s RLIMIT_NPROC right now."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid == uid:
+                count += len(os.listdir(f"/proc/{entry.name}/task"))
+        except OSError:
+            continue
+    return count
+
+
+# With a pids cgroup the job's process budget is pids.max; RLIMIT_NPROC (per uid, across all
+# sandboxes) then only stops a runaway that the cgroup somehow does not see.
+NPROC_BACKSTOP_FACTOR = 16
+
+
+def _nproc(layout: _Layout, limits: SandboxLimits, cgroup: JobCgroup | None) -> int:
+    if cgroup is not None:
+        return limits.processes * NPROC_BACKSTOP_FACTOR
+    return _tasks_of(_sandbox_uid(layout)) + limits.processes
+
+
+def _cgroup_host(settings: Settings) -> CgroupHost:
+    setting = getattr(settings, "sandbox_cgroup", None) or \
+        os.environ.get("SANITAS_SANDBOX_CGROUP", "auto")
+    host = cgroups.host_for(setting)
+    if host.required and not host.available:
+        raise SandboxError(f"Per-job cgroups are required but unavailable: {host.reason}")
+    return host
+
+
+def _job_cgroup(host: CgroupHost, limits: SandboxLimits) -> JobCgroup | None:
+    try:
+        return host.create(limits.job_memory_bytes or limits.memory_bytes, limits.processes)
+    except OSError as exc:
+        raise SandboxError(f"The job's cgroup could not be created: {exc}") from exc
+
+
 def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | None = None,
-             headroom: bool = True, seccomp_fd: int | None = None) -> list[str]:
+             headroom: bool = True, seccomp_fd: int | None = None,
+             cgroup: JobCgroup | None = None) -> list[str]:
     """The full command line. `headroom` leaves room above the job's limits for the warm-up
     (the child lowers them to the job's values before it reads the file)."""
     bwrap = shutil.which("bwrap")
@@ -137,23 +217,22 @@ def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | No
         raise SandboxError("bubblewrap (bwrap) is not installed, so files cannot be processed "
                            "safely. Install it (`make install` or `apt-get install bubblewrap`).")
     command: list[str] = []
+    if cgroup is not None:
+        command += ["/bin/sh", "-c", _ENTER_CGROUP, "sanitas-enter-cgroup",
+                    *cgroup.procs_files(), "--"]
     prlimit = shutil.which("prlimit")
     if prlimit is None:
         raise SandboxError("prlimit (util-linux) is missing; the sandbox cannot set limits.")
     extra_memory, extra_cpu = (512 * MB, 30) if headroom else (0, 0)
     command += [prlimit, f"--as={limits.memory_bytes + extra_memory}",
                 f"--cpu={int(limits.cpu_seconds or 3600) + extra_cpu}",
-                f"--fsize={limits.file_size_bytes}", f"--nproc={limits.processes}",
+                f"--fsize={limits.file_size_bytes}", f"--nproc={_nproc(layout, limits, cgroup)}",
                 "--core=0", "--"]
     if layout.user:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
             raise SandboxError("setpriv (util-linux) is missing; cannot drop root privileges.")
-        try:
-            entry = pwd.getpwnam(layout.user)
-        except KeyError:
-            raise SandboxError(f"The sandbox user {layout.user!r} does not exist; run "
-                               "scripts/install.sh as root to create it.") from None
+        entry = pwd.getpwuid(_sandbox_uid(layout))
         command += [setpriv, f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}",
                     "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
     command += [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
@@ -163,15 +242,18 @@ def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | No
         target = f"/{link}"
         if os.path.islink(target):
             command += ["--symlink", os.readlink(target), target]
+    tmp_size, home_size, shm_size = limits.tmpfs_sizes()
     command += ["--proc", "/proc", "--dev", "/dev",
-                "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
-                "--size", str(64 * MB), "--tmpfs", "/home/sandbox"]
+                "--size", str(shm_size), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+                "--size", str(tmp_size), "--tmpfs", "/tmp",
+                "--size", str(home_size), "--tmpfs", "/home/sandbox"]
     for path in layout.binds:
         command += ["--ro-bind", path, path]
     if layout.office:
         for path in ("/etc/libreoffice", "/etc/fonts"):
             if os.path.isdir(path):
                 command += ["--ro-bind", path, path]
+    command += ["--remount-ro", "/"]  # last: bwrap creates the mount points in it first
     if seccomp_fd is not None:
         command += ["--seccomp", str(seccomp_fd)]
     command += ["--chdir", "/tmp", "--", layout.python]
@@ -184,10 +266,11 @@ def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
     """Run Python `code` in exactly the sandbox a job gets, with exactly `limits` (for the
     tests that prove the boundary, and for diagnostics)."""
     limits = (limits or SandboxLimits()).resolved(0, "basic", office)
+    cgroup = _job_cgroup(_cgroup_host(settings), limits)
     filter_fd = _seccomp_fd()
     try:
         command = _command(_layout(settings, office), limits, ["-I", "-c", code],
-                           headroom=False, seccomp_fd=filter_fd)
+                           headroom=False, seccomp_fd=filter_fd, cgroup=cgroup)
         return subprocess.run(command, env=dict(CLEAN_ENV), capture_output=True,
                               timeout=timeout, check=False, start_new_session=True,
                               stdin=subprocess.DEVNULL,
@@ -195,6 +278,8 @@ def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
     finally:
         if filter_fd is not None:
             os.close(filter_fd)
+        if cgroup is not None:
+            cgroup.remove()
 
 
 CLEAN_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/sandbox", "LANG": "C.UTF-8",
@@ -205,14 +290,16 @@ CLEAN_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/sandbox", "LANG": "C.UTF-8"
 class _Sandbox:
     """One started sandbox, waiting for its single job."""
 
-    def __init__(self, layout: _Layout, limits: SandboxLimits) -> None:
+    def __init__(self, layout: _Layout, limits: SandboxLimits, host: CgroupHost) -> None:
         self.layout = layout
+        self.disk_bytes = limits.disk_bytes
+        self.cgroup = _job_cgroup(host, limits)
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock = parent_sock
         filter_fd = _seccomp_fd()
         child_fd = child_sock.fileno()
         try:
-            command = _command(layout, limits, seccomp_fd=filter_fd)
+            command = _command(layout, limits, seccomp_fd=filter_fd, cgroup=self.cgroup)
             command.append(str(child_fd))  # the child learns its job socket from argv
             command.append("office" if layout.office else "plain")  # what to preload
             self.proc = subprocess.Popen(
@@ -222,9 +309,13 @@ class _Sandbox:
                 start_new_session=True)
         except OSError as exc:
             parent_sock.close()
+            if self.cgroup is not None:
+                self.cgroup.remove()
             raise SandboxError(f"The sandbox could not be started: {exc}") from exc
         except BaseException:
             parent_sock.close()
+            if self.cgroup is not None:
+                self.cgroup.remove()
             raise
         finally:
             child_sock.close()
@@ -273,6 +364,8 @@ class _Sandbox:
             if stream:
                 stream.close()
         self.sock.close()
+        if self.cgroup is not None:
+            self.cgroup.remove()  # kills whatever of the job is left, wherever it is
 
 
 _spares: dict[_Layout, list[_Sandbox]] = {}
@@ -287,23 +380,26 @@ def spares() -> list[_Sandbox]:
         return [box for boxes in _spares.values() for box in boxes]
 
 
-def _take_sandbox(layout: _Layout, limits: SandboxLimits, prewarm: bool) -> _Sandbox:
+def _take_sandbox(layout: _Layout, limits: SandboxLimits, prewarm: bool,
+                  host: CgroupHost) -> _Sandbox:
     dead: list[_Sandbox] = []
     chosen = None
     with _spares_lock:
         boxes = _spares.get(layout, [])
-        while boxes and chosen is None:
-            box = boxes.pop(0)
-            if box.alive():
-                chosen = box
-            else:
+        for box in list(boxes):
+            if not box.alive():
+                boxes.remove(box)
                 dead.append(box)
+            elif chosen is None and box.disk_bytes == limits.disk_bytes:
+                boxes.remove(box)  # a spare's disk budget was fixed when it started
+                chosen = box
     for box in dead:
         box.kill()
-    return chosen or _Sandbox(layout, _SPARE_LIMITS if prewarm else limits)
+    spare_limits = replace(_SPARE_LIMITS, disk_bytes=limits.disk_bytes)
+    return chosen or _Sandbox(layout, spare_limits if prewarm else limits, host)
 
 
-def _start_spare(layout: _Layout, target: int = 1) -> None:
+def _start_spare(layout: _Layout, host: CgroupHost, target: int = 1) -> None:
     """Keep `target` started sandboxes for the next jobs. Started after a job, not during it:
     the warm-up would compete with the job for the CPU."""
     with _spares_lock:
@@ -311,7 +407,7 @@ def _start_spare(layout: _Layout, target: int = 1) -> None:
         missing = min(target, MAX_SPARES) - len(alive)
     for _ in range(max(0, missing)):
         try:
-            spare = _Sandbox(layout, _SPARE_LIMITS)
+            spare = _Sandbox(layout, _SPARE_LIMITS, host)
         except SandboxError:
             return
         with _spares_lock:
@@ -320,7 +416,8 @@ def _start_spare(layout: _Layout, target: int = 1) -> None:
 
 def prestart(settings: Settings) -> None:
     """Start spares for ordinary files ahead of the first job (e.g. when the service starts)."""
-    _start_spare(_layout(settings, office=False), _spare_target(settings))
+    _start_spare(_layout(settings, office=False), _cgroup_host(settings),
+                 _spare_target(settings))
 
 
 def _spare_target(settings: Settings) -> int:
@@ -358,7 +455,19 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
     limits = (limits or SandboxLimits()).resolved(input_size, mode, office,
                                                   ocr=bool(policy and policy.ocr))
     layout = _layout(settings, office)
-    sandbox = _take_sandbox(layout, limits, prewarm)
+    host = _cgroup_host(settings)
+    sandbox = _take_sandbox(layout, limits, prewarm, host)
+    job_limits = {"cpu_seconds": limits.cpu_seconds, "memory_bytes": limits.memory_bytes,
+                  "file_size_bytes": limits.file_size_bytes, "disk_bytes": limits.disk_bytes}
+    try:
+        if sandbox.cgroup is not None:  # a spare's generous budget becomes the job's
+            sandbox.cgroup.set_budget(limits.job_memory_bytes or limits.memory_bytes,
+                                      limits.processes)
+        else:  # RLIMIT_NPROC counts every task of the uid: the job gets its allowance on top
+            job_limits["uid_processes"] = _nproc(layout, limits, None)
+    except OSError as exc:
+        sandbox.kill()
+        raise SandboxError(f"The job's budget could not be set: {exc}") from exc
 
     output_dir.mkdir(parents=True, exist_ok=True)
     partial = output_dir / f".sanitas-partial-{os.getpid()}-{time.monotonic_ns()}"
@@ -371,8 +480,7 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
         sandbox.kill()
         raise
     job = {"mode": mode, "name": name, "policy": asdict(policy) if policy else {},
-           "limits": {"cpu_seconds": limits.cpu_seconds, "memory_bytes": limits.memory_bytes,
-                      "file_size_bytes": limits.file_size_bytes}}
+           "limits": job_limits}
     try:
         try:
             socket.send_fds(sandbox.sock, [json.dumps(job).encode() + b"\n"], [in_fd, out_fd])
@@ -387,13 +495,21 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
         sandbox.kill()
         partial.unlink(missing_ok=True)
         raise
+    out_of_memory = sandbox.cgroup is not None and sandbox.cgroup.oom_kills() > 0
     sandbox.kill()
+    memory_reason = ("The file needs more memory than the "
+                     f"{(limits.job_memory_bytes or limits.memory_bytes) // MB} MB a job may use "
+                     "to process it safely.")
     try:
         if payload is None:
             partial.unlink(missing_ok=True)
-            result = Result(input=name, status="rejected", reason=outcome)
+            result = Result(input=name, status="rejected",
+                            reason=memory_reason if out_of_memory else outcome)
         else:
             result = _result_from_payload(payload, name, Finding, Result, OUTPUT_EXTENSIONS)
+            if result.status == "rejected" and out_of_memory:
+                # a helper (LibreOffice, tesseract) was killed at the job's memory budget
+                result.reason = memory_reason
             if result.status == "ok":
                 assert result.output_type is not None
                 _check_output(partial, result.output_type, limits)
@@ -410,7 +526,7 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
         result = Result(input=name, status="rejected", reason=str(exc))
     result.duration_ms = int((time.perf_counter() - started) * 1000)
     if prewarm:
-        _start_spare(layout, 1 if office else _spare_target(settings))
+        _start_spare(layout, host, 1 if office else _spare_target(settings))
     return result
 
 

@@ -3,7 +3,8 @@
 It warms up (imports what most jobs need), says "ready", receives one job over the socket (a
 JSON line plus two file descriptors: the input, read-only, and the output file to fill), lowers
 its own limits for that job *before* reading the file, runs the engine, copies the output into
-the output descriptor and reports. One job per process: a sandbox is never reused.
+the output descriptor and reports. One job per process: a sandbox is never reused. When the
+job's tmpfs fills up (its disk budget), the reason says so instead of "damaged".
 
 stdout carries only JSON lines ({"event": "ready" | "progress" | "result", ...}); anything a
 library prints goes to stderr.
@@ -11,7 +12,9 @@ library prints goes to stderr.
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import os
 import resource
 import shutil
@@ -58,6 +61,32 @@ def _apply_limits(limits: dict) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (min(soft, new_hard), new_hard))
     _lower_limit(resource.RLIMIT_AS, limits.get("memory_bytes"))
     _lower_limit(resource.RLIMIT_FSIZE, limits.get("file_size_bytes"))
+    # Without a pids cgroup: the uid's tasks when the job was handed over, plus the job's share.
+    _lower_limit(resource.RLIMIT_NPROC, limits.get("uid_processes"))
+
+
+def _disk_reason(limits: dict) -> str:
+    budget = limits.get("disk_bytes")
+    return ("Processing needed more temporary disk space than the "
+            + (f"{int(budget) // (1024 * 1024)} MB " if budget else "")
+            + "a job may use.")
+
+
+class _DiskFull(logging.Handler):
+    """Notices when the engine gave up because the job's tmpfs filled up (the engine turns the
+    OSError into a generic 'damaged' reason and logs it)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        exc = record.exc_info[1] if record.exc_info else None
+        while exc is not None:
+            if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                self.seen = True
+                return
+            exc = exc.__cause__ or exc.__context__
 
 
 def _receive_job(sock: socket.socket) -> tuple[dict, list[int]]:
@@ -97,13 +126,28 @@ def main() -> int:
     if len(fds) != 2:
         raise SystemExit("expected two descriptors (input, output)")
     input_fd, output_fd = fds
-    _apply_limits(job.get("limits", {}))
+    limits = job.get("limits", {})
+    _apply_limits(limits)
 
     work = "/tmp/job"
     os.makedirs(f"{work}/out", exist_ok=True)
     input_path = f"{work}/input"
-    with os.fdopen(input_fd, "rb") as src, open(input_path, "wb") as dst:
-        shutil.copyfileobj(src, dst, 1024 * 1024)
+    try:
+        with os.fdopen(input_fd, "rb") as src, open(input_path, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1024 * 1024)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        emit({"event": "result", "result": {"status": "rejected", "input": job.get("name"),
+                                            "reason": _disk_reason(limits)}})
+        return 0
+    disk_full = _DiskFull()
+    engine_log = logging.getLogger("sanitas")
+    engine_log.addHandler(disk_full)
+    # A handler in the tree switches off logging's last-resort stderr output: keep it explicit.
+    stderr_handler = logging.StreamHandler(sys.stderr)
+    stderr_handler.setLevel(logging.WARNING)
+    engine_log.addHandler(stderr_handler)
 
     last = [-1]
 
@@ -118,6 +162,8 @@ def main() -> int:
                            policy=policy, on_progress=on_progress, workdir=work,
                            original_name=job.get("name") or "file")
     os.unlink(input_path)
+    if result.status == "rejected" and disk_full.seen:
+        result.reason = _disk_reason(limits)
     if result.status == "ok" and result.output:
         try:
             with open(result.output, "rb") as produced, os.fdopen(output_fd, "wb") as target:
