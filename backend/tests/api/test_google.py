@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import timedelta
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -237,3 +238,13 @@ def test_an_account_linked_to_one_google_account_is_not_relinked(client, oidc, d
     row = db_session.scalar(select(User).where(User.email == "gina@example.com"))
     db_session.refresh(row)
     assert row.google_sub == "the-original-sub"
+
+
+def test_an_nfd_google_address_links_the_nfc_account(client, oidc, db_session):
+    nfc = unicodedata.normalize("NFC", "josé@example.com")
+    existing = make_user(db_session, email=nfc)
+    oidc.identity["email"] = unicodedata.normalize("NFD", "José@example.com")
+    code = one_time_code(sign_in_at_provider(client))
+    data = client.post("/api/auth/google/exchange", json={"code": code}).json()["data"]
+    assert data["user"]["id"] == existing.id
+    assert db_session.scalars(select(User.email)).all() == [nfc]

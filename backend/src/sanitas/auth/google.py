@@ -22,6 +22,7 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from sanitas.auth.service import normalise_email
 from sanitas.auth.tokens import hash_token, new_opaque_token
 
 with warnings.catch_warnings():
@@ -169,7 +170,7 @@ def user_for_claims(session: Session, claims: dict) -> User:
     sub = str(claims["sub"])
     user = session.scalar(select(User).where(User.google_sub == sub))
     if user is None:
-        email = str(claims.get("email") or "").strip().lower()
+        email = normalise_email(str(claims.get("email") or ""))
         if not email or not _is_true(claims.get("email_verified")):
             raise GoogleSignInError(UNVERIFIED)
         user = session.scalar(select(User).where(User.email == email))

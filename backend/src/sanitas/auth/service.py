@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from datetime import timedelta
 
 from email_validator import EmailNotValidError, validate_email
@@ -32,7 +33,10 @@ USERNAME_RULE = ("Username must be 3 to 64 characters long and contain only lett
 
 
 def normalise_email(email: str) -> str:
-    return email.strip().lower()
+    """The one spelling of an address that is stored and looked up: trimmed, lower-cased and
+    in Unicode NFC, so 'José@…' typed with a precomposed or a combining accent is one account.
+    (Migration 7d3c1e0a9b52 brought the addresses stored before to this form.)"""
+    return unicodedata.normalize("NFC", email.strip().lower())
 
 
 def check_email(email: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Literal
 
 from fastapi import APIRouter, Query
@@ -43,7 +44,8 @@ def list_users(_: AdminUser, session: SessionDep,
                status: UserStatus = "all"):
     conditions = []
     if search and search.strip():
-        like = f"%{search.strip().lower()}%"
+        # Addresses are stored lower-cased in NFC (auth.service.normalise_email).
+        like = f"%{unicodedata.normalize('NFC', search.strip().lower())}%"
         full_name = func.lower(func.coalesce(User.first_name, "") + " "
                                + func.coalesce(User.last_name, ""))
         conditions.append(or_(func.lower(User.email).like(like),
