@@ -12,6 +12,7 @@ import os
 import re
 import tempfile
 import time
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +28,7 @@ __all__ = [
     "Result",
     "safe_output_name",
     "sanitize_file",
+    "strip_invisible",
 ]
 
 log = logging.getLogger(__name__)
@@ -38,13 +40,30 @@ OFFICE_OUTPUT_OF_LEGACY = {"doc": "docx", "rtf": "docx", "xls": "xlsx", "ppt": "
 MAX_FINDINGS = 500
 
 
-def safe_output_name(original_name: str | None, extension: str) -> str:
-    """The original stem, made safe for any filesystem, with the output's extension."""
-    base = re.split(r"[\\/]", original_name or "")[-1]
+# Zero-width joiners shape emoji sequences and Persian or Indic words; every other format
+# character (category Cf: bidirectional embeddings, overrides and isolates, LRM/RLM, zero-width
+# spaces, BOM, tag characters...) is invisible and can make "invoice\u202efdp.exe" read as
+# "invoiceexe.pdf". Line and paragraph separators (Zl, Zp) break a name onto two lines.
+_KEPT_FORMAT_CHARACTERS = frozenset("\u200c\u200d")
+
+
+def strip_invisible(text: str) -> str:
+    """`text` without invisible format characters and Unicode line/paragraph separators."""
+    if text.isascii():
+        return text
+    return "".join(c for c in text if c in _KEPT_FORMAT_CHARACTERS
+                   or unicodedata.category(c) not in ("Cf", "Zl", "Zp"))
+
+
+def safe_output_name(original_name: str | None, extension: str, prefix: str = "") -> str:
+    """The original stem, made safe for any filesystem, with the output's extension (and
+    `prefix` before it). The one naming rule of the engine's output and the download."""
+    base = re.split(r"[\\/]", strip_invisible(original_name or ""))[-1]
     stem = base.rsplit(".", 1)[0] if "." in base.lstrip(".") else base
-    stem = re.sub(r"[\x00-\x1f\x7f:*?\"<>|\u202a-\u202e\u2066-\u2069]", "_", stem)
+    stem = re.sub(r"[\x00-\x1f\x7f-\x9f:*?\"<>|]", "_", stem)
     stem = stem.strip(" .")[:150] or "file"
-    return f"{stem}.{extension}"
+    extension = extension.strip(".").lower()
+    return f"{prefix}{stem}.{extension}" if extension else f"{prefix}{stem}"
 
 
 def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode = "basic",

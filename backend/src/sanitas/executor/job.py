@@ -82,16 +82,12 @@ def find_runnable(session: Session, settings: Settings, limit: int,
     return [r for r in rows if r[0] not in exclude][:limit]
 
 
-def _safe_stem(name: str) -> str:
-    stem = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
-    return stem.strip() or "file"
-
-
 def sanitized_name_for(original_name: str, output_type: str | None) -> str:
-    stem = _safe_stem(original_name)
-    ext = (output_type or "").strip(".").lower()
-    name = f"sanitized_{stem}.{ext}" if ext else f"sanitized_{stem}"
-    return name[-255:] if len(name) > 255 else name
+    """The download's name: the engine's output name (its one naming rule) after
+    'sanitized_'."""
+    from sanitas.engine import safe_output_name
+
+    return safe_output_name(original_name, output_type or "", prefix="sanitized_")
 
 
 def _readable(reason: str | None, fallback: str) -> str:

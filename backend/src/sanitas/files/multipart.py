@@ -20,6 +20,7 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import ClientDisconnect, Request
 
+from sanitas.engine import strip_invisible
 from sanitas.errors import ApiError
 
 MAX_FIELD_SIZE = 1024  # plain (non-file) form fields, e.g. mode
@@ -51,13 +52,15 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def clean_filename(raw: str | None) -> str:
-    """The name a person gave the file: no directories, no control characters, at most 255
-    characters (keeping the extension). Never used as a path on the server."""
+    """The name a person gave the file: no directories, no control characters, no invisible
+    format characters (a right-to-left override shows "invoice\u202efdp.exe" as
+    "invoiceexe.pdf"; see `strip_invisible`), at most 255 characters (keeping the extension).
+    Never used as a path on the server."""
     # Browsers escape '"' and line breaks in form-data names as %22, %0A, %0D (WHATWG).
     name = (raw or "").replace("%22", '"').replace("%0A", "").replace("%0D", "")
     name = unicodedata.normalize("NFC", name)
     name = re.split(r"[\\/]", name)[-1]
-    name = _CONTROL.sub("", name).strip()
+    name = strip_invisible(_CONTROL.sub("", name)).strip()
     if name.strip(".") == "":
         return "file"
     if len(name) > 255:

@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from sanitas.admission import database_paused
 from sanitas.deps import AdminUser, CurrentUser, SessionDep, SettingsDep
+from sanitas.engine import strip_invisible
 from sanitas.errors import ApiError
 from sanitas.executor import job as jobs
 from sanitas.files import service
@@ -129,8 +130,9 @@ _UNSAFE_ASCII = re.compile(r'[^A-Za-z0-9 !#$&+,\-.^_`{}~()\[\]@=]')
 def content_disposition(filename: str) -> str:
     """RFC 6266: an ASCII fallback `filename=` (quotes, backslashes, controls and non-ASCII
     replaced) and the exact name as `filename*=UTF-8''...` (percent-encoded, so quotes and
-    newlines cannot break the header)."""
-    name = re.sub(r"[\x00-\x1f\x7f]", "", filename) or "download"
+    newlines cannot break the header). Invisible format characters (bidirectional overrides
+    and isolates, zero-width spaces...) are left out of both, as from stored names."""
+    name = strip_invisible(re.sub(r"[\x00-\x1f\x7f-\x9f]", "", filename)) or "download"
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
     ascii_name = _UNSAFE_ASCII.sub("_", ascii_name).strip() or "download"
     if "." in name and "." not in ascii_name:
