@@ -19,6 +19,17 @@ def main() -> None:
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
+def _service_settings():
+    """Settings for a command that creates the service's data: from here on every file it
+    creates is private (umask 077), and the data directory exists, 0700 (see datadir.py)."""
+    from sanitas.datadir import prepare_data_dir, private_files
+
+    private_files()
+    settings = get_settings()
+    prepare_data_dir(settings)
+    return settings
+
+
 @main.command("openapi")
 def openapi_schema() -> None:
     """Print the API's OpenAPI document (JSON); the web app's types are generated from it."""
@@ -38,7 +49,7 @@ def migrate() -> None:
     """Apply database migrations."""
     from sanitas.migrate import upgrade_to_head
 
-    settings = get_settings()
+    settings = _service_settings()
     upgrade_to_head(str(settings.database_url))
     click.echo("Database is up to date.")
 
@@ -58,7 +69,7 @@ def serve(host: str | None, port: int | None, no_migrate: bool, workers: int | N
     from sanitas.main import create_app
     from sanitas.migrate import upgrade_to_head
 
-    settings = get_settings()
+    settings = _service_settings()
     if not no_migrate:
         upgrade_to_head(str(settings.database_url))
     workers = max(1, workers or settings.api_workers)
@@ -93,8 +104,7 @@ def worker(concurrency: int | None, beat: bool, queues: str | None) -> None:
     shared database and storage)."""
     from sanitas.executor.celery_app import HIGH_QUEUE, NORMAL_QUEUE, worker_app
 
-    settings = get_settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings = _service_settings()
     app = worker_app()
     argv = ["worker", f"--concurrency={concurrency or settings.executor_workers}",
             f"--queues={queues or f'{HIGH_QUEUE},{NORMAL_QUEUE}'}",
@@ -118,7 +128,7 @@ def create_admin(email: str, password: str | None) -> None:
     from sanitas.migrate import upgrade_to_head
     from sanitas.models import User
 
-    settings = get_settings()
+    settings = _service_settings()
     upgrade_to_head(str(settings.database_url))
     if password is None:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)

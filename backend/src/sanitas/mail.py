@@ -7,6 +7,7 @@ subject and, for the outbox, the file the operator can open.
 from __future__ import annotations
 
 import logging
+import os
 import smtplib
 import ssl
 from email.message import EmailMessage
@@ -50,11 +51,14 @@ def _send_smtp(settings: Settings, msg: EmailMessage) -> None:
 
 
 def _write_outbox(settings: Settings, msg: EmailMessage, to: str) -> None:
-    settings.outbox_dir.mkdir(parents=True, exist_ok=True)
+    settings.outbox_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     stamp = utcnow().strftime("%Y%m%dT%H%M%S%f")
     safe_to = "".join(c if c.isalnum() else "_" for c in to)[:60]
     path = settings.outbox_dir / f"{stamp}-{safe_to}.eml"
-    path.write_bytes(bytes(msg))
+    # The message holds single-use links: readable by this account only, whatever the umask.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(bytes(msg))
     log.info("email %r to %s written to %s", msg["Subject"], to, path)
 
 

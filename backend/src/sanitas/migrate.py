@@ -18,6 +18,7 @@ def alembic_config(database_url: str) -> Config:
 
 
 def upgrade_to_head(database_url: str) -> None:
-    if database_url.startswith("sqlite:///"):
-        Path(database_url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    from sanitas.datadir import create_sqlite_file
+
+    create_sqlite_file(database_url)  # 0600, before SQLite creates it (and its WAL) itself
     command.upgrade(alembic_config(database_url), "head")
