@@ -350,7 +350,9 @@ class _Sandbox:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def kill(self) -> None:
+    def kill(self, wait_for_cgroup: bool = True) -> None:
+        if self.cgroup is not None:
+            self.cgroup.kill_all()  # every process of the job at once, wherever it is
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -365,7 +367,10 @@ class _Sandbox:
                 stream.close()
         self.sock.close()
         if self.cgroup is not None:
-            self.cgroup.remove()  # kills whatever of the job is left, wherever it is
+            if wait_for_cgroup:
+                self.cgroup.remove()
+            else:
+                self.cgroup.remove_later()
 
 
 _spares: dict[_Layout, list[_Sandbox]] = {}
@@ -431,6 +436,7 @@ def shutdown_spares() -> None:
         _spares.clear()
     for box in boxes:
         box.kill()
+    cgroups.wait_for_removals()
 
 
 # --- running a job -----------------------------------------------------------------------------
@@ -496,7 +502,7 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
         partial.unlink(missing_ok=True)
         raise
     out_of_memory = sandbox.cgroup is not None and sandbox.cgroup.oom_kills() > 0
-    sandbox.kill()
+    sandbox.kill(wait_for_cgroup=False)
     memory_reason = ("The file needs more memory than the "
                      f"{(limits.job_memory_bytes or limits.memory_bytes) // MB} MB a job may use "
                      "to process it safely.")

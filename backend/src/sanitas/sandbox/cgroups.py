@@ -34,6 +34,7 @@ import errno
 import itertools
 import logging
 import os
+import queue
 import signal
 import threading
 import time
@@ -164,6 +165,7 @@ class JobCgroup:
             return 0
 
     def kill_all(self) -> None:
+        """SIGKILL every process in the job (one pass; the kernel reaps them shortly)."""
         kill_file = self.memory / "cgroup.kill"
         if self.version == 2 and kill_file.exists():
             try:
@@ -171,43 +173,70 @@ class JobCgroup:
                 return
             except OSError:
                 pass
-        for _ in range(100):
-            pids = set()
-            for directory in self.directories:
-                try:
-                    pids.update(int(p) for p in _read(directory / "cgroup.procs").split())
-                except (OSError, ValueError):
-                    pass
-            if not pids:
-                return
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.005)
+        pids = set()
+        for directory in self.directories:
+            try:
+                pids.update(int(p) for p in _read(directory / "cgroup.procs").split())
+            except (OSError, ValueError):
+                pass
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def remove(self) -> None:
-        """Kill what is left and remove the directories (the kernel needs a moment to reap
-        killed tasks before rmdir succeeds)."""
+        """Kill what is left and remove the directories (rmdir answers EBUSY until the kernel
+        has reaped the last task, usually within a few milliseconds)."""
         if self.removed:
             return
-        self.kill_all()
+        deadline = time.monotonic() + 5
         for directory in self.directories:
-            for attempt in range(200):
+            while True:
                 try:
                     directory.rmdir()
                     break
                 except FileNotFoundError:
                     break
                 except OSError as exc:
-                    if exc.errno != errno.EBUSY or attempt == 199:
+                    if exc.errno != errno.EBUSY or time.monotonic() > deadline:
                         log.warning("could not remove the job cgroup %s: %s", directory, exc)
                         break
-                    if attempt % 20 == 19:
-                        self.kill_all()
-                    time.sleep(0.005)
+                    self.kill_all()
+                    time.sleep(0.001)
         self.removed = True
+
+    def remove_later(self) -> None:
+        """remove() on a helper thread: the kernel frees a killed job's memory before rmdir
+        succeeds (about 5 ms for a Python process), which need not delay the job's answer."""
+        global _remover
+        with _remover_lock:
+            if _remover is None:
+                _remover = threading.Thread(target=_remove_queued, daemon=True,
+                                            name="sanitas-cgroup-remover")
+                _remover.start()
+        _removals.put(self)
+
+
+_removals: queue.Queue[JobCgroup] = queue.Queue()
+_remover: threading.Thread | None = None
+_remover_lock = threading.Lock()
+
+
+def _remove_queued() -> None:
+    while True:
+        job = _removals.get()
+        try:
+            job.remove()
+        except Exception:  # the thread must survive to remove the next ones
+            log.exception("removing the job cgroup %s failed", job.memory)
+        finally:
+            _removals.task_done()
+
+
+def wait_for_removals() -> None:
+    """Block until every remove_later() so far is done."""
+    _removals.join()
 
 
 @dataclass
