@@ -50,6 +50,7 @@ def start_background_services(app, *, executor_in_supervisor: bool = False
     from sanitas.storage import make_storage
 
     settings = app.state.settings
+    _sweep_scratch(settings, legacy=True)  # what a crash left (a live process's is locked)
     if getattr(app.state, "storage", None) is None:
         app.state.storage = make_storage(settings)
     if executor_in_supervisor and settings.executor == "local":
@@ -69,6 +70,15 @@ def start_background_services(app, *, executor_in_supervisor: bool = False
         app.state.executor = None
 
     return [stop]
+
+
+def _sweep_scratch(settings, *, legacy: bool = False) -> None:
+    from sanitas import scratch
+
+    try:
+        scratch.sweep(settings, legacy=legacy)
+    except Exception:  # never fatal: the next sweep tries again
+        log.warning("could not sweep the scratch folders", exc_info=True)
 
 
 def run_supervisor_executor(settings) -> Callable[[], None]:

@@ -89,9 +89,11 @@ def make_celery(settings: Settings) -> Celery:
 
     @app.task(name=EXPIRE_TASK)
     def expire_files() -> int:
+        from sanitas import scratch
         from sanitas.executor import job as jobs
 
         rt = _runtime()
+        scratch.sweep(rt.settings)  # this machine's leftovers (a killed pool process's job)
         return jobs.expire_files(rt.factory, rt.storage)
 
     @app.task(name=RECOVER_TASK, bind=True)
@@ -172,7 +174,14 @@ def _runtime() -> _Runtime:
 
 @worker_ready.connect
 def _recover_on_start(sender=None, **_):
-    """A restarted worker picks up what a killed one left behind."""
+    """A restarted worker picks up what a killed one left behind, and removes the work
+    folders it left on this machine."""
+    from sanitas import scratch
+
+    try:
+        scratch.sweep(get_settings(), legacy=True)
+    except Exception:
+        log.warning("could not sweep the scratch folders", exc_info=True)
     try:
         app = sender.app
         app.send_task(RECOVER_TASK, queue=HIGH_QUEUE)

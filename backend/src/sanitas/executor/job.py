@@ -13,9 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shutil
 import socket
-import tempfile
 import threading
 import time
 import uuid
@@ -30,6 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.models import File, Job, QueueState
+from sanitas.scratch import JobScratch
 from sanitas.storage import BlobNotFound, Storage, StorageError, sanitized_key
 
 log = logging.getLogger(__name__)
@@ -212,7 +211,8 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
         return outcome
     assert file is not None and job is not None
     started = time.monotonic()
-    workdir = Path(tempfile.mkdtemp(prefix=f"sanitas-job-{job_id[:8]}-"))
+    scratch = JobScratch(settings, job_id)  # under the data dir, locked while the job runs
+    workdir = scratch.path
     try:
         with _Heartbeat(factory, job_id, token,
                         max(0.5, settings.job_heartbeat_timeout_seconds / 4)):
@@ -273,7 +273,7 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
                 return "skipped"
             return "completed"
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        scratch.close()
 
 
 def _fail(factory, job_id: str, token: str, message: str, started: float, *,

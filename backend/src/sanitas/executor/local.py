@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from sanitas import scratch
 from sanitas.config import Settings
 from sanitas.executor import job as jobs
 from sanitas.storage import Storage
@@ -80,6 +81,8 @@ class LocalExecutor:
         now = time.monotonic()
         if now - self.last_sweep >= self.settings.expiry_sweep_interval_seconds:
             self.last_sweep = now
+            # The first pass runs at start: work folders and upload files a crash left behind.
+            scratch.sweep(self.settings)
             n = jobs.expire_files(self.factory, self.storage)
             if n:
                 log.info("expired %d file(s)", n)

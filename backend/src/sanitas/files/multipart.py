@@ -22,6 +22,7 @@ from starlette.requests import ClientDisconnect, Request
 
 from sanitas.engine import strip_invisible
 from sanitas.errors import ApiError
+from sanitas.scratch import hold
 
 MAX_FIELD_SIZE = 1024  # plain (non-file) form fields, e.g. mode
 MAX_FIELDS = 20
@@ -36,6 +37,12 @@ class ReceivedFile:
     name: str  # cleaned original name
     path: Path
     size: int = 0
+    lock_fd: int = -1  # holds the file as in use against the scratch sweep (scratch.py)
+
+    def release(self) -> None:
+        if self.lock_fd >= 0:
+            os.close(self.lock_fd)
+            self.lock_fd = -1
 
 
 @dataclass
@@ -46,6 +53,7 @@ class Received:
     def cleanup(self) -> None:
         for f in self.files:
             f.path.unlink(missing_ok=True)
+            f.release()
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -136,9 +144,15 @@ class _Reader:
             raise ApiError(400, f"Too many files: at most {self.max_files} per upload for "
                                 f"your account.", "too_many_files")
         fd, path = tempfile.mkstemp(dir=self.tmp_dir, prefix="upload-")
+        try:
+            lock = hold(fd)
+        except BaseException:
+            os.close(fd)
+            os.unlink(path)
+            raise
         self._fh = os.fdopen(fd, "wb")
         self._current = ReceivedFile(field=name, name=clean_filename(filename_text),
-                                     path=Path(path))
+                                     path=Path(path), lock_fd=lock)
         self.out.files.append(self._current)
 
     def on_part_data(self, data: bytes, start: int, end: int) -> None:

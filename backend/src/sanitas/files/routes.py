@@ -31,6 +31,7 @@ from sanitas.files.schemas import (
 )
 from sanitas.models import File, Job, User
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.scratch import uploads_dir
 from sanitas.storage import BlobNotFound, make_storage
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ async def _upload(request: Request, user: User, session, settings, *, field: str
             received = await receive_files(request, file_fields={field},
                                            max_file_size=limits.max_file_size,
                                            max_files=max_files,
-                                           tmp_dir=settings.data_dir / "tmp" / "uploads")
+                                           tmp_dir=uploads_dir(settings))
     except ApiError:
         if received is not None:  # the body was read but no slot came back in time
             received.cleanup()
