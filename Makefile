@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := backend/.venv
 SANITAS := $(VENV)/bin/sanitas
 
-.PHONY: run test install install-test build-frontend test-backend test-frontend test-e2e bench lint api-types
+.PHONY: run test install install-test build-frontend test-backend test-frontend test-e2e bench fuzz lint api-types
 
 run: install build-frontend
 	$(SANITAS) serve
@@ -33,6 +33,10 @@ test-e2e: install-test build-frontend
 
 bench: install build-frontend
 	@scripts/run-bench.sh
+
+# Long: schemathesis over the API and the fuzz targets at high example counts (not in `make test`).
+fuzz: install-test
+	@scripts/fuzz.sh
 
 lint: install
 	cd backend && .venv/bin/ruff check src tests

@@ -75,7 +75,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def make_users(data_dir: Path, n: int) -> list[dict[str, str]]:
+def make_users(data_dir: Path, n: int, role: str = "ENTERPRISE") -> list[dict[str, str]]:
     sys.path.insert(0, str(BACKEND / "src"))
     from sanitas.auth.tokens import create_access_token, hash_token, new_opaque_token
     from sanitas.config import Settings
@@ -88,7 +88,7 @@ def make_users(data_dir: Path, n: int) -> list[dict[str, str]]:
     headers = []
     with factory() as s:
         for i in range(n):
-            user = User(email=f"bench{i}@example.com", role="ENTERPRISE", is_active=True,
+            user = User(email=f"bench-{role.lower()}{i}@example.com", role=role, is_active=True,
                         is_email_verified=True)
             s.add(user)
             s.flush()

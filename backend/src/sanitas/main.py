@@ -6,7 +6,7 @@ import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -19,6 +19,7 @@ from sanitas.config import Settings, get_settings
 from sanitas.contact import routes as contact_routes
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.errors import error_body, install_error_handlers
+from sanitas.openapi import allowed_methods, install_openapi
 from sanitas.schemas import ErrorEnvelope
 from sanitas.files import routes as files_routes
 from sanitas.http_limits import BodyLimitMiddleware, upload_caps
@@ -81,10 +82,18 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
         app.include_router(module.router, prefix="/api", responses=ADMISSION_RESPONSES)
     install_docs(app)  # Swagger UI from a local copy, before the /api catch-all below
 
+    install_openapi(app)
+
     @app.api_route("/api/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
                    include_in_schema=False)
-    def api_not_found(rest: str):
-        return JSONResponse(error_body(404, f"No API route /api/{rest}"), status_code=404)
+    def api_not_found(rest: str, request: Request):
+        allowed = allowed_methods(app, request.scope)
+        if allowed:
+            return JSONResponse(
+                error_body(405, f"{request.method} is not allowed on /api/{rest[:200]}; use "
+                                f"{', '.join(allowed)}.", "method_not_allowed"),
+                status_code=405, headers={"Allow": ", ".join(allowed)})
+        return JSONResponse(error_body(404, f"No API route /api/{rest[:200]}"), status_code=404)
 
     _mount_frontend(app, FRONTEND_DIST)
     return app

@@ -76,7 +76,8 @@ async def _upload(request: Request, user: User, session, settings, *, field: str
             received = await receive_files(request, file_fields={field},
                                            max_file_size=limits.max_file_size,
                                            max_files=max_files,
-                                           tmp_dir=uploads_dir(settings))
+                                           tmp_dir=uploads_dir(settings),
+                                           min_free_bytes=settings.min_free_bytes)
     except ApiError:
         if received is not None:  # the body was read but no slot came back in time
             received.cleanup()
@@ -97,7 +98,29 @@ async def _upload(request: Request, user: User, session, settings, *, field: str
                       "size": file.original_size, "status": file.status})
     return items
 
-@router.post("/upload/single", status_code=201, response_model=Envelope[UploadedFile])
+def _multipart_body(field: str, many: bool) -> dict:
+    """The upload's body in the OpenAPI document (the route reads the stream itself, so
+    FastAPI cannot derive it): clients and fuzzers learn to send files."""
+    file_schema = {"type": "string", "format": "binary"}
+    return {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
+        "type": "object", "required": [field],
+        "properties": {
+            field: {"type": "array", "items": file_schema} if many else file_schema,
+            "mode": {"type": "string", "enum": list(service.KNOWN_MODES),
+                     "description": "Processing mode (default basic)"}}}}}}}
+
+
+_UPLOAD_ERRORS: dict[int | str, dict] = {
+    400: {"model": ErrorEnvelope, "description": "No file, an empty file, too many files or "
+          "a malformed multipart body"},
+    403: {"model": ErrorEnvelope, "description": "Quota exceeded or mode not allowed"},
+    413: {"model": ErrorEnvelope, "description": "A file is larger than the account allows"},
+    415: {"model": ErrorEnvelope, "description": "A file's type is not accepted"},
+}
+
+
+@router.post("/upload/single", status_code=201, response_model=Envelope[UploadedFile],
+             responses=_UPLOAD_ERRORS, openapi_extra=_multipart_body("file", many=False))
 async def upload_single(request: Request, user: CurrentUser, session: SessionDep,
                         settings: SettingsDep):
     try:
@@ -111,7 +134,8 @@ async def upload_single(request: Request, user: CurrentUser, session: SessionDep
     return ok(items[0], "File uploaded successfully. It is being processed.")
 
 @router.post("/upload/multiple", status_code=201,
-             response_model=Envelope[list[UploadedFile]])
+             response_model=Envelope[list[UploadedFile]], responses=_UPLOAD_ERRORS,
+             openapi_extra=_multipart_body("files", many=True))
 async def upload_multiple(request: Request, user: CurrentUser, session: SessionDep,
                           settings: SettingsDep):
     limits = settings.limits_for(user.role)
@@ -140,8 +164,11 @@ def content_disposition(filename: str) -> str:
         ascii_name += "." + name.rsplit(".", 1)[1].encode("ascii", "ignore").decode()
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"
 
-@router.get("/process/download/{file_id}", responses={409: {"model": ErrorEnvelope},
-                                                      410: {"model": ErrorEnvelope}})
+@router.get("/process/download/{file_id}", response_class=StreamingResponse, responses={
+    200: {"description": "The sanitized file, as an attachment under its safe name",
+          "content": {"application/octet-stream": {
+              "schema": {"type": "string", "format": "binary"}}}},
+    409: {"model": ErrorEnvelope}, 410: {"model": ErrorEnvelope}})
 def download(file_id: str, request: Request, user: CurrentUser, session: SessionDep):
     file = service.get_visible_file(session, user, file_id)
     if service.is_expired(file):

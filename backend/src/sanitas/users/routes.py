@@ -73,7 +73,10 @@ def _other_active_admins(session, user_id: str) -> int:
         .with_for_update()).all())
 
 
-@router.put("/{user_id}", response_model=Envelope[UserOut])
+@router.put("/{user_id}", response_model=Envelope[UserOut],
+            responses={409: {"model": ErrorEnvelope,
+                             "description": "The last active admin cannot be demoted or "
+                                            "deactivated (`last_admin`)"}})
 def update_user(user_id: str, body: AdminUserUpdateIn, _: AdminUser, session: SessionDep):
     target = session.get(User, user_id)
     if target is None:

@@ -1,0 +1,103 @@
+"""The OpenAPI document tells every status a call can answer.
+
+Routes declare the answers of their own logic (409, 410, 415...). The answers that come from
+what a call depends on are added here, from the route's dependencies, so they cannot be
+forgotten: 401 for a signed-in user, 403 for an admin, 400/413 for a request body (malformed,
+too large), 404 for a path parameter that names something, 422 for parameters; 429/503 from
+admission control (main.py) on every API call. A wrong method on a known path answers 405
+(`method_not_allowed`) with `Allow`, documented nowhere because no route owns it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute, iter_route_contexts
+from starlette.routing import Match
+
+ERROR_REF = {"$ref": "#/components/schemas/ErrorEnvelope"}
+
+_DESCRIPTIONS = {
+    "400": "The request is malformed (for example a body that is not valid JSON or multipart)",
+    "401": "Not signed in, or the access token is invalid or expired",
+    "403": "Signed in, but not allowed (role or plan)",
+    "404": "Not found (or not yours)",
+    "413": "The request body is larger than allowed",
+    "422": "A parameter or a body field is invalid",
+}
+
+
+def _calls(dependant) -> Iterator[Callable[..., Any]]:
+    for sub in dependant.dependencies:
+        if sub.call is not None:
+            yield sub.call
+        yield from _calls(sub)
+
+
+def api_routes(app: FastAPI) -> Iterator[Any]:
+    """Every API route with the prefixes of the routers that include it (FastAPI's route
+    contexts, which answer like the APIRoute they wrap)."""
+    for context in iter_route_contexts(app.routes):
+        if isinstance(context.original_route, APIRoute):
+            yield context
+
+
+def _statuses(route: Any) -> set[str]:
+    from sanitas.deps import get_current_user, require_admin
+
+    calls = set(_calls(route.dependant))
+    statuses: set[str] = set()
+    if get_current_user in calls:
+        statuses.add("401")
+    if require_admin in calls:
+        statuses.add("403")
+    if route.body_field is not None:
+        statuses |= {"400", "413", "422"}
+    elif (route.openapi_extra or {}).get("requestBody"):  # a body the route reads itself
+        statuses |= {"400", "413"}
+    if route.dependant.path_params:
+        statuses |= {"404", "422"}
+    if route.dependant.query_params:
+        statuses.add("422")
+    return statuses
+
+
+def install_openapi(app: FastAPI) -> None:
+    """Complete the generated document once, when it is first asked for."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = generate()
+        for route in api_routes(app):
+            if not route.include_in_schema:
+                continue
+            for method in route.methods or ():
+                operation = schema["paths"].get(route.path_format, {}).get(method.lower())
+                if operation is None:
+                    continue
+                responses = operation.setdefault("responses", {})
+                for status in sorted(_statuses(route)):
+                    if status not in responses:
+                        responses[status] = {
+                            "description": _DESCRIPTIONS[status],
+                            "content": {"application/json": {"schema": ERROR_REF}}}
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
+
+
+def allowed_methods(app: FastAPI, scope: dict[str, Any]) -> list[str]:
+    """The methods of the routes whose path matches but whose method does not (for 405)."""
+    methods: set[str] = set()
+    for route in api_routes(app):
+        if route.path_format.startswith("/api/{rest"):
+            continue
+        match, _ = route.matches(scope)
+        if match == Match.PARTIAL:
+            methods |= set(route.methods or ())
+    return sorted(methods)
