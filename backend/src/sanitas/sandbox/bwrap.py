@@ -191,7 +191,7 @@ def _nproc(layout: _Layout, limits: SandboxLimits, cgroup: JobCgroup | None) -> 
     return _tasks_of(_sandbox_uid(layout)) + limits.processes
 
 
-def _cgroup_host(settings: Settings) -> CgroupHost:
+def _cgroup_host(settings: Settings | None) -> CgroupHost:
     setting = getattr(settings, "sandbox_cgroup", None) or \
         os.environ.get("SANITAS_SANDBOX_CGROUP", "auto")
     host = cgroups.host_for(setting)
@@ -290,10 +290,11 @@ CLEAN_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/sandbox", "LANG": "C.UTF-8"
 class _Sandbox:
     """One started sandbox, waiting for its single job."""
 
-    def __init__(self, layout: _Layout, limits: SandboxLimits, host: CgroupHost) -> None:
+    def __init__(self, layout: _Layout, limits: SandboxLimits,
+                 host: CgroupHost | None = None) -> None:
         self.layout = layout
         self.disk_bytes = limits.disk_bytes
-        self.cgroup = _job_cgroup(host, limits)
+        self.cgroup = _job_cgroup(host or _cgroup_host(None), limits)
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock = parent_sock
         filter_fd = _seccomp_fd()
