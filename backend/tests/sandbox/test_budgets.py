@@ -234,6 +234,7 @@ def test_job_cgroups_are_removed(sandbox_settings, sandbox_corpus, tmp_path):
     result = run_sanitizer(sandbox_corpus["notes.txt"], tmp_path / "out", mode="basic",
                            settings=sandbox_settings, prewarm=True)
     assert result.status == "ok"
+    cgroups.wait_for_removals()  # the job's own cgroup goes on a helper thread
     assert len(leftovers()) == len(parents)  # the warm spare's
     bwrap.shutdown_spares()
     assert leftovers() == []
