@@ -158,12 +158,6 @@ class JobCgroup:
             pass
         return 0
 
-    def pids_in_use(self) -> int:
-        try:
-            return int(_read(self.pids / "pids.current"))
-        except (OSError, ValueError):
-            return 0
-
     def kill_all(self) -> None:
         """SIGKILL every process in the job (one pass; the kernel reaps them shortly)."""
         kill_file = self.memory / "cgroup.kill"
@@ -182,7 +176,7 @@ class JobCgroup:
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
+            except (ProcessLookupError, PermissionError):
                 pass
 
     def remove(self) -> None:
