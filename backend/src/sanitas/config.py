@@ -72,10 +72,13 @@ class Settings(BaseSettings):
     # Default: {public_url}/api/auth/google/callback (register this URI at Google).
     google_redirect_uri: str | None = None
 
-    # Brute-force limits: attempts per window, per IP and per account
+    # Brute-force limits: attempts per window, per IP and per account. Sign-in counts per
+    # IP, per IP and account (login_per_account), and per account only from addresses the
+    # account has not signed in from lately (login_account_ceiling): see auth/routes.py.
     rate_limit_window_seconds: int = 900
     rate_limit_login_per_ip: int = 20
     rate_limit_login_per_account: int = 10
+    rate_limit_login_account_ceiling: int = 50
     rate_limit_register_per_ip: int = 10
     rate_limit_register_per_account: int = 5
     rate_limit_reset_per_ip: int = 10

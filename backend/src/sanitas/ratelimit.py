@@ -9,6 +9,8 @@ out the Retry-After is enough.
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import math
 import random
 from datetime import timedelta
@@ -22,6 +24,29 @@ from sanitas.models import RateLimitHit
 
 TOO_MANY = "Too many attempts. Please try again later."
 SWEEP_PROBABILITY = 0.01  # now and then remove expired hits of every key
+KEY_LENGTH = RateLimitHit.__table__.c.key.type.length
+
+
+def source(address: str) -> str:
+    """The unit a client is counted by: its IPv4 address, or the /64 network of an IPv6
+    address (one subscriber's allocation, whose addresses its owner may rotate at will)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+def _fit(key: str) -> str:
+    """The key as stored: one longer than the column (an address that grew when lower-cased)
+    keeps its start and ends in a digest of the whole."""
+    if len(key) <= KEY_LENGTH:
+        return key
+    return f"{key[:KEY_LENGTH - 65]}#{hashlib.sha256(key.encode()).hexdigest()}"
 
 
 def hit(session: Session, keys: list[tuple[str, int]], window_seconds: int) -> None:
@@ -30,6 +55,7 @@ def hit(session: Session, keys: list[tuple[str, int]], window_seconds: int) -> N
 
     keys: (key, limit) pairs, e.g. [("login:ip:1.2.3.4", 20), ("login:acct:a@b.c", 10)].
     """
+    keys = [(_fit(key), limit) for key, limit in keys]
     session.commit()  # start from a clean transaction
     now = utcnow()
     since = now - timedelta(seconds=window_seconds)
@@ -71,5 +97,5 @@ def sweep(session: Session, window_seconds: int, batch: int = 1000) -> None:
 
 
 def clear(session: Session, key: str) -> None:
-    session.execute(delete(RateLimitHit).where(RateLimitHit.key == key))
+    session.execute(delete(RateLimitHit).where(RateLimitHit.key == _fit(key)))
     session.commit()

@@ -14,7 +14,7 @@ from sanitas import ratelimit
 from sanitas.db import make_engine, make_sessionmaker, utcnow
 from sanitas.errors import ApiError
 from sanitas.main import create_app
-from sanitas.models import RateLimitHit
+from sanitas.models import AuthSession, RateLimitHit
 
 
 def login(client, email, password=DEFAULT_PASSWORD):
@@ -195,3 +195,69 @@ def test_forwarded_for_counts_only_from_trusted_proxies(client, settings):
         assert attempt("9.9.9.9, 10.1.2.3").status_code == 401
     assert attempt("8.8.8.8, 9.9.9.9, 10.1.2.3").status_code == 429
     assert attempt("7.7.7.7").status_code == 401
+
+
+def login_from(client, address, email, password=DEFAULT_PASSWORD):
+    """A sign-in from `address`, as the trusted proxy in front of the API reports it."""
+    return client.post("/api/auth/login", json={"email": email, "password": password},
+                       headers={"X-Forwarded-For": address})
+
+
+def test_a_stranger_failing_cannot_lock_the_owner_out(client, db_session, settings):
+    settings.trusted_proxies = ["testclient"]
+    make_user(db_session, email="owner@example.com")
+    codes = [login_from(client, "203.0.113.1", "owner@example.com", "wrong-password")
+             .status_code for _ in range(12)]
+    assert codes == [401] * 10 + [429] * 2  # rate_limit_login_per_account from one address
+    # The owner, elsewhere, with the right password: signed in.
+    assert login_from(client, "198.51.100.2", "owner@example.com").status_code == 200
+    # The stranger is still refused, and the owner's success did not reset their count.
+    refused = login_from(client, "203.0.113.1", "owner@example.com", "wrong-password")
+    assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
+    assert refused.json()["message"] == "Too many attempts. Please try again later."
+    assert login_from(client, "203.0.113.1", "owner@example.com").status_code == 429
+
+
+def test_guessing_from_many_addresses_meets_the_account_ceiling_but_not_the_owner(
+        client, db_session, settings):
+    settings.trusted_proxies = ["testclient"]
+    settings.rate_limit_login_per_account = 2
+    settings.rate_limit_login_account_ceiling = 5
+    make_user(db_session, email="target@example.com")
+    # The owner signs in from home; this first attempt (from a then new address) counts too.
+    assert login_from(client, "198.51.100.7", "target@example.com").status_code == 200
+    codes = [login_from(client, f"203.0.113.{i}", "target@example.com", "wrong-password")
+             .status_code for i in range(1, 5) for _ in range(2)]
+    assert codes == [401] * 4 + [429] * 4  # each address within its own limit of 2
+    # At home the owner still signs in, again and again; a new address has to wait.
+    for _ in range(3):
+        assert login_from(client, "198.51.100.7", "target@example.com").status_code == 200
+    new_place = login_from(client, "192.0.2.50", "target@example.com")
+    assert new_place.status_code == 429 and "Retry-After" in new_place.headers
+    # An address is known only as long as a refresh token from there could live.
+    db_session.execute(update(AuthSession).values(
+        created_at=utcnow() - timedelta(days=settings.refresh_token_ttl_days, minutes=1)))
+    db_session.commit()
+    assert login_from(client, "198.51.100.7", "target@example.com").status_code == 429
+
+
+def test_one_ipv6_64_network_is_one_source(client, db_session, settings):
+    settings.trusted_proxies = ["testclient"]
+    settings.rate_limit_login_per_account = 2
+    make_user(db_session, email="six@example.com")
+    for host in ("2001:db8:5:6::1", "2001:db8:5:6::2"):
+        assert login_from(client, host, "six@example.com", "wrong-password").status_code == 401
+    rotated = login_from(client, "2001:db8:5:6:ffff::3", "six@example.com", "wrong-password")
+    assert rotated.status_code == 429
+    assert login_from(client, "2001:db8:5:7::1", "six@example.com").status_code == 200
+
+
+def test_keys_longer_than_the_column_are_counted_too(client, db_session, settings):
+    """'İ' lower-cases to two characters: the longest address makes a key beyond 400."""
+    settings.rate_limit_login_per_ip = 100
+    settings.rate_limit_login_per_account = 2
+    email = "İ" * 300 + "@example.com"
+    for _ in range(2):
+        assert login(client, email, "wrong-password").status_code == 401
+    assert login(client, email, "wrong-password").status_code == 429
+    assert login(client, email[:-1] + "org", "wrong-password").status_code == 401

@@ -93,14 +93,23 @@ def register(body: RegisterIn, request: Request, session: SessionDep, settings: 
 
 @router.post("/login", response_model=Envelope[AuthData])
 def login(body: LoginIn, request: Request, session: SessionDep, settings: SettingsDep):
+    # Guessing is slowed without letting strangers lock the owner out (OWASP authentication
+    # cheat sheet): attempts count per source address (an IPv6 /64), per source and account
+    # (the limit a guesser meets, cleared by a success from that source) and per account as
+    # a ceiling on guessing spread over many sources. The ceiling does not apply to (nor
+    # count) sources the account has signed in from lately, so an attack from elsewhere never
+    # stops the owner at a known address; a new address waits only while it is reached.
     email = service.normalise_email(body.email)
-    ratelimit.hit(session, [
-        (f"login:ip:{client_ip(request)}", settings.rate_limit_login_per_ip),
-        (f"login:acct:{email}", settings.rate_limit_login_per_account),
-    ], settings.rate_limit_window_seconds)
+    source = ratelimit.source(client_ip(request))
+    pair = f"login:pair:{source}:{email}"
+    keys = [(f"login:ip:{source}", settings.rate_limit_login_per_ip),
+            (pair, settings.rate_limit_login_per_account)]
+    if not service.has_signed_in_from(session, settings, email, source):
+        keys.append((f"login:acct:{email}", settings.rate_limit_login_account_ceiling))
+    ratelimit.hit(session, keys, settings.rate_limit_window_seconds)
     data = service.login(session, settings, email=email, password=body.password,
                          user_agent=_agent(request), ip=client_ip(request))
-    ratelimit.clear(session, f"login:acct:{email}")  # a success ends the account's strike count
+    ratelimit.clear(session, pair)  # a success ends this source's strike count
     return ok(data, "Login successful!")
 
 
@@ -262,7 +271,8 @@ def google_callback(request: Request, session: SessionDep, settings: SettingsDep
 @router.post("/google/exchange", response_model=Envelope[AuthData])
 def google_exchange(body: CodeIn, request: Request, session: SessionDep, settings: SettingsDep):
     """Trade the one-time code from the callback for the user and tokens."""
-    ratelimit.hit(session, [(f"login:ip:{client_ip(request)}", settings.rate_limit_login_per_ip)],
+    ratelimit.hit(session, [(f"login:ip:{ratelimit.source(client_ip(request))}",
+                             settings.rate_limit_login_per_ip)],
                   settings.rate_limit_window_seconds)
     user = service.consume_email_token(
         session, body.code, google.EXCHANGE_PURPOSE,

@@ -12,6 +12,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from sanitas import ratelimit
 from sanitas.auth.passwords import hash_password, needs_rehash, verify_password
 from sanitas.auth.schemas import AuthData, TokensOut, UserOut
 from sanitas.auth.tokens import create_access_token, hash_token, new_opaque_token
@@ -174,6 +175,24 @@ def register(session: Session, settings: Settings, *, email: str, password: str,
             f"link:\n\n{link}\n\nThe link is valid for "
             f"{settings.email_verification_ttl_hours} hours.\n"))
     return AuthData(user=user_out(session, user), tokens=tokens), mail
+
+
+KNOWN_ADDRESSES_SCANNED = 200  # an account's most recent sign-in addresses looked at
+
+
+def has_signed_in_from(session: Session, settings: Settings, email: str, source: str) -> bool:
+    """Whether the account has started or refreshed a session from `source` (an address as
+    ratelimit.source counts it) within the refresh-token lifetime. Only someone holding the
+    password or a live refresh token can make an address known."""
+    since = utcnow() - timedelta(days=settings.refresh_token_ttl_days)
+    latest = func.max(AuthSession.created_at)
+    addresses = session.scalars(
+        select(AuthSession.ip_address).join(User, User.id == AuthSession.user_id)
+        .where(User.email == email, AuthSession.created_at >= since,
+               AuthSession.ip_address.is_not(None))
+        .group_by(AuthSession.ip_address).order_by(latest.desc())
+        .limit(KNOWN_ADDRESSES_SCANNED)).all()
+    return any(ratelimit.source(address) == source for address in addresses)
 
 
 def login(session: Session, settings: Settings, *, email: str, password: str,
