@@ -124,6 +124,7 @@ def create_admin(email: str, password: str | None) -> None:
     from sqlalchemy import func, select
 
     from sanitas.auth.passwords import hash_password
+    from sanitas.auth.service import normalise_email
     from sanitas.db import make_engine, make_sessionmaker
     from sanitas.migrate import upgrade_to_head
     from sanitas.models import User
@@ -135,7 +136,7 @@ def create_admin(email: str, password: str | None) -> None:
     if len(password) < 8:
         click.echo("Error: the password must be at least 8 characters.", err=True)
         sys.exit(2)
-    email = email.strip().lower()
+    email = normalise_email(email)
     factory = make_sessionmaker(make_engine(str(settings.database_url)))
     with factory() as session:
         user = session.scalar(select(User).where(func.lower(User.email) == email))

@@ -105,3 +105,20 @@ def test_the_migration_normalises_stored_addresses_and_skips_collisions(db_url, 
     twins = [r.getMessage() for r in caplog.records if "u6" in r.getMessage()]
     assert len(twins) == 1 and "u7" in twins[0], caplog.text
 
+
+
+def test_create_admin_uses_the_one_spelling(tmp_path):
+    """`sanitas create-admin` with the NFD form promotes the NFC account, not a second one."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cli = Path(sys.executable).with_name("sanitas")
+    env = {"PATH": "/usr/bin:/bin", "SANITAS_DATA_DIR": str(tmp_path / "data")}
+    outputs = []
+    for address in ("jos\u00e9@example.com", "JOSE\u0301@example.com"):
+        done = subprocess.run([str(cli), "create-admin", address, "--password", "longenough1"],
+                              env=env, capture_output=True, text=True, timeout=120, check=True)
+        outputs.append(done.stdout.strip())
+    assert outputs == ["Created admin jos\u00e9@example.com.",
+                       "Promoted admin jos\u00e9@example.com."]

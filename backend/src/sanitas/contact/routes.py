@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 
 from sanitas import ratelimit
 from sanitas.auth.routes import client_ip
+from sanitas.auth.service import normalise_email
 from sanitas.deps import AdminUser, OptionalUser, SessionDep, SettingsDep
 from sanitas.models import ContactMessage
 from sanitas.schemas import CamelModel, Envelope, ErrorEnvelope, ok
@@ -54,7 +55,7 @@ class ContactList(CamelModel):
 @router.post("", response_model=Envelope[ContactCreated], status_code=201)
 def send_message(body: ContactIn, request: Request, user: OptionalUser, session: SessionDep,
                  settings: SettingsDep):
-    sender = user.id if user else str(body.email).lower()
+    sender = user.id if user else normalise_email(str(body.email))
     ratelimit.hit(session, [
         (f"contact:ip:{client_ip(request)}", settings.rate_limit_contact_per_ip),
         (f"contact:acct:{sender}", settings.rate_limit_contact_per_account),
