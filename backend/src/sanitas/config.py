@@ -121,6 +121,8 @@ class Settings(BaseSettings):
     sandbox: Literal["bwrap", "none"] = "bwrap"
     allow_unsandboxed: bool = False
     sandbox_user: str = "sanitas-sandbox"
+    # Per-job cgroup: auto | off | required | a delegated cgroup v2 path (sandbox/cgroups.py).
+    sandbox_cgroup: str = "auto"
     ocr: bool = False  # advanced mode adds a searchable text layer (needs tesseract-ocr)
 
     role_limits: dict[str, RoleLimits] = Field(default_factory=lambda: dict(DEFAULT_ROLE_LIMITS))

@@ -192,7 +192,7 @@ def _nproc(layout: _Layout, limits: SandboxLimits, cgroup: JobCgroup | None) -> 
 
 
 def _cgroup_host(settings: Settings | None) -> CgroupHost:
-    setting = getattr(settings, "sandbox_cgroup", None) or \
+    setting = settings.sandbox_cgroup if settings is not None else \
         os.environ.get("SANITAS_SANDBOX_CGROUP", "auto")
     host = cgroups.host_for(setting)
     if host.required and not host.available:
