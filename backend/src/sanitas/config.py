@@ -98,6 +98,9 @@ class Settings(BaseSettings):
 
     # Files and processing
     file_ttl_hours: int = 24
+    # Below this much free space where the data dir (or local storage) lives, /health reports
+    # storage degraded and uploads answer 507 (sanitas/diskspace.py); 0 turns the check off.
+    min_free_bytes: int = 512 * MB
     executor: Literal["local", "celery"] = "local"
     executor_workers: int = Field(default_factory=lambda: os.cpu_count() or 2)
     broker_url: str = "redis://127.0.0.1:6379/0"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger(__name__)
@@ -28,8 +30,60 @@ _default_codes = {
     400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
     405: "method_not_allowed", 409: "conflict", 410: "gone", 413: "payload_too_large",
     415: "unsupported_media_type", 422: "validation_error", 429: "too_many_requests",
-    500: "internal_error", 503: "service_unavailable",
+    500: "internal_error", 503: "service_unavailable", 507: "insufficient_storage",
 }
+
+INSUFFICIENT_STORAGE_MESSAGE = "The server is out of storage space; try again later."
+_SQLITE_FULL = 13  # SQLITE_FULL: "database or disk is full"
+_PG_DISK_FULL = "53100"  # SQLSTATE disk_full
+FULL_DISK_BYTES = 1024 * 1024  # less free than this (for an unprivileged writer): full
+
+
+def insufficient_storage() -> ApiError:
+    """507: a disk (or the database's, or the bucket) is full; nothing was kept."""
+    return ApiError(507, INSUFFICIENT_STORAGE_MESSAGE, "insufficient_storage")
+
+
+def is_out_of_space(exc: BaseException | None) -> bool:
+    """Whether `exc` (or what caused it) says a disk, quota, database or bucket is full:
+    ENOSPC/EDQUOT, SQLite's SQLITE_FULL, PostgreSQL's disk_full, or a storage error that
+    marks itself `out_of_space` (an S3 507)."""
+    stack, seen = [exc], set()
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if getattr(e, "out_of_space", False) is True:
+            return True
+        if getattr(e, "sqlite_errorcode", None) == _SQLITE_FULL or \
+                getattr(e, "sqlstate", None) == _PG_DISK_FULL:
+            return True
+        stack += [getattr(e, "orig", None), e.__cause__, e.__context__]
+    return False
+
+
+_SQLITE_IOERR = 10
+
+
+def sqlite_io_error_on_full_disk(exc: BaseException, database_url: str | None) -> bool:
+    """SQLite reports some writes that fail for want of space as an I/O error (e.g. creating
+    its shared-memory file: SQLITE_IOERR_SHMSIZE): such an error while the database's disk
+    has (almost) no room left is a full disk."""
+    orig = getattr(exc, "orig", None)
+    code = getattr(orig, "sqlite_errorcode", None)
+    if code is None or code & 0xFF != _SQLITE_IOERR:
+        return False
+    from sanitas.datadir import sqlite_path
+    from sanitas.diskspace import room
+
+    path = sqlite_path(database_url)
+    try:
+        return path is not None and room(path.parent).free_bytes < FULL_DISK_BYTES
+    except OSError:
+        return False
 
 
 def error_body(status_code: int, message: str, error: str | None = None) -> dict:
@@ -63,7 +117,20 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(error_body(exc.status_code, message), status_code=exc.status_code,
                             headers=getattr(exc, "headers", None))
 
-    @app.exception_handler(Exception)
-    async def _unhandled(_: Request, exc: Exception):
+    async def _out_of_space_or_unhandled(request: Request, exc: Exception):
+        settings = getattr(request.app.state, "settings", None)
+        if is_out_of_space(exc) or (settings is not None and sqlite_io_error_on_full_disk(
+                exc, settings.database_url)):
+            log.error("out of storage space during %s %s: %s: %s", request.method,
+                      request.url.path, type(exc).__name__, exc)
+            return JSONResponse(error_body(507, INSUFFICIENT_STORAGE_MESSAGE,
+                                           "insufficient_storage"), status_code=507)
         log.exception("unhandled error", exc_info=exc)
         return JSONResponse(error_body(500, "Internal server error"), status_code=500)
+
+    # Writes that fail for want of space (a file, the database, the bucket) answer 507.
+    from sanitas.storage import StorageError
+
+    for cls in (OSError, SQLAlchemyError, StorageError):
+        app.add_exception_handler(cls, _out_of_space_or_unhandled)
+    app.add_exception_handler(Exception, _out_of_space_or_unhandled)

@@ -1,4 +1,6 @@
-"""GET /health: each dependency up or down; 200 when all are up, else 503."""
+"""GET /health: each dependency up, degraded (working, but needs attention: e.g. storage
+short of free space) or down; 200 when all are up, else 503. `data.status` is "up", else
+"down" when any component is down, else "degraded"."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from sqlalchemy import text
 
 router = APIRouter()
 
-# Other components (storage, executor) register a check: name -> callable(app) -> bool.
-HealthCheck = Callable[[object], bool]
+# Other components (storage, executor) register a check: name -> callable(app) -> bool
+# (up or down) or one of "up", "degraded", "down".
+HealthCheck = Callable[[object], bool | str]
+STATES = ("up", "degraded", "down")
 _checks: dict[str, HealthCheck] = {}
 
 
@@ -40,10 +44,12 @@ def health(request: Request):
     components: dict[str, str] = {}
     for name, check in _checks.items():
         try:
-            components[name] = "up" if check(request.app) else "down"
+            result = check(request.app)
+            components[name] = result if result in STATES else "up" if result else "down"
         except Exception:  # a failing dependency is reported, not raised
             components[name] = "down"
     healthy = all(v == "up" for v in components.values())
+    status = "up" if healthy else "down" if "down" in components.values() else "degraded"
     body = {"success": healthy, "message": "OK" if healthy else "Service degraded",
-            "data": {"status": "up" if healthy else "down", **components}}
+            "data": {"status": status, **components}}
     return JSONResponse(body, status_code=200 if healthy else 503)

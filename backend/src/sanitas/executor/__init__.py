@@ -7,6 +7,7 @@ priority) after an upload is committed, kick() after a resume, workers() and hea
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 from sanitas.health import register_health_check
@@ -31,11 +32,27 @@ def _executor_up(app) -> bool:
     return executor.healthy()
 
 
-def _storage_up(app) -> bool:
+_last_warning = [-3600.0]
+
+
+def _storage_up(app) -> str:
+    """down: the storage cannot be used; degraded: a filesystem the service writes to is short
+    of free space (SANITAS_MIN_FREE_BYTES), so uploads are refused with 507."""
+    from sanitas.diskspace import short_of_room
     from sanitas.storage import make_storage
 
-    storage = getattr(app.state, "storage", None) or make_storage(app.state.settings)
-    return storage.healthy()
+    settings = app.state.settings
+    storage = getattr(app.state, "storage", None) or make_storage(settings)
+    if not storage.healthy():
+        return "down"
+    short = short_of_room(settings)
+    if not short:
+        return "up"
+    if time.monotonic() - _last_warning[0] > 60:  # /health may be polled often
+        _last_warning[0] = time.monotonic()
+        log.warning("storage degraded: %s", "; ".join(
+            f"{r.path} has {r.free_bytes // (1024 * 1024)} MB free" for r in short))
+    return "degraded"
 
 
 register_health_check("storage", _storage_up)

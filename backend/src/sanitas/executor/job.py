@@ -10,6 +10,7 @@ sanitized blob has one key per file, so a job run twice still leaves exactly one
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
@@ -87,6 +88,15 @@ def sanitized_name_for(original_name: str, output_type: str | None) -> str:
     from sanitas.engine import safe_output_name
 
     return safe_output_name(original_name, output_type or "", prefix="sanitized_")
+
+
+def _short_of_room(settings: Settings, workdir: Path, input_size: int) -> bool:
+    from sanitas.diskspace import is_short, room
+
+    try:
+        return is_short(room(workdir), max(settings.min_free_bytes, 2 * input_size))
+    except OSError:
+        return False
 
 
 def _readable(reason: str | None, fallback: str) -> str:
@@ -211,7 +221,10 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
         return outcome
     assert file is not None and job is not None
     started = time.monotonic()
-    scratch = JobScratch(settings, job_id)  # under the data dir, locked while the job runs
+    try:
+        scratch = JobScratch(settings, job_id)  # under the data dir, locked while the job runs
+    except OSError as exc:  # e.g. the disk is full: the job waits and tries again
+        return _retry_or_fail(factory, settings, job_id, token, job.attempts, exc, started)
     workdir = scratch.path
     try:
         with _Heartbeat(factory, job_id, token,
@@ -225,6 +238,11 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
                                        on_progress=_Progress(factory, job_id, token),
                                        original_name=file.original_name)
                 if result.status != "ok" or not result.output:
+                    if _short_of_room(settings, workdir, file.original_size):
+                        # A full disk makes the sandbox's output fail as if the file were bad:
+                        # the disk's fault, so the job waits and tries again.
+                        raise OSError(errno.ENOSPC, "little free space for the job's output "
+                                                    f"({result.reason})")
                     return _fail(factory, job_id, token, _readable(
                         result.reason, "The file could not be sanitized."), started,
                         detected_type=result.detected_type)

@@ -9,6 +9,7 @@ network chunk per request, whatever the upload size.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import tempfile
@@ -20,8 +21,9 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import ClientDisconnect, Request
 
+from sanitas.diskspace import is_short, room
 from sanitas.engine import strip_invisible
-from sanitas.errors import ApiError
+from sanitas.errors import ApiError, insufficient_storage, is_out_of_space
 from sanitas.scratch import hold
 
 MAX_FIELD_SIZE = 1024  # plain (non-file) form fields, e.g. mode
@@ -181,14 +183,46 @@ class _Reader:
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+            fh, self._fh = self._fh, None
+            try:
+                fh.close()
+            except OSError:  # e.g. the buffered tail could not be written: the file goes anyway
+                pass
+
+
+DISCARD_MAX_BYTES = 256 * MB
+DISCARD_MAX_SECONDS = 60.0
+
+
+async def _discard_body(request: Request) -> None:
+    """Read and drop the rest of the body (a bounded amount, in bounded time) before an
+    answer that is not the client's fault (507): a server that answers and closes while the
+    client is still sending resets the connection, and the client may never see the answer."""
+    if getattr(request, "_stream_consumed", False):  # Starlette saw the body's last message
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DISCARD_MAX_SECONDS
+    dropped = 0
+    try:
+        while dropped < DISCARD_MAX_BYTES:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            message = await asyncio.wait_for(request.receive(), remaining)
+            if message["type"] != "http.request":
+                return
+            dropped += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                return
+    except (TimeoutError, ClientDisconnect, RuntimeError):
+        return
 
 
 async def receive_files(request: Request, *, file_fields: set[str], max_file_size: int,
-                        max_files: int, tmp_dir: Path) -> Received:
+                        max_files: int, tmp_dir: Path, min_free_bytes: int = 0) -> Received:
     """Parse the request body; files land in `tmp_dir`. On any error every temporary file is
-    removed and an ApiError is raised."""
+    removed and an ApiError is raised. With less than `min_free_bytes` free in `tmp_dir` after
+    the body's announced length, or when the disk fills while it is written, 507."""
     ctype, params = parse_options_header(request.headers.get("content-type", ""))
     boundary = params.get(b"boundary")
     if ctype != b"multipart/form-data" or not boundary:
@@ -199,7 +233,17 @@ async def receive_files(request: Request, *, file_fields: set[str], max_file_siz
         raise ApiError(413, f"The upload is larger than your account allows "
                             f"({max_files} file(s) of at most {_human(max_file_size)}).",
                        "file_too_large")
-    tmp_dir.mkdir(parents=True, exist_ok=True)
+    incoming = int(length) if length and length.isdigit() else 0
+    try:
+        tmp_dir.mkdir(parents=True, exist_ok=True)
+        short = min_free_bytes > 0 and is_short(room(tmp_dir), min_free_bytes, incoming)
+    except OSError as exc:
+        if not is_out_of_space(exc):
+            raise
+        short = True
+    if short:
+        await _discard_body(request)
+        raise insufficient_storage()
     reader = _Reader(file_fields=file_fields, max_file_size=max_file_size,
                      max_files=max_files, tmp_dir=tmp_dir)
     callbacks = {name: getattr(reader, name) for name in (
@@ -225,6 +269,13 @@ async def receive_files(request: Request, *, file_fields: set[str], max_file_siz
         reader.close()
         reader.out.cleanup()
         raise ApiError(400, "The upload was interrupted.") from None
+    except OSError as exc:  # writing the temporary file
+        reader.close()
+        reader.out.cleanup()
+        if is_out_of_space(exc):
+            await _discard_body(request)
+            raise insufficient_storage() from exc
+        raise
     except BaseException:
         reader.close()
         reader.out.cleanup()

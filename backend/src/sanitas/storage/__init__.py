@@ -21,6 +21,12 @@ class BlobNotFound(StorageError):
     pass
 
 
+class StorageFull(StorageError):
+    """The backend has no room for the blob (answered as 507, see errors.is_out_of_space)."""
+
+    out_of_space = True
+
+
 class Storage(Protocol):
     name: str
 

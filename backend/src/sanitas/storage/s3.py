@@ -6,14 +6,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
+from boto3.exceptions import S3UploadFailedError
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from sanitas.config import Settings
-from sanitas.storage import CHUNK, BlobNotFound, StorageError
+from sanitas.storage import CHUNK, BlobNotFound, StorageError, StorageFull
 
 _MISSING = {"404", "NoSuchKey", "NotFound"}
+# A bucket out of room: MinIO answers 507 XMinioStorageFull; others 507 InsufficientStorage.
+_FULL = {"XMinioStorageFull", "InsufficientStorage", "StorageFull"}
 
 
 class S3Storage:
@@ -50,7 +53,12 @@ class S3Storage:
         try:
             self.client.upload_file(str(src), self.bucket, self._key(key),
                                     Config=self._transfer)
-        except ClientError as exc:
+        except (ClientError, S3UploadFailedError) as exc:
+            # upload_file reports a ClientError as S3UploadFailedError (raised while handling it)
+            cause = exc if isinstance(exc, ClientError) else exc.__context__
+            if isinstance(cause, ClientError) and (_code(cause) in _FULL
+                                                   or _status(cause) == 507):
+                raise StorageFull(f"S3 upload of {key} failed: the bucket is full") from exc
             raise StorageError(f"S3 upload of {key} failed: {exc}") from exc
         size = Path(src).stat().st_size
         if move:
@@ -116,6 +124,10 @@ class S3Storage:
 
 def _code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def _status(exc: ClientError) -> int | None:
+    return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
 
 
 def _stream(body, chunk_size: int) -> Iterator[bytes]:
