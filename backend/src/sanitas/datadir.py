@@ -66,7 +66,12 @@ def _tighten(path: Path, mode: int) -> bool:
         return False
     if stat.S_ISLNK(st.st_mode) or stat.S_IMODE(st.st_mode) & 0o077 == 0:
         return False
-    os.chmod(path, mode)
+    try:
+        os.chmod(path, mode)
+    except PermissionError as exc:  # not ours: say so, and let the service start
+        log.warning("data: %s is readable by other accounts and could not be made private "
+                    "(%s); make it %o", path, exc.strerror, mode)
+        return False
     return True
 
 

@@ -125,3 +125,17 @@ def test_prepare_data_dir_unit(tmp_path, caplog):
     prepare_data_dir(settings)
     assert _mode(data / "sanitas.db") == _mode(data / "sanitas.db-wal") == 0o600
     assert "sanitas.db-wal" in caplog.text
+
+
+def test_a_data_dir_that_cannot_be_tightened_is_reported_not_fatal(tmp_path, caplog,
+                                                                    monkeypatch):
+    data = tmp_path / "data"
+    data.mkdir()
+    os.chmod(data, 0o755)
+
+    def refuse(path, mode):
+        raise PermissionError(1, "Operation not permitted", str(path))
+
+    monkeypatch.setattr(os, "chmod", refuse)
+    prepare_data_dir(Settings(data_dir=data, secret_key=SECRET))  # no exception
+    assert "could not be made private" in caplog.text and str(data) in caplog.text
