@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import io
 import os
+import pwd
 import random
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import httpx
+import psutil
 from PIL import Image
+from sqlalchemy import select
 
+from sanitas import scratch
 from sanitas.db import utcnow
 from sanitas.models import File, Job
-from sanitas.storage import make_storage, original_key
+from sanitas.storage import make_storage, original_key, sanitized_key
 
 BIN = Path(sys.executable).parent
 
@@ -30,6 +35,35 @@ def pdf_bytes(pages: int = 1, side: tuple[int, int] = (200, 260), seed: int = 5)
     buf = io.BytesIO()
     images[0].save(buf, "PDF", save_all=True, append_images=images[1:], quality=70)
     return buf.getvalue()
+
+
+def slow_pdf(seed: int = 5) -> bytes:
+    """A PDF whose advanced-mode job runs for a few seconds (40 pages rebuilt as images), long
+    enough to be killed mid-flight."""
+    return pdf_bytes(pages=40, side=(300, 400), seed=seed)
+
+
+def small_files(count: int, seed: int = 0) -> list[tuple[str, bytes]]:
+    """Quick files of mixed kinds, all of which sanitize: a PDF, PNG and JPEG images, text."""
+    out = []
+    for i in range(seed, seed + count):
+        kind = i % 4
+        if kind == 0:
+            out.append((f"small{i}.pdf", pdf_bytes(seed=i)))
+        elif kind == 3:
+            out.append((f"notes{i}.txt", f"plain text file {i}\n".encode() * 20))
+        else:
+            rng = random.Random(i)
+            buf = io.BytesIO()
+            Image.frombytes("RGB", (64, 48), rng.randbytes(64 * 48 * 3)).save(
+                buf, "PNG" if kind == 1 else "JPEG")
+            out.append((f"image{i}.{'png' if kind == 1 else 'jpg'}", buf.getvalue()))
+    return out
+
+
+def multipart(files: list[tuple[str, bytes]]) -> list[tuple[str, tuple[str, bytes]]]:
+    """`files=` for /api/upload/multiple (httpx and the TestClient)."""
+    return [("files", item) for item in files]
 
 
 def seed_job(session, settings, user, content: bytes, *, name="doc.pdf", mode="basic",
@@ -76,13 +110,96 @@ def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
                             stderr=subprocess.STDOUT, start_new_session=True)
 
 
+def process_tree(pid: int) -> list[psutil.Process]:
+    """The process and all its descendants as they are now (record it before a kill_hard:
+    the sandboxes a server starts run in sessions of their own, out of the kill's reach, and
+    must die with their parent; see survivors)."""
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def sandbox_uid(settings) -> int:
+    """The uid sandboxes run as (the sandbox user when the service runs as root)."""
+    return pwd.getpwnam(settings.sandbox_user).pw_uid if os.geteuid() == 0 else os.geteuid()
+
+
+def of_uid(processes: list[psutil.Process], uid: int) -> list[psutil.Process]:
+    """Those of `processes` running as `uid` (ask before they are killed)."""
+    out = []
+    for p in processes:
+        try:
+            if p.uids().real == uid:
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
 def kill_hard(proc: subprocess.Popen) -> None:
-    """SIGKILL the process and everything it started (a crash, not a shutdown)."""
+    """SIGKILL the process and everything in its process group (a crash, not a shutdown)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
     proc.wait(timeout=30)
+
+
+def survivors(processes: list[psutil.Process], timeout: float = 10) -> list[str]:
+    """Those of `processes` (recorded before a kill) still running after `timeout` seconds,
+    described. psutil compares start times, so a reused pid is not mistaken for one of them."""
+    def alive():
+        out = []
+        for p in processes:
+            try:
+                if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                    out.append(p)
+            except psutil.NoSuchProcess:
+                pass
+        return out
+
+    deadline = time.monotonic() + timeout
+    while (left := alive()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    described = []
+    for p in left:
+        try:
+            described.append(f"{p.pid} uid={p.uids().real} {' '.join(p.cmdline()[:4])}")
+        except psutil.NoSuchProcess:
+            pass
+    return described
+
+
+def stalled_upload(url: str, headers: dict[str, str], tmp_dir: Path
+                   ) -> tuple[threading.Event, threading.Thread]:
+    """An upload whose body stops half-way (a client still sending when the server dies):
+    returns once the server holds its part in `tmp_dir`. Set the event to let the client go
+    (its request then fails)."""
+    before = set(tmp_dir.iterdir()) if tmp_dir.exists() else set()
+    release = threading.Event()
+    boundary = "stalledboundary1234"
+
+    def body():
+        yield (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; "
+               f"filename=\"stalled.pdf\"\r\nContent-Type: application/pdf\r\n\r\n").encode()
+        yield pdf_bytes(seed=99)[:4096]
+        release.wait(120)
+
+    def send():
+        try:
+            httpx.post(url, headers={**headers, "Content-Type":
+                                     f"multipart/form-data; boundary={boundary}"},
+                       content=body(), timeout=120)
+        except httpx.HTTPError:
+            pass  # the server died under it
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    wait_until(lambda: tmp_dir.exists() and set(tmp_dir.iterdir()) - before, 30,
+               "the stalled upload to reach the server")
+    return release, thread
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -114,3 +231,73 @@ def wait_until(predicate, timeout: float, what: str, interval: float = 0.1):
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+# -- after a crash: the batch's state, scratch and blobs ----------------------------------------
+def job_states(session, file_ids: list[str]) -> dict[str, Job]:
+    """Each file's job, fresh from the database (exactly one job per file)."""
+    session.expire_all()
+    jobs = session.scalars(select(Job).where(Job.file_id.in_(file_ids))).all()
+    assert sorted(j.file_id for j in jobs) == sorted(file_ids), "one job per file"
+    return {j.file_id: j for j in jobs}
+
+
+def wait_files_done(session, file_ids: list[str], timeout: float) -> None:
+    def done():
+        session.expire_all()
+        statuses = session.scalars(select(File.status).where(File.id.in_(file_ids))).all()
+        return len(statuses) == len(file_ids) and \
+            all(s in ("COMPLETED", "FAILED") for s in statuses)
+
+    wait_until(done, timeout, "every file of the batch to finish", 0.3)
+
+
+def scratch_entries(settings) -> list[Path]:
+    """What is in $DATA_DIR/tmp/jobs and tmp/uploads."""
+    return sorted(p for base in (scratch.jobs_dir(settings), scratch.uploads_dir(settings))
+                  if base.exists() for p in base.iterdir())
+
+
+def past_grace(paths: list[Path]) -> None:
+    """Date entries a crash left back past the sweep's grace period (which spares an entry in
+    the moment between its creation and its lock)."""
+    old = time.time() - scratch.GRACE_SECONDS - 3600
+    for path in paths:
+        os.utime(path, (old, old))
+
+
+def stored_blobs(settings) -> list[str]:
+    """Every file in the local storage, half-written ones (.put-*) included."""
+    root = settings.files_dir
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+def assert_batch_recovered(session, settings, attempts_at_crash: dict[str, int],
+                           killed: set[str]) -> None:
+    """After a crash and its recovery: every file COMPLETED; a job killed mid-run ran once
+    more, a waiting one once, any other not again; exactly one original and one sanitized
+    blob per file and nothing else in storage; the scratch folders empty.
+    `attempts_at_crash` maps each file to its job's attempts just after the crash, `killed`
+    holds the files whose job the crash interrupted."""
+    file_ids = list(attempts_at_crash)
+    jobs = job_states(session, file_ids)
+    files = {f.id: f for f in session.scalars(select(File))}
+    assert sorted(files) == sorted(file_ids), "a file row nobody uploaded (or one missing)"
+    for file_id, attempts in attempts_at_crash.items():
+        file, job = files[file_id], jobs[file_id]
+        assert file.status == "COMPLETED", (file.original_name, file.error_message)
+        assert job.state == "completed" and job.progress == 100, (file.original_name, job.state)
+        expected = max(attempts, 1) + (file_id in killed)
+        assert job.attempts == expected, (file.original_name, attempts, job.attempts)
+        assert (file.original_key, file.sanitized_key) == (original_key(file_id),
+                                                           sanitized_key(file_id))
+    expected_blobs = sorted(k for f in file_ids for k in (original_key(f), sanitized_key(f)))
+    assert stored_blobs(settings) == expected_blobs
+    storage = make_storage(settings)
+    for file_id in file_ids:  # the blob is the one the row describes, not a killed run's
+        assert storage.size(sanitized_key(file_id)) == files[file_id].sanitized_size
+    # A job's folder goes just after its row is written: wait for the last one.
+    try:
+        wait_until(lambda: not scratch_entries(settings), 15, "the scratch folders to empty")
+    except AssertionError:
+        raise AssertionError(f"scratch left behind: {scratch_entries(settings)}") from None

@@ -1,6 +1,7 @@
 """The Celery executor against the real Redis and PostgreSQL with real `sanitas worker`
 processes: processing, high-priority queue first, and crash recovery (the worker is killed
-mid-job; after a restart the job completes with exactly one sanitized blob)."""
+mid-job; after a restart the job completes with exactly one sanitized blob; one of two
+workers is killed mid-batch and the other finishes everything)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,28 @@ import redis
 from databases import truncate_all
 from factories import auth_headers, make_user
 from fastapi.testclient import TestClient
-from jobkit import kill_hard, pdf_bytes, server_env, start, stop, wait_until
+from jobkit import (
+    assert_batch_recovered,
+    job_states,
+    kill_hard,
+    multipart,
+    of_uid,
+    past_grace,
+    process_tree,
+    sandbox_uid,
+    scratch_entries,
+    server_env,
+    slow_pdf,
+    small_files,
+    start,
+    stop,
+    survivors,
+    wait_files_done,
+    wait_until,
+)
 from sqlalchemy import select
 
+from sanitas import scratch
 from sanitas.config import Settings
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.main import create_app
@@ -105,7 +125,7 @@ def test_killed_worker_job_completes_after_restart(celery_settings, session, tmp
     worker = start(["worker", "--concurrency=1"], env, tmp_path / "worker.log")
     try:
         with TestClient(create_app(celery_settings)) as client:
-            slow = pdf_bytes(pages=40, side=(300, 400))
+            slow = slow_pdf()
             answer = client.post("/api/upload/single", headers=headers, data={"mode": "advanced"},
                                  files={"file": ("long.pdf", slow)})
             assert answer.status_code == 201, answer.text
@@ -163,3 +183,64 @@ def test_worker_beat_runs_the_expiry_sweep(celery_settings, session, tmp_path):
                               headers=headers).status_code == 410
     finally:
         stop(worker)
+
+
+@pytest.mark.slow
+def test_killed_worker_mid_batch_the_other_finishes(celery_settings, session, tmp_path):
+    """Two workers on one machine (one runs the schedule, the other --no-beat, as the systemd
+    unit advises); the second is killed while it runs a job and the batch still waits.
+    The first re-runs the killed job (periodic recovery of a stale heartbeat), finishes the
+    rest, and its periodic sweep removes the killed worker's scratch: one blob of each kind per
+    file, nothing left over, no sandbox outliving its worker. PostgreSQL only, the production
+    pairing of the Celery executor."""
+    headers = auth_headers(celery_settings, session, make_user(session, role="USER"))
+    env = {**_worker_env(celery_settings), "SANITAS_EXPIRY_SWEEP_INTERVAL_SECONDS": "2"}
+    survivor = start(["worker", "--concurrency=1"], env, tmp_path / "worker-a.log")
+    victim = start(["worker", "--concurrency=1", "--no-beat"], env, tmp_path / "worker-b.log")
+    try:
+        with TestClient(create_app(celery_settings)) as client:
+            wait_until(lambda: client.app.state.executor.workers() >= 2, 60,
+                       "both workers to answer pings", 0.5)
+
+            def upload(files, mode="basic") -> list[str]:
+                answer = client.post("/api/upload/multiple", headers=headers,
+                                     files=multipart(files), data={"mode": mode})
+                assert answer.status_code == 201, answer.text
+                return [f["fileId"] for f in answer.json()["data"]]
+
+            file_ids = [*upload([("long1.pdf", slow_pdf(5)), ("long2.pdf", slow_pdf(6))],
+                                "advanced"),
+                        *upload(small_files(6))]
+
+            def victims_job():
+                pids = {p.pid for p in process_tree(victim.pid)}
+                for job in job_states(session, file_ids).values():
+                    if job.state == "active" and job.progress > 0 and \
+                            int(job.worker_id.split(":")[1]) in pids:
+                        return job
+                return None
+
+            running = wait_until(victims_job, 90, "the second worker to run a job")
+            tree = process_tree(victim.pid)
+            sandboxes = of_uid(tree, sandbox_uid(celery_settings))
+            kill_hard(victim)
+            at_crash = job_states(session, file_ids)
+            attempts = {f: j.attempts for f, j in at_crash.items()}
+            assert (at_crash[running.file_id].state, at_crash[running.file_id].attempts) == \
+                ("active", 1)
+            assert any(j.state == "waiting" for j in at_crash.values())
+            assert sandboxes, "the killed worker's sandbox was not running"
+            assert survivors(tree) == []
+
+            left = [p for p in scratch_entries(celery_settings)
+                    if p.name.startswith(f"job-{running.id[:8]}-")]
+            assert len(left) == 1 and (left[0] / "input").exists()  # the original, left behind
+            assert left[0].parent == scratch.jobs_dir(celery_settings)
+            past_grace(left)
+
+            wait_files_done(session, file_ids, 150)
+            assert_batch_recovered(session, celery_settings, attempts, {running.file_id})
+            assert survivor.poll() is None
+    finally:
+        stop(victim)
+        stop(survivor)

@@ -16,9 +16,11 @@ from fastapi.testclient import TestClient
 from jobkit import (
     free_port,
     kill_hard,
+    past_grace,
     pdf_bytes,
     seed_job,
     server_env,
+    slow_pdf,
     start,
     stop,
     wait_http,
@@ -180,7 +182,7 @@ def test_killed_server_leaves_scratch_that_the_restart_removes(settings, db_sess
     server = start(["serve"], env, tmp_path / "serve.log")
     try:
         wait_http(f"{base}/health")
-        slow = pdf_bytes(pages=40, side=(300, 400))
+        slow = slow_pdf()
         answer = httpx.post(f"{base}/api/upload/single", headers=headers, timeout=60,
                             files={"file": ("long.pdf", slow)}, data={"mode": "advanced"})
         assert answer.status_code == 201, answer.text
@@ -195,7 +197,7 @@ def test_killed_server_leaves_scratch_that_the_restart_removes(settings, db_sess
         kill_hard(server)
         left = list(scratch.jobs_dir(settings).iterdir())
         assert len(left) == 1 and (left[0] / "input").exists()  # the original, left behind
-        os.utime(left[0], (OLD, OLD))  # past the grace period
+        past_grace(left)
 
         server = start(["serve"], env, tmp_path / "serve.log")
         wait_http(f"{base}/health")
