@@ -28,7 +28,7 @@ from sanitas.config import Settings
 
 log = logging.getLogger(__name__)
 
-GRACE_SECONDS = 60.0
+GRACE_SECONDS = 5.0
 # Work folders of versions that kept them in the system temp dir (no lock): only old ones.
 LEGACY_PREFIX = "sanitas-job-"
 LEGACY_MIN_AGE_SECONDS = 24 * 3600.0

@@ -159,3 +159,20 @@ def test_expiry_deletes_blobs_keeps_rows(settings, db_session):
     assert not db_session.get(File, busy.id).is_expired  # being processed: next sweep
     assert sorted(storage.keys()) == sorted([f"originals/{busy.id}", f"originals/{fresh.id}"])
     assert jobs.expire_files(factory, storage) == 0
+
+
+def test_a_job_interrupted_too_often_is_not_taken_over_again(settings, db_session):
+    """A file that brings its worker down every time must not run at every restart."""
+    user = make_user(db_session)
+    file, job = seed_job(db_session, settings, user, pdf_bytes())
+    factory = _factory(db_session)
+    stale = utcnow() - timedelta(seconds=settings.job_heartbeat_timeout_seconds + 1)
+    for attempt in range(1, settings.job_max_attempts + 1):
+        assert jobs.claim(factory, settings, job.id, f"worker-{attempt}")[0] is None
+        db_session.execute(update(Job).values(heartbeat_at=stale))  # the worker died
+        db_session.commit()
+    assert jobs.claim(factory, settings, job.id, "worker-last")[0] == "failed"
+    db_session.expire_all()
+    file, job = db_session.get(File, file.id), db_session.get(Job, job.id)
+    assert (job.state, file.status) == ("failed", "FAILED")
+    assert file.error_message == jobs.INTERRUPTED_MESSAGE

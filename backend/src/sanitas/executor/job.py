@@ -160,6 +160,10 @@ class _Progress:
             log.warning("progress write for job %s failed", self.job_id, exc_info=True)
 
 
+INTERRUPTED_MESSAGE = ("Processing of this file was interrupted several times (the worker "
+                       "stopped while it ran), so it was not tried again.")
+
+
 def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
           token: str) -> tuple[Outcome | None, File | None, Job | None]:
     """Take the job. Returns (None, file, job) when claimed, else the reason not to run."""
@@ -177,6 +181,16 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
             return "skipped", None, None
         job = s.get(Job, job_id)
         file = s.get(File, job.file_id)
+        if file is not None and job.attempts > settings.job_max_attempts:
+            # Taken over after a crash that many times: the file may be what kills the worker.
+            job.state, job.finished_at = "failed", now
+            job.error = file.error_message = INTERRUPTED_MESSAGE
+            file.status = "FAILED"
+            file.processing_completed_at = now
+            s.commit()
+            log.error("job %s: interrupted %d times; not tried again", job_id,
+                      job.attempts - 1)
+            return "failed", None, None
         if file is None or file.is_expired or file.original_key is None:
             job.state, job.finished_at = "failed", now
             job.error = "The file expired before it could be processed."
