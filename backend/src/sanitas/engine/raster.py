@@ -19,6 +19,7 @@ import pikepdf
 import pypdfium2 as pdfium
 from pikepdf import Array, Dictionary, Name
 
+from sanitas.engine.pdf import check_output
 from sanitas.engine.report import Context, Rejected
 
 DPI = 150
@@ -70,6 +71,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
         out.close()
     finally:
         document.close()
+    check_output(dst, count)  # read back by qpdf and PDFium before it is accepted
     ctx.add("pixel_reconstruction", f"{count} page(s)", "converted",
             f"every page rebuilt from {dpi} DPI pixels" +
             ("; OCR text layer added" if ocr else
