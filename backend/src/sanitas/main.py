@@ -29,12 +29,14 @@ from sanitas.users import routes as users_routes
 
 log = logging.getLogger(__name__)
 
-# Any API call may be refused by admission control (admission.py).
-ADMISSION_RESPONSES: dict[int | str, dict] = {
+# Any API call may be refused by admission control (admission.py), or meet a full disk.
+COMMON_RESPONSES: dict[int | str, dict] = {
     429: {"model": ErrorEnvelope, "description": "Too many calls under way at once from this "
           "user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After"},
     503: {"model": ErrorEnvelope, "description": "The server is busy (`server_busy`); "
           "see Retry-After"},
+    507: {"model": ErrorEnvelope, "description": "The server is out of storage space "
+          "(`insufficient_storage`)"},
 }
 
 FRONTEND_DIST = Path(__file__).resolve().parents[3] / "frontend" / "dist"
@@ -79,7 +81,7 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     app.include_router(health.router)
     for module in (auth_routes, users_routes, files_routes, usage_routes, admin_routes,
                    contact_routes):
-        app.include_router(module.router, prefix="/api", responses=ADMISSION_RESPONSES)
+        app.include_router(module.router, prefix="/api", responses=COMMON_RESPONSES)
     install_docs(app)  # Swagger UI from a local copy, before the /api catch-all below
 
     install_openapi(app)

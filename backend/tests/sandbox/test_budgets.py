@@ -300,6 +300,6 @@ def test_required_cgroups_refuse_jobs_when_missing(sandbox_settings, monkeypatch
 
     monkeypatch.setitem(cgroups._hosts, "required",
                         cgroups.CgroupHost(None, "test: none here", required=True))
-    monkeypatch.setenv("SANITAS_SANDBOX_CGROUP", "required")
+    settings = sandbox_settings.model_copy(update={"sandbox_cgroup": "required"})
     with pytest.raises(SandboxError, match="required but unavailable"):
-        probe("pass", sandbox_settings)
+        probe("pass", settings)

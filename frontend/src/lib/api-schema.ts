@@ -1427,6 +1427,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     google_start_api_auth_google_get: {
@@ -1483,6 +1492,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1550,6 +1568,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1635,6 +1662,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     login_api_auth_login_post: {
@@ -1706,6 +1742,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1791,6 +1836,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     change_password_api_auth_password_put: {
@@ -1869,6 +1923,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     get_profile_api_auth_profile_get: {
@@ -1927,6 +1990,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2012,6 +2084,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     refresh_api_auth_refresh_post: {
@@ -2083,6 +2164,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2168,6 +2258,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     resend_verification_api_auth_resend_verification_post: {
@@ -2226,6 +2325,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2311,6 +2419,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     verify_email_api_auth_verify_email_post: {
@@ -2389,6 +2506,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     list_messages_api_contact_get: {
@@ -2450,6 +2576,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2519,6 +2654,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2611,6 +2755,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     queue_clear_completed_api_process_queue_clear_completed_post: {
@@ -2669,6 +2822,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2741,6 +2903,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     queue_pause_api_process_queue_pause_post: {
@@ -2799,6 +2970,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2871,6 +3051,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     queue_stats_api_process_queue_stats_get: {
@@ -2929,6 +3118,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3003,6 +3201,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     upload_info_api_upload_info_get: {
@@ -3052,6 +3259,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3155,6 +3371,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3266,6 +3491,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     usage_analytics_api_usage_analytics_get: {
@@ -3333,6 +3567,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     usage_history_api_usage_history_get: {
@@ -3393,6 +3636,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3476,6 +3728,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     usage_stats_api_usage_stats_get: {
@@ -3525,6 +3786,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3596,6 +3866,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3683,6 +3962,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3797,6 +4085,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     user_files_api_users__user_id__files_get: {
@@ -3864,6 +4161,15 @@ export interface operations {
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
