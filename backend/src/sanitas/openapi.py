@@ -64,6 +64,13 @@ def _statuses(route: Any) -> set[str]:
     return statuses
 
 
+def _optional_sign_in(route: Any) -> bool:
+    from sanitas.deps import get_current_user, get_optional_user
+
+    calls = set(_calls(route.dependant))
+    return get_optional_user in calls and get_current_user not in calls
+
+
 def install_openapi(app: FastAPI) -> None:
     """Complete the generated document once, when it is first asked for."""
     generate = app.openapi
@@ -79,6 +86,8 @@ def install_openapi(app: FastAPI) -> None:
                 operation = schema["paths"].get(route.path_format, {}).get(method.lower())
                 if operation is None:
                     continue
+                if _optional_sign_in(route):  # e.g. the contact form: a token is optional
+                    operation["security"] = [{}, *operation.get("security", [])]
                 responses = operation.setdefault("responses", {})
                 for status in sorted(_statuses(route)):
                     if status not in responses:

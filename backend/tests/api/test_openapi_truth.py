@@ -77,3 +77,12 @@ def test_uploads_document_their_multipart_body_and_downloads_their_file(document
     assert items["files"]["type"] == "array"
     download = document["paths"]["/api/process/download/{file_id}"]["get"]["responses"]["200"]
     assert "application/octet-stream" in download["content"]
+
+
+def test_optional_sign_in_and_password_rules_are_documented(document):
+    assert document["paths"]["/api/contact"]["post"]["security"] == [{}, {"HTTPBearer": []}]
+    assert document["paths"]["/api/auth/profile"]["get"]["security"] == [{"HTTPBearer": []}]
+    schemas = document["components"]["schemas"]
+    assert schemas["RegisterIn"]["properties"]["password"]["minLength"] == 6
+    assert schemas["PasswordChangeIn"]["properties"]["newPassword"]["minLength"] == 8
+    assert schemas["ResetPasswordIn"]["properties"]["password"]["minLength"] == 8

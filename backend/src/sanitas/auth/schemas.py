@@ -41,10 +41,12 @@ def _strip_or_none(value: str | None) -> str | None:
     return value or None
 
 
+# Password lengths are documented as minLength but checked by the service (auth/service.py),
+# which answers 422 with the sentence the web app shows.
 class RegisterIn(CamelModel):
     # Format and minimum lengths are checked by the service, with readable messages.
     email: str = Field(max_length=320)
-    password: str = Field(max_length=256)
+    password: str = Field(max_length=256, json_schema_extra={"minLength": 6})
     first_name: str | None = Field(default=None, max_length=100)
     last_name: str | None = Field(default=None, max_length=100)
     username: str | None = Field(default=None, max_length=64)
@@ -76,7 +78,7 @@ class UsersProfileUpdateIn(ProfileUpdateIn):
 
 class PasswordChangeIn(CamelModel):
     current_password: str = Field(min_length=1, max_length=256)
-    new_password: str = Field(max_length=256)
+    new_password: str = Field(max_length=256, json_schema_extra={"minLength": 8})
 
 
 class TokenIn(CamelModel):
@@ -89,7 +91,7 @@ class ForgotPasswordIn(CamelModel):
 
 class ResetPasswordIn(CamelModel):
     token: str = Field(min_length=1, max_length=200)
-    password: str = Field(max_length=256)
+    password: str = Field(max_length=256, json_schema_extra={"minLength": 8})
 
 
 class CodeIn(CamelModel):
