@@ -176,3 +176,30 @@ def test_a_job_interrupted_too_often_is_not_taken_over_again(settings, db_sessio
     file, job = db_session.get(File, file.id), db_session.get(Job, job.id)
     assert (job.state, file.status) == ("failed", "FAILED")
     assert file.error_message == jobs.INTERRUPTED_MESSAGE
+
+
+def test_orphan_blobs_are_removed_once_old_enough(settings, db_session):
+    """A crash between storing a blob and committing its row leaves a blob nobody names."""
+    import os
+    import time
+
+    user = make_user(db_session)
+    file, _job = seed_job(db_session, settings, user, pdf_bytes())
+    storage = make_storage(settings)
+    orphan = settings.data_dir / "orphan"
+    orphan.write_bytes(b"%PDF-1.4 left by a crash")
+    storage.put_file("originals/00000000-0000-0000-0000-00000000dead", orphan)
+    partial = settings.files_dir / "originals" / ".put-crashed"
+    partial.write_bytes(b"half")
+    os.utime(partial, (time.time() - 7200, time.time() - 7200))
+    clock = [1000.0]
+    sweeper = jobs.OrphanSweeper(interval=600, min_age=3600, clock=lambda: clock[0])
+    factory = _factory(db_session)
+    assert sweeper.maybe_run(factory, storage) == 1  # only the old half-written file
+    assert not partial.exists()
+    assert "originals/00000000-0000-0000-0000-00000000dead" in storage.keys("originals/")
+    clock[0] += 599
+    assert sweeper.maybe_run(factory, storage) == 0  # not listed again within the interval
+    clock[0] += 3601
+    assert sweeper.maybe_run(factory, storage) == 1  # orphaned for an hour: removed
+    assert storage.keys("originals/") == [file.original_key]  # the named blob stays

@@ -94,7 +94,9 @@ def make_celery(settings: Settings) -> Celery:
 
         rt = _runtime()
         scratch.sweep(rt.settings)  # this machine's leftovers (a killed pool process's job)
-        return jobs.expire_files(rt.factory, rt.storage)
+        expired = jobs.expire_files(rt.factory, rt.storage)
+        rt.orphans.maybe_run(rt.factory, rt.storage)
+        return expired
 
     @app.task(name=RECOVER_TASK, bind=True)
     def recover_jobs(self) -> int:
@@ -150,12 +152,14 @@ def broker_backlog(app: Celery) -> int:
 class _Runtime:
     def __init__(self) -> None:
         from sanitas.db import make_engine, make_sessionmaker
+        from sanitas.executor.job import OrphanSweeper
         from sanitas.storage import make_storage
 
         self.settings = get_settings()
         self.engine = make_engine(str(self.settings.database_url))
         self.factory = make_sessionmaker(self.engine)
         self.storage = make_storage(self.settings)
+        self.orphans = OrphanSweeper()
 
 
 _rt: _Runtime | None = None

@@ -380,3 +380,58 @@ def queue_counts(session: Session) -> dict[str, int]:
     counts = {state: 0 for state in ("waiting", "active", "completed", "failed")}
     counts.update({state: n for state, n in rows})
     return counts
+
+
+class OrphanSweeper:
+    """Removes blobs no file row names: what a crash leaves between storing a blob and
+    committing its row (an upload's original, a job's sanitized copy). A blob is removed only
+    once it has been seen orphaned for `min_age` seconds (an upload or a job may still be about
+    to commit), and storage is listed at most every `interval` seconds (listing a large bucket
+    is not free). Local storage's half-written `.put-*` files of that age go too."""
+
+    PREFIXES = ("originals/", "sanitized/")
+
+    def __init__(self, interval: float = 3600.0, min_age: float = 3600.0,
+                 clock=time.monotonic) -> None:
+        self.interval, self.min_age, self.clock = interval, min_age, clock
+        self.first_seen: dict[str, float] = {}
+        self.last_run: float | None = None
+
+    def maybe_run(self, factory: sessionmaker[Session], storage: Storage) -> int:
+        now = self.clock()
+        if self.last_run is not None and now - self.last_run < self.interval:
+            return 0
+        self.last_run = now
+        try:
+            return self.run(factory, storage, now)
+        except Exception:  # a listing or a query that fails is tried at the next interval
+            log.warning("orphan blob sweep failed", exc_info=True)
+            return 0
+
+    def run(self, factory: sessionmaker[Session], storage: Storage, now: float) -> int:
+        keys = [k for prefix in self.PREFIXES for k in storage.keys(prefix)]
+        named: set[str] = set()
+        with factory() as s:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                named.update(k for k in s.scalars(select(File.original_key).where(
+                    File.original_key.in_(chunk))) if k)
+                named.update(k for k in s.scalars(select(File.sanitized_key).where(
+                    File.sanitized_key.in_(chunk))) if k)
+        orphans = set(keys) - named
+        self.first_seen = {k: self.first_seen.get(k, now) for k in orphans}
+        removed = 0
+        for key, seen in list(self.first_seen.items()):
+            if now - seen >= self.min_age:
+                try:
+                    storage.delete(key)
+                    removed += 1
+                    del self.first_seen[key]
+                except StorageError:
+                    log.warning("could not remove orphan blob %s", key, exc_info=True)
+        sweep_partials = getattr(storage, "sweep_partials", None)
+        if sweep_partials is not None:
+            removed += sweep_partials(self.min_age)
+        if removed:
+            log.info("removed %d orphan blob(s) a crash left in storage", removed)
+        return removed

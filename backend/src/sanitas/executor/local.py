@@ -40,6 +40,7 @@ class LocalExecutor:
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="sanitas-scheduler", daemon=True)
         self.last_sweep = 0.0
+        self.orphans = jobs.OrphanSweeper()
 
     # -- the interface the API uses -------------------------------------------------------
     def start(self) -> None:
@@ -86,6 +87,7 @@ class LocalExecutor:
             n = jobs.expire_files(self.factory, self.storage)
             if n:
                 log.info("expired %d file(s)", n)
+            self.orphans.maybe_run(self.factory, self.storage)
 
     def _dispatch(self) -> None:
         with self.lock:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,6 +83,19 @@ class LocalStorage:
 
     def healthy(self) -> bool:
         return self.root.is_dir() and os.access(self.root, os.W_OK)
+
+    def sweep_partials(self, min_age: float) -> int:
+        """Remove half-written `.put-*` files older than `min_age` seconds (a crash mid-copy)."""
+        removed = 0
+        cutoff = time.time() - min_age
+        for path in self.root.rglob(".put-*"):
+            try:
+                if path.is_file() and path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed += 1
+            except OSError:
+                pass
+        return removed
 
 
 def _read_chunks(fh, chunk_size: int) -> Iterator[bytes]:
