@@ -67,9 +67,13 @@ async def raw_get(port: int, path: str, headers: dict[str, str],
 
 
 async def burst(port: int, headers: dict[str, str], size: int, path: str,
-                timeout: float) -> tuple[Counter, list[float]]:
+                timeout: float, by_code: dict[str, list[float]] | None = None
+                ) -> tuple[Counter, list[float]]:
     results = await asyncio.gather(*(raw_get(port, path, headers, timeout)
                                      for _ in range(size)))
+    if by_code is not None:
+        for code, seconds in results:
+            by_code.setdefault(code, []).append(seconds)
     return Counter(code for code, _ in results), [t for _, t in results]
 
 
@@ -97,9 +101,10 @@ async def run(base: str, port: int, server_pid: int, attacker: dict[str, str], o
     codes: Counter = Counter()
     latencies: list[float] = []
     cpu: list[float] = []
+    by_code: dict[str, list[float]] = {}
     for _ in range(bursts):
         before = server_cpu(server_pid)
-        got, times = await burst(port, attacker, size, path, timeout=20)
+        got, times = await burst(port, attacker, size, path, timeout=20, by_code=by_code)
         cpu.append(server_cpu(server_pid) - before)
         codes.update(got)
         latencies += times
@@ -113,7 +118,7 @@ async def run(base: str, port: int, server_pid: int, attacker: dict[str, str], o
         except httpx.HTTPError as exc:
             health = type(exc).__name__
         health_s = time.perf_counter() - started
-    return {"cpu": cpu, "codes": codes, "latencies": latencies, "other": other_latencies,
+    return {"cpu": cpu, "by_code": by_code, "codes": codes, "latencies": latencies, "other": other_latencies,
             "other_failures": other_failures, "health": health, "health_s": health_s}
 
 
@@ -124,13 +129,17 @@ def main() -> None:
     parser.add_argument("--path", default="/api/auth/profile")
     parser.add_argument("--api-workers", type=int, default=2,
                         help="API processes (`serve --workers`; the executor runs once)")
+    parser.add_argument("--user-concurrency", type=int, default=None,
+                        help="SANITAS_USER_CONCURRENCY (default: the server's)")
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="sanitas-bench-burst-"))
     port = free_port()
     proc = None
     try:
-        proc = start_server(data_dir, port,
-                            extra_env={"SANITAS_API_WORKERS": str(args.api_workers)})
+        env = {"SANITAS_API_WORKERS": str(args.api_workers)}
+        if args.user_concurrency is not None:
+            env["SANITAS_USER_CONCURRENCY"] = str(args.user_concurrency)
+        proc = start_server(data_dir, port, extra_env=env)
         attacker, other = make_users(data_dir, 2)
         figures = asyncio.run(run(f"http://127.0.0.1:{port}", port, proc.pid, attacker, other, args.bursts,
                                   args.size, args.path))
@@ -140,6 +149,9 @@ def main() -> None:
         print(f"  answers: {dict(figures['codes'])}")
         print(f"  latency p50 {pct(lat, 50) * 1000:.0f} ms, p99 {pct(lat, 99) * 1000:.0f} ms, "
               f"max {max(lat) * 1000:.0f} ms   (target p99 <= 250 ms)")
+        for code, seconds in sorted(figures["by_code"].items()):
+            print(f"    {code}: p50 {pct(seconds, 50) * 1000:.0f} ms, "
+                  f"p99 {pct(seconds, 99) * 1000:.0f} ms")
         other_lat = figures["other"]
         print(f"  other user: {len(other_lat)} calls, worst {max(other_lat) * 1000:.0f} ms, "
               f"p99 {pct(other_lat, 99) * 1000:.0f} ms, failures {figures['other_failures']}"

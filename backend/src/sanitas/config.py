@@ -91,7 +91,7 @@ class Settings(BaseSettings):
     # Admission control per API process (see sanitas/admission.py): calls under way at once
     # per user (or per address without a token), refused beyond with 429; calls holding a
     # database session at once, waiting at most api_queue_seconds beyond, then 503.
-    user_concurrency: int = 16
+    user_concurrency: int = 8
     api_workers: int = 1  # API processes of `sanitas serve` (see `serve --workers`)
     api_concurrency: int = 24
     api_queue_seconds: float = 10.0
