@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +26,13 @@ import httpx
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import free_port, make_users, pct, start_server  # noqa: E402
+from bench_service import (  # noqa: E402
+    free_port,
+    make_users,
+    pct,
+    start_server,
+    stop_server,
+)
 
 
 def server_cpu(pid: int) -> float:
@@ -160,12 +163,7 @@ def main() -> None:
         print(f"  /health after: {figures['health']} in {figures['health_s'] * 1000:.0f} ms")
     finally:
         if proc is not None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            stop_server(proc)
         shutil.rmtree(data_dir, ignore_errors=True)
 
 

@@ -127,6 +127,18 @@ def start_server(data_dir: Path, port: int,
     raise SystemExit("server did not start")
 
 
+def stop_server(proc: subprocess.Popen) -> None:
+    """Stop a server `start_server` started: SIGTERM to its process group, SIGKILL after 30 s."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
 # -- measurements ------------------------------------------------------------------------------
 class Client:
     def __init__(self, base: str, headers: dict[str, str]) -> None:
@@ -287,11 +299,7 @@ def main() -> None:
               f"(growth {(end - warm) / mb:+.1f} MB)")
         print("RSS trace (files, MB): " + ", ".join(f"{n}:{r / mb:.0f}" for n, r in rss))
     finally:
-        try:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
-        except Exception:  # noqa: BLE001
-            os.killpg(server.pid, signal.SIGKILL)
+        stop_server(server)
         shutil.rmtree(data_dir, ignore_errors=True)
 
 

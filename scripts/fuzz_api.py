@@ -10,9 +10,7 @@ Usage: backend/.venv/bin/python scripts/fuzz_api.py [--max-time 240] [--workers 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -20,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_service import free_port, make_users, start_server  # noqa: E402
+from bench_service import free_port, make_users, start_server, stop_server  # noqa: E402
 
 SCHEMATHESIS = ROOT / "backend" / ".venv" / "bin" / "schemathesis"
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance," \
@@ -52,15 +50,11 @@ def main() -> int:
                        "-H", f"Authorization: {headers['Authorization']}"]
             for path in EXCLUDED:
                 command += ["--exclude-path", path]
-            done = subprocess.run(command, cwd=data_dir)
+            done = subprocess.run(command, cwd=data_dir, check=False)
             status = status or done.returncode
     finally:
         if proc is not None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+            stop_server(proc)
         log = data_dir / "serve.log"
         if log.exists():
             errors = [line for line in log.read_text(errors="replace").splitlines()

@@ -5,9 +5,6 @@ database-slot limits (admission.py) on both databases."""
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -22,7 +19,7 @@ from sanitas.errors import ApiError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from bench_burst import burst  # noqa: E402
-from bench_service import free_port, start_server  # noqa: E402
+from bench_service import free_port, start_server, stop_server  # noqa: E402
 
 BURST = 200
 
@@ -37,12 +34,7 @@ def served(settings):
     try:
         yield port
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_server(proc)
 
 
 async def _bursts_with_a_bystander(port: int, attacker: dict, other: dict, path: str):
@@ -112,9 +104,8 @@ def test_database_gate_waits_then_answers_busy_and_a_paused_slot_is_lent():
                 async with gate.slot():
                     pass
             assert busy.value.status_code == 503 and busy.value.error == "server_busy"
-            async with held.paused():  # lent out while the holder does slow work
-                async with gate.slot():
-                    pass
+            async with held.paused(), gate.slot():  # lent out while the holder does slow work
+                pass
         async with gate.slot():  # given back at the end
             pass
 

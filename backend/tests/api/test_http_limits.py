@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import select
-import signal
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,7 +28,7 @@ from sanitas.http_limits import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
-from bench_service import free_port, make_users, start_server
+from bench_service import free_port, make_users, start_server, stop_server
 
 MB = 1024 * 1024
 CONTACT = {"name": "Ann", "email": "ann@example.com", "subject": "Hello",
@@ -135,12 +132,7 @@ def live(tmp_path_factory):
     try:
         yield port, proc, data_dir
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        stop_server(proc)
 
 
 def raw_exchange(port: int, head: bytes) -> socket.socket:
