@@ -11,21 +11,17 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import socket
 import sqlite3
 import subprocess
-import threading
-import time
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from factories import auth_headers, make_user
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
-from test_upload_support import pdf_bytes
+from test_upload_support import app_server, pdf_bytes
 
 from sanitas.config import MB, Settings
 from sanitas.errors import INSUFFICIENT_STORAGE_MESSAGE, is_out_of_space
@@ -200,20 +196,8 @@ def test_below_the_minimum_without_a_mount(api, settings, db_session):
 
 @pytest.fixture
 def live_server(settings):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(settings, start_background=False), host="127.0.0.1",
-                            port=port, log_level="warning", lifespan="on", http="h11")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with app_server(settings, http="h11") as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.mark.parametrize("announced", [True, False], ids=["content-length", "chunked"])

@@ -4,19 +4,15 @@ refused with the usual 403, and refused uploads leave neither rows nor blobs beh
 
 from __future__ import annotations
 
-import socket
 import threading
-import time
 from collections import Counter
 
 import httpx
 import pytest
-import uvicorn
 from factories import auth_headers, make_user
 from sqlalchemy import func, select
-from test_upload_support import TEXT
+from test_upload_support import TEXT, app_server
 
-from sanitas.main import create_app
 from sanitas.models import File, Job
 
 PARALLEL = 20
@@ -28,21 +24,8 @@ def server(settings):
     # The per-user concurrency limit (admission.py) would refuse some of the race with 429:
     # here the database alone must hold the quota.
     settings.user_concurrency = PARALLEL
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(settings, start_background=False), host="127.0.0.1",
-                            port=port, log_level="warning", lifespan="on")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started, "the test server did not start"
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with app_server(settings) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def _race(base_url: str, headers: dict[str, str], content: bytes) -> list[tuple[int, str]]:

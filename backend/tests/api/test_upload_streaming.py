@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import select
 import socket
-import threading
-import time
 
 import pytest
-import uvicorn
 from factories import auth_headers, make_user
-
-from sanitas.main import create_app
+from test_upload_support import app_server
 
 LIMIT = 256 * 1024
 
@@ -21,20 +17,8 @@ LIMIT = 256 * 1024
 def server(settings):
     settings.role_limits["GUEST"] = settings.role_limits["GUEST"].model_copy(
         update={"max_file_size": LIMIT})
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(settings, start_background=False), host="127.0.0.1",
-                            port=port, log_level="warning", lifespan="on")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield port
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with app_server(settings) as port:
+        yield port
 
 
 def test_chunked_oversized_upload_is_cut_short(server, settings, db_session):

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import io
 import random
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
+import uvicorn
 from fastapi.testclient import TestClient
 from PIL import Image
 
@@ -37,6 +43,29 @@ def png_bytes(side: int = 32, seed: int = 2) -> bytes:
 
 TEXT = b"Quarterly numbers\nRevenue: 10\nCosts: 7\n"
 EXE = b"MZ\x90\x00" + b"\x00" * 200 + b"This program cannot be run in DOS mode.\r\n"
+
+
+@contextmanager
+def app_server(settings, **config) -> Iterator[int]:
+    """The app without background executor, served by uvicorn on a free loopback port in a
+    thread of this process (uvicorn's `Config` options may be given); yields the port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(settings, start_background=False),
+                                           host="127.0.0.1", port=port, log_level="warning",
+                                           lifespan="on", **config))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "the test server did not start"
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 @pytest.fixture
