@@ -1626,6 +1626,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The account is deactivated (`account_inactive`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The request body is larger than allowed */
             413: {
                 headers: {
@@ -1706,6 +1715,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The account is deactivated (`account_inactive`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2215,6 +2233,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The email or username is already registered (`email_taken`, `username_taken`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3926,6 +3953,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The username is taken (`username_taken`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -75,7 +75,13 @@ def _access_family(request: Request, settings) -> str | None:
     return payload["sid"] if payload else None
 
 
-@router.post("/register", response_model=Envelope[AuthData], status_code=201)
+_INACTIVE: dict[int | str, dict] = {403: {"model": ErrorEnvelope, "description": "The account "
+                                          "is deactivated (`account_inactive`)"}}
+
+
+@router.post("/register", response_model=Envelope[AuthData], status_code=201,
+             responses={409: {"model": ErrorEnvelope, "description": "The email or username is "
+                              "already registered (`email_taken`, `username_taken`)"}})
 def register(body: RegisterIn, request: Request, session: SessionDep, settings: SettingsDep,
              background: BackgroundTasks):
     ratelimit.hit(session, [
@@ -91,7 +97,7 @@ def register(body: RegisterIn, request: Request, session: SessionDep, settings: 
     return ok(data, "Registration successful! Please check your email to verify your account.")
 
 
-@router.post("/login", response_model=Envelope[AuthData])
+@router.post("/login", response_model=Envelope[AuthData], responses=_INACTIVE)
 def login(body: LoginIn, request: Request, session: SessionDep, settings: SettingsDep):
     # Guessing is slowed without letting strangers lock the owner out (OWASP authentication
     # cheat sheet): attempts count per source address (an IPv6 /64), per source and account
@@ -268,7 +274,7 @@ def google_callback(request: Request, session: SessionDep, settings: SettingsDep
     return answer
 
 
-@router.post("/google/exchange", response_model=Envelope[AuthData])
+@router.post("/google/exchange", response_model=Envelope[AuthData], responses=_INACTIVE)
 def google_exchange(body: CodeIn, request: Request, session: SessionDep, settings: SettingsDep):
     """Trade the one-time code from the callback for the user and tokens."""
     ratelimit.hit(session, [(f"login:ip:{ratelimit.source(client_ip(request))}",

@@ -22,7 +22,9 @@ router = APIRouter(prefix="/users", tags=["users"],
 UserStatus = Literal["all", "active", "inactive", "verified", "unverified"]
 
 
-@router.put("/profile", response_model=Envelope[UserOut])
+@router.put("/profile", response_model=Envelope[UserOut],
+            responses={409: {"model": ErrorEnvelope,
+                             "description": "The username is taken (`username_taken`)"}})
 def update_own_profile(body: UsersProfileUpdateIn, user: CurrentUser, session: SessionDep):
     changes = body.model_dump(include=body.model_fields_set, by_alias=False)
     if "username" in changes:
