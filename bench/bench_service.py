@@ -197,12 +197,14 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--pdf-runs", type=int, default=15)
+    parser.add_argument("--env", action="append", default=[], metavar="SANITAS_X=VALUE",
+                        help="a setting for the server (repeatable), e.g. to compare options")
     args = parser.parse_args()
 
     data_dir = Path(tempfile.mkdtemp(prefix="sanitas-bench-"))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = start_server(data_dir, port)
+    server = start_server(data_dir, port, dict(item.split("=", 1) for item in args.env))
     try:
         headers = make_users(data_dir, args.clients + 2)
         proc = psutil.Process(server.pid)
