@@ -64,9 +64,13 @@ def test_killed_server_job_completes_after_restart(settings, db_session, tmp_pat
         job = db_session.scalar(select(Job).where(Job.file_id == file_id))
         assert job.state == "active" and job.attempts == 1  # left behind by the crash
         assert db_session.get(File, file_id).status == "PROCESSING"
+        left = list(scratch.jobs_dir(settings).iterdir())
+        assert len(left) == 1 and (left[0] / "input").exists()  # the original, left behind
+        past_grace(left)
 
         server = start(["serve"], env, tmp_path / "serve.log")
         wait_http(f"{base}/health")
+        assert not left[0].exists()  # the sweep at start removed it
 
         def finished():
             answer = httpx.get(f"{base}/api/process/status/{file_id}", headers=headers)

@@ -1,5 +1,6 @@
 """Job scratch and upload temp files live under the data dir and are swept: what a crash
-left is removed (at start and with the expiry sweep), what a live process holds is not."""
+left is removed (at start and with the expiry sweep), what a live process holds is not. A real
+kill -9 and the restart's sweep are in test_local_recovery.py."""
 
 from __future__ import annotations
 
@@ -9,24 +10,12 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
-import pytest
 from factories import auth_headers, make_user
 from fastapi.testclient import TestClient
 from jobkit import (
-    free_port,
-    kill_hard,
-    past_grace,
     pdf_bytes,
     seed_job,
-    server_env,
-    slow_pdf,
-    start,
-    stop,
-    wait_http,
-    wait_until,
 )
-from sqlalchemy import select
 
 from sanitas import scratch
 from sanitas.db import make_sessionmaker
@@ -34,7 +23,6 @@ from sanitas.executor import job as jobs
 from sanitas.executor.local import LocalExecutor
 from sanitas.files import service
 from sanitas.main import create_app
-from sanitas.models import Job
 from sanitas.storage import make_storage
 
 OLD = time.time() - 3600
@@ -167,40 +155,3 @@ def test_legacy_tmp_work_folders_are_removed_when_old(settings, tmp_path, monkey
     os.utime(other, (time.time() - 2 * 24 * 3600,) * 2)
     assert scratch.sweep(settings, legacy=True) == 1
     assert not old.exists() and recent.exists() and other.exists()
-
-
-@pytest.mark.slow
-def test_killed_server_leaves_scratch_that_the_restart_removes(settings, db_session,
-                                                               tmp_path):
-    user = make_user(db_session)
-    headers = auth_headers(settings, db_session, user)
-    port = free_port()
-    env = server_env(settings, SANITAS_PORT=port, SANITAS_EXECUTOR_WORKERS=1,
-                     SANITAS_JOB_HEARTBEAT_TIMEOUT_SECONDS=3,
-                     SANITAS_EXECUTOR_POLL_INTERVAL_SECONDS=0.3)
-    base = f"http://127.0.0.1:{port}"
-    server = start(["serve"], env, tmp_path / "serve.log")
-    try:
-        wait_http(f"{base}/health")
-        slow = slow_pdf()
-        answer = httpx.post(f"{base}/api/upload/single", headers=headers, timeout=60,
-                            files={"file": ("long.pdf", slow)}, data={"mode": "advanced"})
-        assert answer.status_code == 201, answer.text
-        file_id = answer.json()["data"]["fileId"]
-
-        def running():
-            db_session.expire_all()
-            job = db_session.scalar(select(Job).where(Job.file_id == file_id))
-            return job.state == "active" and job.progress > 0
-
-        wait_until(running, 60, "the job to be running")
-        kill_hard(server)
-        left = list(scratch.jobs_dir(settings).iterdir())
-        assert len(left) == 1 and (left[0] / "input").exists()  # the original, left behind
-        past_grace(left)
-
-        server = start(["serve"], env, tmp_path / "serve.log")
-        wait_http(f"{base}/health")
-        assert not left[0].exists()
-    finally:
-        stop(server)
