@@ -3,24 +3,17 @@ or outlive its limits. `probe` runs code in exactly the sandbox a job gets."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
-import textwrap
 from pathlib import Path
 
 import pytest
+from probes import FORK_UP_TO_200, run_json
 
 from sanitas.sandbox import bwrap
 from sanitas.sandbox.bwrap import SandboxLimits, probe
 
 MB = 1024 * 1024
-
-
-def run_json(code: str, settings, **kwargs) -> dict:
-    proc = probe(textwrap.dedent(code), settings, **kwargs)
-    assert proc.returncode == 0, proc.stderr.decode()
-    return json.loads(proc.stdout.decode().strip().splitlines()[-1])
 
 
 def test_no_network_loopback_external_dns_or_abstract_sockets(sandbox_settings):
@@ -161,23 +154,8 @@ def test_file_size_limit(sandbox_settings):
 def test_process_limit(sandbox_settings):
     # The job's own allowance, whatever else the sandbox uid runs (see test_budgets.py for a
     # crowd of unrelated tasks of that uid).
-    outcome = run_json("""
-        import json, os, time
-        children, error = [], None
-        for _ in range(200):
-            try:
-                pid = os.fork()
-            except OSError as exc:
-                error = type(exc).__name__
-                break
-            if pid == 0:
-                time.sleep(5)
-                os._exit(0)
-            children.append(pid)
-        for pid in children:
-            os.kill(pid, 9)
-        print(json.dumps({"forked": len(children), "error": error}))
-    """, sandbox_settings, limits=SandboxLimits(processes=30))
+    outcome = run_json(FORK_UP_TO_200, sandbox_settings,
+                       limits=SandboxLimits(processes=30))
     # exact with a pids cgroup; without one the allowance sits on the uid's tasks at start
     upper = 30 if bwrap._cgroup_host(sandbox_settings).available else 60
     assert outcome["error"] == "BlockingIOError" and 20 <= outcome["forked"] < upper

@@ -13,17 +13,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from probes import FORK_UP_TO_200, run_json
 
 from sanitas.sandbox import bwrap, cgroups, run_sanitizer
 from sanitas.sandbox.bwrap import SandboxLimits, probe
 
 MB = 1024 * 1024
-
-
-def run_json(code: str, settings, **kwargs) -> dict:
-    proc = probe(textwrap.dedent(code), settings, **kwargs)
-    assert proc.returncode == 0, proc.stderr.decode()
-    return json.loads(proc.stdout.decode().strip().splitlines()[-1])
 
 
 def cgroup_host(settings) -> cgroups.CgroupHost:
@@ -126,23 +121,8 @@ def test_process_limit_is_per_job_not_per_uid(sandbox_settings):
         stdout=subprocess.PIPE)
     try:
         assert crowd.stdout.readline() == b"up\n"
-        outcome = run_json("""
-            import json, os, time
-            children, error = [], None
-            for _ in range(200):
-                try:
-                    pid = os.fork()
-                except OSError as exc:
-                    error = type(exc).__name__
-                    break
-                if pid == 0:
-                    time.sleep(5)
-                    os._exit(0)
-                children.append(pid)
-            for pid in children:
-                os.kill(pid, 9)
-            print(json.dumps({"forked": len(children), "error": error}))
-        """, sandbox_settings, limits=SandboxLimits(processes=30))
+        outcome = run_json(FORK_UP_TO_200, sandbox_settings,
+                           limits=SandboxLimits(processes=30))
     finally:
         crowd.kill()
         crowd.wait()
