@@ -16,7 +16,6 @@ Two limits, both per API process:
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -24,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sanitas.auth.tokens import AccessTokenCache
 from sanitas.config import Settings
 from sanitas.errors import ApiError, error_body
 
@@ -97,58 +97,34 @@ async def database_paused(request: Request, session) -> AsyncIterator[None]:
         yield
 
 
-class CallerKeys:
-    """Tells callers apart: the user of a valid access token, else the client's address. No
-    database read; verified tokens are remembered until they expire (a burst repeats one
-    token, and checking its signature is most of the cost of refusing a call)."""
+def caller_key(tokens: AccessTokenCache, request: Request) -> str:
+    """The user of a valid access token, else the client's address (no database read)."""
+    from sanitas.auth.routes import client_ip
 
-    def __init__(self, settings: Settings, size: int = 4096) -> None:
-        self.settings = settings
-        self.size = size
-        self._known: dict[str, tuple[str, float]] = {}
-
-    def __call__(self, request: Request) -> str:
-        from sanitas.auth.routes import client_ip
-
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        token = token.strip()
-        if scheme.lower() == "bearer" and token:
-            user = self._user(token)
-            if user is not None:
-                return f"user:{user}"
-        return f"ip:{client_ip(request)}"
-
-    def _user(self, token: str) -> str | None:
-        from sanitas.auth.tokens import decode_access_token
-
-        known = self._known.get(token)
-        if known is not None and known[1] > time.time():
-            return known[0]
-        payload = decode_access_token(self.settings, token)
-        if payload is None:
-            return None
-        if len(self._known) >= self.size:
-            self._known.clear()  # bounded; a cleared cache costs one verification per token
-        self._known[token] = (str(payload["sub"]), float(payload["exp"]))
-        return str(payload["sub"])
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    token = token.strip()
+    if scheme.lower() == "bearer" and token:
+        payload = tokens.payload(token)
+        if payload is not None:
+            return f"user:{payload['sub']}"
+    return f"ip:{client_ip(request)}"
 
 
 class PerCallerLimit:
     """ASGI middleware: at most `limit` API calls under way per caller in this process."""
 
-    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+    def __init__(self, app: ASGIApp, settings: Settings, tokens: AccessTokenCache) -> None:
         self.app = app
-        self.settings = settings
         self.limit = settings.user_concurrency
+        self.tokens = tokens
         self.in_flight: dict[str, int] = {}
-        self.caller_key = CallerKeys(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self.limit <= 0 or not (
                 scope["path"].startswith("/api/") or scope["path"] == "/health"):
             await self.app(scope, receive, send)
             return
-        key = self.caller_key(Request(scope))
+        key = caller_key(self.tokens, Request(scope))
         count = self.in_flight.get(key, 0)
         if count >= self.limit:
             answer = JSONResponse(error_body(429, TOO_MANY_AT_ONCE, "too_many_concurrent"),

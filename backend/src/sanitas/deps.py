@@ -11,7 +11,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from sanitas.auth.tokens import decode_access_token
 from sanitas.config import Settings
 from sanitas.errors import ApiError
 from sanitas.models import AuthSession, User
@@ -41,10 +40,10 @@ SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 _bearer = HTTPBearer(auto_error=False)
 
 
-def _user_from_token(settings: Settings, session: Session, token: str | None) -> User | None:
+def _user_from_token(request: Request, session: Session, token: str | None) -> User | None:
     if not token:
         return None
-    payload = decode_access_token(settings, token)
+    payload = request.app.state.access_tokens.payload(token)  # verified once per process
     if payload is None:
         return None
     user = session.get(User, payload["sub"])
@@ -58,10 +57,10 @@ def _user_from_token(settings: Settings, session: Session, token: str | None) ->
 
 
 def get_current_user(
-    settings: SettingsDep, session: SessionDep,
+    request: Request, session: SessionDep,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> User:
-    user = _user_from_token(settings, session, creds.credentials if creds else None)
+    user = _user_from_token(request, session, creds.credentials if creds else None)
     if user is None:
         raise ApiError(401, "Authentication required. Please sign in.", "unauthorized",
                        headers={"WWW-Authenticate": "Bearer"})
@@ -69,10 +68,10 @@ def get_current_user(
 
 
 def get_optional_user(
-    settings: SettingsDep, session: SessionDep,
+    request: Request, session: SessionDep,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> User | None:
-    return _user_from_token(settings, session, creds.credentials if creds else None)
+    return _user_from_token(request, session, creds.credentials if creds else None)
 
 
 CurrentUser = Annotated[User, Depends(get_current_user)]

@@ -15,14 +15,15 @@ from sanitas.admin import routes as admin_routes
 from sanitas.admission import DatabaseGate, PerCallerLimit
 from sanitas.api_docs import install_docs
 from sanitas.auth import routes as auth_routes
+from sanitas.auth.tokens import AccessTokenCache
 from sanitas.config import Settings, get_settings
 from sanitas.contact import routes as contact_routes
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.errors import error_body, install_error_handlers
-from sanitas.openapi import allowed_methods, install_openapi
-from sanitas.schemas import ErrorEnvelope
 from sanitas.files import routes as files_routes
 from sanitas.http_limits import BodyLimitMiddleware, upload_caps
+from sanitas.openapi import allowed_methods, install_openapi
+from sanitas.schemas import ErrorEnvelope
 from sanitas.security_headers import SecurityHeadersMiddleware
 from sanitas.usage import routes as usage_routes
 from sanitas.users import routes as users_routes
@@ -71,8 +72,9 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
     app.state.db_gate = DatabaseGate(settings.api_concurrency, settings.api_queue_seconds)
+    app.state.access_tokens = AccessTokenCache(settings)
     install_error_handlers(app)
-    app.add_middleware(PerCallerLimit, settings=settings)
+    app.add_middleware(PerCallerLimit, settings=settings, tokens=app.state.access_tokens)
     # Outermost last: the security headers also go on the body limit's 413.
     app.add_middleware(BodyLimitMiddleware, path_caps=upload_caps(settings))
     app.add_middleware(SecurityHeadersMiddleware,

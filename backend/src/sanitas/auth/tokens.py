@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 from datetime import timedelta
 
 import jwt
@@ -36,3 +37,28 @@ def new_opaque_token() -> str:
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+class AccessTokenCache:
+    """Verified access tokens, remembered until they expire, so that one token is checked once
+    per process rather than on every call (a burst repeats one token, and the signature check
+    is the costliest part of refusing or admitting a call). What it answers is what
+    `decode_access_token` would: the payload, or None. Revocation is not its business: the
+    session family is looked up in the database for every call (deps.py)."""
+
+    def __init__(self, settings: Settings, size: int = 4096) -> None:
+        self.settings = settings
+        self.size = size
+        self._known: dict[str, dict] = {}
+
+    def payload(self, token: str) -> dict | None:
+        known = self._known.get(token)
+        if known is not None and known["exp"] > time.time():
+            return known
+        payload = decode_access_token(self.settings, token)
+        if payload is None:
+            return None
+        if len(self._known) >= self.size:
+            self._known.clear()  # bounded; a cleared cache costs one verification per token
+        self._known[token] = payload
+        return payload
