@@ -20,6 +20,7 @@ from sanitas.config import Settings, get_settings
 from sanitas.contact import routes as contact_routes
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.errors import error_body, install_error_handlers
+from sanitas.executor import executor_connections
 from sanitas.files import routes as files_routes
 from sanitas.http_limits import BodyLimitMiddleware, upload_caps
 from sanitas.openapi import allowed_methods, install_openapi
@@ -46,10 +47,9 @@ FRONTEND_DIST = Path(__file__).resolve().parents[3] / "frontend" / "dist"
 def create_app(settings: Settings | None = None, *, start_background: bool = True,
                executor_in_supervisor: bool = False) -> FastAPI:
     settings = settings or get_settings()
-    # One connection per database slot, plus the local executor's job, heartbeat and
-    # progress threads and the periodic sweeps.
+    # One connection per database slot, plus what the local executor may hold.
     engine = make_engine(str(settings.database_url),
-                         pool_size=settings.api_concurrency + 3 * settings.executor_workers + 4)
+                         pool_size=settings.api_concurrency + executor_connections(settings))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

@@ -15,6 +15,12 @@ from sanitas.health import register_health_check
 log = logging.getLogger(__name__)
 
 
+def executor_connections(settings) -> int:
+    """Database connections the local executor may hold at once: each job thread, its
+    heartbeat and its progress writes, plus the scheduler and the periodic sweeps."""
+    return 3 * settings.executor_workers + 4
+
+
 def make_executor(settings, factory, storage):
     if settings.executor == "celery":
         from sanitas.executor.celery_app import CeleryExecutor
@@ -105,8 +111,7 @@ def run_supervisor_executor(settings) -> Callable[[], None]:
     from sanitas.executor.local import LocalExecutor, WakeListener
     from sanitas.storage import make_storage
 
-    engine = make_engine(str(settings.database_url),
-                         pool_size=3 * settings.executor_workers + 4)
+    engine = make_engine(str(settings.database_url), pool_size=executor_connections(settings))
     executor = LocalExecutor(settings, make_sessionmaker(engine), make_storage(settings))
     listener = WakeListener(settings, executor)
     listener.start()
