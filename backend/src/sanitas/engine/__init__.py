@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sanitas.engine.detect import Detected, detect
-from sanitas.engine.report import Context, Finding, Mode, Policy, Rejected, Result
+from sanitas.engine.report import Context, Finding, Mode, Policy, Rejected, RejectionCode, Result
 
 __all__ = [
     "OUTPUT_EXTENSIONS",
@@ -25,6 +25,7 @@ __all__ = [
     "Finding",
     "Policy",
     "Rejected",
+    "RejectionCode",
     "Result",
     "safe_output_name",
     "sanitize_file",
@@ -37,7 +38,6 @@ log = logging.getLogger(__name__)
 OUTPUT_EXTENSIONS = {"pdf", "jpg", "png", "gif", "webp", "tiff", "bmp", "svg", "txt", "csv",
                      "html", "zip", "docx", "xlsx", "pptx", "xlsb", "odt", "ods", "odp", "odg"}
 OFFICE_OUTPUT_OF_LEGACY = {"doc": "docx", "rtf": "docx", "xls": "xlsx", "ppt": "pptx"}
-MAX_FINDINGS = 500
 
 
 # Zero-width joiners shape emoji sequences and Persian or Indic words; every other format
@@ -92,18 +92,21 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode 
             result.status, result.output, result.output_type = "ok", str(final), extension
             ctx.progress(100)
         except Rejected as exc:
-            result.reason = exc.reason
+            result.reason, result.code = exc.reason, exc.code
         except MemoryError:
             result.reason = "The file needs more memory than is allowed to process it safely."
+            result.code = RejectionCode.MEMORY_LIMIT
         except RecursionError:
             result.reason = "The file is nested too deeply to process safely."
+            result.code = RejectionCode.TOO_COMPLEX
         except Exception as exc:  # a parser choking on hostile input: refuse, never pass through
             if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
                 result.reason = "The sanitized file would be larger than the size limit allows."
+                result.code = RejectionCode.TOO_LARGE
                 return _finish(result, ctx, started)
             log.warning("sanitizing %s failed: %r", name, exc, exc_info=True)
-            result.reason = ("The file is damaged or uses features that cannot be made safe "
-                             f"({type(exc).__name__}).")
+            result.reason = ("The file is damaged or uses features that cannot be made safe.")
+            result.code = RejectionCode.DAMAGED
         finally:
             if partial.exists():
                 partial.unlink()
@@ -111,7 +114,7 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode 
 
 
 def _finish(result: Result, ctx: Context, started: float) -> Result:
-    result.findings = _bounded(ctx.findings)
+    result.findings = ctx.closed_findings()
     result.pages_rebuilt = list(ctx.pages_rebuilt)
     result.duration_ms = int((time.perf_counter() - started) * 1000)
     return result
@@ -124,15 +127,7 @@ def _unique_path(path: Path) -> Path:
         candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
         if not candidate.exists():
             return candidate
-    raise Rejected("Too many output files with the same name.")
-
-
-def _bounded(findings: list[Finding]) -> list[Finding]:
-    if len(findings) <= MAX_FINDINGS:
-        return list(findings)
-    extra = len(findings) - MAX_FINDINGS
-    return findings[:MAX_FINDINGS] + [Finding("more", "whole file", "removed",
-                                              f"{extra} further findings not listed")]
+    raise Rejected("Too many output files with the same name.", RejectionCode.TOO_COMPLEX)
 
 
 def sanitize_detected(src: Path, dst: Path, detected: Detected, ctx: Context, depth: int) -> str:
@@ -162,7 +157,7 @@ def sanitize_detected(src: Path, dst: Path, detected: Detected, ctx: Context, de
         return archive.sanitize(src, dst, ctx, depth)
     if family in ("ooxml", "odf", "legacy_office"):
         return _sanitize_office(src, dst, detected, ctx)
-    raise Rejected(f"Files of type {kind} are not supported.")
+    raise Rejected(f"Files of type {kind} are not supported.", RejectionCode.UNSUPPORTED_TYPE)
 
 
 def _office_module(name: str):
@@ -174,7 +169,7 @@ def _office_module(name: str):
         if exc.name != f"sanitas.engine.{name}":
             raise
         raise Rejected("Office documents cannot be processed by this installation (the office "
-                       "sanitizer is not available).") from None
+                       "sanitizer is not available).", RejectionCode.UNAVAILABLE) from None
 
 
 def _sanitize_office(src: Path, dst: Path, detected: Detected, ctx: Context) -> str:
@@ -199,8 +194,8 @@ def _sanitize_office(src: Path, dst: Path, detected: Detected, ctx: Context) -> 
     legacy_office = _office_module("legacy_office")
     converted = legacy_office.to_ooxml(src, ctx, kind)
     target_kind = OFFICE_OUTPUT_OF_LEGACY[kind]
-    ctx.add("legacy_format", "whole document", "converted",
-            f"{kind} converted to {target_kind}")
+    ctx.add("legacy_format", "whole document", action="converted",
+            detail=f"{kind} converted to {target_kind}")
     return _office_module("ooxml").sanitize(Path(converted), dst, ctx, target_kind)
 
 

@@ -13,7 +13,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from sanitas.engine.report import Context, Rejected
+from sanitas.engine.report import Context, Rejected, RejectionCode
 
 MAX_MEMBERS = 5000
 MAX_TOTAL_UNCOMPRESSED = 1024 * 1024 * 1024
@@ -30,35 +30,37 @@ def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int) -> list[zipfi
     infos = zf.infolist()
     if len(infos) > MAX_MEMBERS:
         raise Rejected(f"The archive has too many members ({len(infos)}; the limit is "
-                       f"{MAX_MEMBERS}).")
+                       f"{MAX_MEMBERS}).", RejectionCode.BOMB)
     total = 0
     seen_names: set[str] = set()
     for info in infos:
         if info.flag_bits & 0x1:
             raise Rejected("The archive is password-protected (encrypted); encrypted archives "
-                           "cannot be inspected and are not accepted.")
+                           "cannot be inspected and are not accepted.", RejectionCode.ENCRYPTED)
         reason = unsafe_name_reason(info)
         if reason:
             raise Rejected(f"The archive contains an unsafe member name ({reason}): "
-                           f"{info.filename[:100]!r}.")
+                           f"{info.filename[:100]!r}.", RejectionCode.UNSAFE_STRUCTURE)
         key = posixpath.normpath(info.filename).lower()
         if key in seen_names and not info.is_dir():
             raise Rejected(f"The archive contains the same member name twice: "
-                           f"{info.filename[:100]!r}.")
+                           f"{info.filename[:100]!r}.", RejectionCode.UNSAFE_STRUCTURE)
         seen_names.add(key)
         if info.file_size > MAX_MEMBER_UNCOMPRESSED:
             raise Rejected("A member of the archive expands to more than "
-                           f"{MAX_MEMBER_UNCOMPRESSED // 2**20} MB (zip bomb protection).")
+                           f"{MAX_MEMBER_UNCOMPRESSED // 2**20} MB (zip bomb protection).",
+                           RejectionCode.BOMB)
         if info.file_size > RATIO_FLOOR and \
                 info.file_size > MAX_RATIO * max(info.compress_size, 1):
             raise Rejected("A member of the archive has an extreme compression ratio "
-                           "(zip bomb protection).")
+                           "(zip bomb protection).", RejectionCode.BOMB)
         total += info.file_size
     if total > MAX_TOTAL_UNCOMPRESSED:
         raise Rejected(f"The archive expands to more than {MAX_TOTAL_UNCOMPRESSED // 2**20} MB "
-                       "(zip bomb protection).")
+                       "(zip bomb protection).", RejectionCode.BOMB)
     if total > RATIO_FLOOR and total > MAX_RATIO * max(archive_size, 1):
-        raise Rejected("The archive has an extreme compression ratio (zip bomb protection).")
+        raise Rejected("The archive has an extreme compression ratio (zip bomb protection).",
+                       RejectionCode.BOMB)
     _check_overlaps(infos, archive_size)
     return infos
 
@@ -92,7 +94,8 @@ def _check_overlaps(infos: list[zipfile.ZipInfo], archive_size: int) -> None:
                     + info.compress_size) for info in infos if not info.is_dir())
     for (_start_a, end_a), (start_b, _end_b) in itertools.pairwise(spans):
         if start_b < end_a:
-            raise Rejected("The archive has overlapping members (zip bomb technique).")
+            raise Rejected("The archive has overlapping members (zip bomb technique).",
+                           RejectionCode.BOMB)
 
 
 def sanitize(src: Path, dst: Path, ctx: Context, depth: int = 0) -> str:
@@ -101,12 +104,12 @@ def sanitize(src: Path, dst: Path, ctx: Context, depth: int = 0) -> str:
 
     if depth >= MAX_DEPTH:
         raise Rejected("Archives are nested too deeply (more than "
-                       f"{MAX_DEPTH} levels).")
+                       f"{MAX_DEPTH} levels).", RejectionCode.TOO_COMPLEX)
     assert ctx.workdir is not None
     try:
         zf = zipfile.ZipFile(src)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise Rejected("The ZIP archive is damaged.") from exc
+        raise Rejected("The ZIP archive is damaged.", RejectionCode.DAMAGED) from exc
     work = ctx.workdir / f"zip-{depth}-{dst.name}"
     work.mkdir()
     written_total = 0
@@ -114,7 +117,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, depth: int = 0) -> str:
                              compresslevel=6) as out:
         infos = check_names_and_limits(zf, src.stat().st_size)
         if zf.comment:
-            ctx.add("archive_comment", "archive comment", "removed")
+            ctx.add("archive_comment", "archive comment", action="removed")
         used_names: set[str] = set()
         files = [i for i in infos if not i.is_dir()]
         for index, info in enumerate(files):
@@ -129,26 +132,26 @@ def sanitize(src: Path, dst: Path, ctx: Context, depth: int = 0) -> str:
                 extension = sanitize_detected(member_src, member_dst, detected, member_ctx,
                                               depth=depth + 1)
             except Rejected as exc:
-                ctx.add("archive_member", location, "removed", exc.reason)
+                ctx.add("archive_member", location, action="removed", detail=exc.reason)
                 continue
             except (MemoryError, RecursionError):
                 raise
-            except Exception as exc:  # one bad member must not sink the others
-                ctx.add("archive_member", location, "removed",
-                        f"could not be made safe ({type(exc).__name__})")
+            except Exception:  # one bad member must not sink the others
+                ctx.add("archive_member", location, action="removed",
+                        detail="could not be made safe (damaged or unsupported content)")
                 continue
             finally:
                 member_src.unlink(missing_ok=True)
-            for finding in member_ctx.findings:
-                finding.location = f"{location}: {finding.location}"
-                ctx.findings.append(finding)
+            for finding in member_ctx.closed_findings():
+                ctx.add(finding.kind, f"{location}: {finding.location}", action=finding.action,
+                        detail=finding.detail)
             folder = posixpath.dirname(posixpath.normpath(info.filename.replace("\\", "/")))
             name = safe_output_name(posixpath.basename(info.filename), extension)
             arcname = _unique(posixpath.join(folder, name) if folder else name, used_names)
             out.write(member_dst, arcname)
             member_dst.unlink()
         if not files:
-            ctx.add("archive_member", "archive", "kept", "the archive is empty")
+            ctx.add("archive_member", "archive", action="kept", detail="the archive is empty")
     return "zip"
 
 
@@ -166,14 +169,16 @@ def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,
                 written += len(chunk)
                 if written > limit or written_so_far + written > MAX_TOTAL_UNCOMPRESSED:
                     raise Rejected("A member of the archive is larger than its header says "
-                                   "(zip bomb protection).")
+                                   "(zip bomb protection).", RejectionCode.BOMB)
                 out.write(chunk)
     except (zipfile.BadZipFile, zlib.error, EOFError, UnicodeError) as exc:
-        raise Rejected(f"The archive member {info.filename[:100]!r} is damaged ({exc}).") \
+        raise Rejected(f"The archive member {info.filename[:100]!r} is damaged ({exc}).",
+                       RejectionCode.DAMAGED) \
             from None
     except (NotImplementedError, RuntimeError) as exc:
         raise Rejected(f"The archive member {info.filename[:100]!r} uses an unsupported "
-                       f"compression or encryption ({exc}).") from None
+                       f"compression or encryption ({exc}).",
+                       RejectionCode.UNSUPPORTED_TYPE) from None
     return written
 
 

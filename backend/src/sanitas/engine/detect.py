@@ -21,7 +21,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from sanitas.engine.report import Context, Rejected
+from sanitas.engine.report import Context, Rejected, RejectionCode
 
 HEAD_SIZE = 64 * 1024
 MAX_CONTENT_TYPES_XML = 2 * 1024 * 1024
@@ -152,7 +152,7 @@ def sniff(head: bytes, original_name: str | None = None, size: int | None = None
     name_ext = _refuse_script_name(original_name)
     size = len(head) if size is None else size
     if size == 0:
-        raise Rejected("The file is empty.")
+        raise Rejected("The file is empty.", RejectionCode.EMPTY)
     return _by_name(_detect_head(head, size, None), name_ext)
 
 
@@ -162,13 +162,13 @@ def detect(path: Path, original_name: str | None = None, ctx: Context | None = N
     name_ext = _refuse_script_name(original_name)
     size = path.stat().st_size
     if size == 0:
-        raise Rejected("The file is empty.")
+        raise Rejected("The file is empty.", RejectionCode.EMPTY)
     with open(path, "rb") as fh:
         head = fh.read(HEAD_SIZE)
     detected = _by_name(_detect_head(head, size, path), name_ext)
     if ctx is not None and name_ext and name_ext not in KIND_EXTENSIONS[detected.kind]:
-        ctx.add("type_mismatch", "file name", "converted",
-                f"named .{name_ext} but the content is {detected.kind}; the output uses the "
+        ctx.add("type_mismatch", "file name", action="converted",
+                detail=f"named .{name_ext} but the content is {detected.kind}; the output uses the "
                 "extension of the real type")
     return detected
 
@@ -177,7 +177,7 @@ def _refuse_script_name(original_name: str | None) -> str:
     name_ext = extension_of(original_name)
     if name_ext in SCRIPT_EXTENSIONS:
         raise Rejected(f"Files of type .{name_ext} are executables or scripts and are not "
-                       "accepted.")
+                       "accepted.", RejectionCode.EXECUTABLE)
     return name_ext
 
 
@@ -203,10 +203,12 @@ def _detect_head(head: bytes, size: int, path: Path | None) -> Detected:
     """The decision table. Without `path` (a sniff) containers are not opened."""
     for magic, what in EXECUTABLE_MAGIC:
         if head.startswith(magic):
-            raise Rejected(f"The file is {what}; executables are not accepted.")
+            raise Rejected(f"The file is {what}; executables are not accepted.",
+                           RejectionCode.EXECUTABLE)
     for pattern, what in SCRIPT_PREFIXES:
         if pattern.match(head[:4096]):
-            raise Rejected(f"The file is {what}; scripts are not accepted.")
+            raise Rejected(f"The file is {what}; scripts are not accepted.",
+                           RejectionCode.EXECUTABLE)
     # PDF readers accept the header anywhere in the first 1024 bytes.
     if b"%PDF-" in head[:1024]:
         return Detected("pdf", "pdf")
@@ -230,7 +232,8 @@ def _detect_head(head: bytes, size: int, path: Path | None) -> Detected:
         return Detected("rtf", "legacy_office")
     for magic, what in UNSUPPORTED_MAGIC:
         if head.startswith(magic):
-            raise Rejected(f"The file is {what}, which is not a supported type.")
+            raise Rejected(f"The file is {what}, which is not a supported type.",
+                           RejectionCode.UNSUPPORTED_TYPE)
     return _detect_text(head, size)
 
 
@@ -247,31 +250,32 @@ def _detect_ole(path: Path) -> Detected:
         ole = olefile.OleFileIO(str(path))
     except Exception as exc:
         raise Rejected("The file looks like a legacy Office document but its structure is "
-                       "damaged.") from exc
+                       "damaged.", RejectionCode.DAMAGED) from exc
     try:
         streams = {"/".join(entry).lower() for entry in ole.listdir(streams=True, storages=True)}
         if "encryptioninfo" in streams or "encryptedpackage" in streams:
             raise Rejected("The document is password-protected (encrypted); encrypted files "
-                           "cannot be inspected and are not accepted.")
+                           "cannot be inspected and are not accepted.", RejectionCode.ENCRYPTED)
         if "worddocument" in streams:
             fib = ole.openstream("WordDocument").read(32)
             if len(fib) >= 12 and struct.unpack_from("<H", fib, 10)[0] & 0x0100:
                 raise Rejected("The Word document is password-protected (encrypted); encrypted "
-                               "files are not accepted.")
+                               "files are not accepted.", RejectionCode.ENCRYPTED)
             return Detected("doc", "legacy_office")
         for book in ("workbook", "book"):
             if book in streams:
                 if _xls_has_filepass(ole.openstream(_find_stream(ole, book)).read(1 << 16)):
                     raise Rejected("The Excel workbook is password-protected (encrypted); "
-                                   "encrypted files are not accepted.")
+                                   "encrypted files are not accepted.", RejectionCode.ENCRYPTED)
                 return Detected("xls", "legacy_office")
         if "powerpoint document" in streams:
             if "encryptedsummary" in streams:
                 raise Rejected("The PowerPoint presentation is password-protected (encrypted); "
-                               "encrypted files are not accepted.")
+                               "encrypted files are not accepted.", RejectionCode.ENCRYPTED)
             return Detected("ppt", "legacy_office")
         raise Rejected("The file is an OLE compound file that is not a Word, Excel or "
-                       "PowerPoint document (for example an installer); it is not accepted.")
+                       "PowerPoint document (for example an installer); it is not accepted.",
+                       RejectionCode.UNSUPPORTED_TYPE)
     finally:
         ole.close()
 
@@ -300,12 +304,13 @@ def _detect_zip(path: Path) -> Detected:
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise Rejected("The file looks like a ZIP archive but it is damaged.") from exc
+        raise Rejected("The file looks like a ZIP archive but it is damaged.",
+                       RejectionCode.DAMAGED) from exc
     with zf:
         infos = zf.infolist()
         if any(info.flag_bits & 0x1 for info in infos):
             raise Rejected("The archive is password-protected (encrypted); encrypted archives "
-                           "cannot be inspected and are not accepted.")
+                           "cannot be inspected and are not accepted.", RejectionCode.ENCRYPTED)
         names = {info.filename: info for info in infos}
         if "[Content_Types].xml" in names:
             kind = _ooxml_kind(zf, names["[Content_Types].xml"])
@@ -319,26 +324,29 @@ def _detect_zip(path: Path) -> Detected:
                 if manifest is not None and manifest.file_size < MAX_CONTENT_TYPES_XML and \
                         b"encryption-data" in zf.read(manifest):
                     raise Rejected("The document is password-protected (encrypted); encrypted "
-                                   "files cannot be inspected and are not accepted.")
+                                   "files cannot be inspected and are not accepted.",
+                                   RejectionCode.ENCRYPTED)
                 return Detected(kind, "odf")
         if "classes.dex" in names or "AndroidManifest.xml" in names:
             raise Rejected("The file is an Android application (APK); executables are not "
-                           "accepted.")
+                           "accepted.", RejectionCode.EXECUTABLE)
         if "META-INF/MANIFEST.MF" in names and any(n.endswith(".class") for n in names):
             raise Rejected("The file is a Java application (JAR); executables are not "
-                           "accepted.")
+                           "accepted.", RejectionCode.EXECUTABLE)
         return Detected("zip", "archive")
 
 
 def _ooxml_kind(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> str | None:
     if info.file_size > MAX_CONTENT_TYPES_XML:
-        raise Rejected("The Office document's content type list is implausibly large.")
+        raise Rejected("The Office document's content type list is implausibly large.",
+                       RejectionCode.DAMAGED)
     from defusedxml import ElementTree
 
     try:
         root = ElementTree.fromstring(zf.read(info))
     except Exception as exc:
-        raise Rejected("The Office document's content type list is damaged.") from exc
+        raise Rejected("The Office document's content type list is damaged.",
+                       RejectionCode.DAMAGED) from exc
     for element in root:
         if element.tag.endswith("Override"):
             kind = OOXML_MAIN_TYPES.get((element.get("ContentType") or "").strip().lower())
@@ -453,7 +461,7 @@ def _detect_text(head: bytes, size: int) -> Detected:
     text = _decode_text_head(head)
     if text is None:
         raise Rejected("The file type is not recognised (binary content of an unknown or "
-                       "unsupported type).")
+                       "unsupported type).", RejectionCode.UNSUPPORTED_TYPE)
     start = markup_start(text)
     if _is_svg(start):
         return Detected("svg", "svg")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PIL import Image, ImageCms, ImageFile, ImageOps, ImageSequence, JpegImagePlugin
 
-from sanitas.engine.report import Context, Rejected
+from sanitas.engine.report import Context, Rejected, RejectionCode
 
 MAX_PIXELS = 150_000_000  # per frame
 MAX_TOTAL_PIXELS = 600_000_000  # all frames together
@@ -40,16 +40,19 @@ def open_image(src: Path | io.BytesIO, kind: str) -> Image.Image:
             image = Image.open(src, formats=[PILLOW_FORMAT[kind]] + (
                 ["MPO"] if kind == "jpeg" else []))
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-            raise Rejected("The image is too large (decompression bomb protection).") from exc
+            raise Rejected("The image is too large (decompression bomb protection).",
+                           RejectionCode.BOMB) from exc
         except Exception as exc:
-            raise Rejected(f"The {kind.upper()} image is damaged and cannot be decoded.") from exc
+            raise Rejected(f"The {kind.upper()} image is damaged and cannot be decoded.",
+                           RejectionCode.DAMAGED) from exc
     width, height = image.size
     if width <= 0 or height <= 0 or width * height > MAX_PIXELS:
-        raise Rejected("The image is too large (decompression bomb protection).")
+        raise Rejected("The image is too large (decompression bomb protection).",
+                       RejectionCode.BOMB)
     frames = getattr(image, "n_frames", 1)
     if frames > MAX_FRAMES or frames * width * height > MAX_TOTAL_PIXELS:
         raise Rejected("The animation has too many or too large frames (decompression bomb "
-                       "protection).")
+                       "protection).", RejectionCode.BOMB)
     return image
 
 
@@ -71,7 +74,8 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
             raise
         except (OSError, ValueError, SyntaxError, Image.DecompressionBombWarning,
                 Image.DecompressionBombError, EOFError) as exc:
-            raise Rejected(f"The {kind.upper()} image is damaged and cannot be decoded.") \
+            raise Rejected(f"The {kind.upper()} image is damaged and cannot be decoded.",
+                           RejectionCode.DAMAGED) \
                 from exc
     ctx.progress(95)
     return OUTPUT_EXTENSION[kind]
@@ -89,23 +93,26 @@ def _report_metadata(image: Image.Image, src: Path, size: int, kind: str, ctx: C
         except Exception:
             gps = None
         if gps:
-            ctx.add("gps_location", "EXIF GPS", "removed", "the place the picture was taken")
-        ctx.add("exif", "EXIF", "removed", f"{len(exif)} tags (camera, dates, software)")
+            ctx.add("gps_location", "EXIF GPS", action="removed",
+                    detail="the place the picture was taken")
+        ctx.add("exif", "EXIF", action="removed",
+                detail=f"{len(exif)} tags (camera, dates, software)")
     elif "exif" in info:
-        ctx.add("exif", "EXIF", "removed")
+        ctx.add("exif", "EXIF", action="removed")
     for key in ("xmp", "XML:com.adobe.xmp"):
         if info.get(key):
-            ctx.add("xmp_metadata", "XMP", "removed")
+            ctx.add("xmp_metadata", "XMP", action="removed")
             break
     if "photoshop" in info or getattr(image, "applist", None) and any(
             marker == "APP13" for marker, _ in image.applist):
-        ctx.add("iptc", "Photoshop/IPTC block", "removed")
+        ctx.add("iptc", "Photoshop/IPTC block", action="removed")
     if any(key in info for key in TEXT_INFO_KEYS) or kind == "png" and any(
             isinstance(v, str) for k, v in info.items() if k not in ("icc_profile",)):
-        ctx.add("comment", "text chunks/comments", "removed")
+        ctx.add("comment", "text chunks/comments", action="removed")
     trailer = _trailing_bytes(src, size, kind)
     if trailer:
-        ctx.add("trailing_data", "after the end of the image", "removed", f"{trailer} bytes")
+        ctx.add("trailing_data", "after the end of the image", action="removed",
+                detail=f"{trailer} bytes")
 
 
 def _trailing_bytes(src: Path, size: int, kind: str) -> int:
@@ -131,20 +138,20 @@ def _validated_icc(image: Image.Image, ctx: Context) -> bytes | None:
     if not icc:
         return None
     if len(icc) > MAX_ICC_BYTES:
-        ctx.add("icc_profile", "ICC profile", "removed", "implausibly large profile")
+        ctx.add("icc_profile", "ICC profile", action="removed", detail="implausibly large profile")
         return None
     try:
         profile = ImageCms.ImageCmsProfile(io.BytesIO(icc))
         space = profile.profile.xcolor_space.strip()
     except Exception:
-        ctx.add("icc_profile", "ICC profile", "removed", "the profile is malformed")
+        ctx.add("icc_profile", "ICC profile", action="removed", detail="the profile is malformed")
         return None
     expected = ICC_COLOR_SPACE_OF_MODE.get(image.mode)
     if expected and space != expected:
-        ctx.add("icc_profile", "ICC profile", "removed",
-                f"profile colour space {space} does not match the image ({image.mode})")
+        ctx.add("icc_profile", "ICC profile", action="removed",
+                detail=f"profile colour space {space} does not match the image ({image.mode})")
         return None
-    ctx.add("icc_profile", "ICC profile", "kept", "validated colour profile")
+    ctx.add("icc_profile", "ICC profile", action="kept", detail="validated colour profile")
     return bytes(icc)
 
 
@@ -253,7 +260,7 @@ def _save_frames(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
         params["icc_profile"] = icc
     with open(dst, "w+b") as out:  # the TIFF writer reads back what it wrote
         frames[0].save(out, PILLOW_FORMAT[kind], **params)
-    ctx.add("animation", f"{len(frames)} frames", "kept")
+    ctx.add("animation", f"{len(frames)} frames", action="kept")
 
 
 def sanitize_bytes(data: bytes, kind: str, ctx: Context) -> bytes:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import libreoffice
 from .office_package import OLE_MAGIC
-from .report import Context, Rejected
+from .report import Context, Rejected, RejectionCode
 
 # detected kind -> (input extension for LibreOffice, target extension, export filter)
 TARGETS = {
@@ -35,14 +35,16 @@ def to_ooxml(src: Path, ctx: Context, kind: str) -> Path:
     """Convert a legacy document to docx/xlsx/pptx inside ctx.workdir; return the new file."""
     kind = kind.lower()
     if kind not in TARGETS:
-        raise Rejected(f"Legacy Office type {kind!r} is not supported.")
+        raise Rejected(f"Legacy Office type {kind!r} is not supported.",
+                       RejectionCode.UNSUPPORTED_TYPE)
     in_ext, _out_ext, target = TARGETS[kind]
     data = src.read_bytes()
     if kind == "rtf":
         _report_rtf(data, ctx)
     else:
         if not data.startswith(OLE_MAGIC):
-            raise Rejected(f"The file is not a valid {kind.upper()} document (no OLE container).")
+            raise Rejected(f"The file is not a valid {kind.upper()} document (no OLE container).",
+                           RejectionCode.DAMAGED)
         _check_encrypted(data, kind)
         report_ole_contents(data, f"{kind.upper()} document", ctx)
     ctx.progress(15)
@@ -120,7 +122,7 @@ def _check_encrypted(data: bytes, kind: str) -> None:
         encrypted = False  # msoffcrypto cannot tell for damaged files; LibreOffice decides
     if encrypted:
         raise Rejected(f"The {kind.upper()} document is encrypted (password-protected); it "
-                       "cannot be inspected, so it was not processed.")
+                       "cannot be inspected, so it was not processed.", RejectionCode.ENCRYPTED)
 
 
 def report_ole_contents(data: bytes, location: str, ctx: Context) -> None:
@@ -153,13 +155,13 @@ def _report_macros(data: bytes, location: str, ctx: Context) -> None:
                     break
                 count += 1
                 kind = "xlm_macro" if "xlm" in str(stream).lower() else "macro"
-                ctx.add(kind, f"{location}: {stream}", "removed",
-                        f"module {vba_name}" + (f"; auto-run: {', '.join(sorted(auto))}"
+                ctx.add(kind, f"{location}: {stream}", action="removed",
+                        detail=f"module {vba_name}" + (f"; auto-run: {', '.join(sorted(auto))}"
                                                 if auto else ""))
         except Exception:
             count = 0  # unreadable project: fall back to the storage check below
         if count == 0 and _has_vba_storage(data):
-            ctx.add("macro", location, "removed", "VBA project storage present")
+            ctx.add("macro", location, action="removed", detail="VBA project storage present")
     finally:
         parser.close()
 
@@ -194,8 +196,8 @@ def _report_ole_objects(data: bytes, location: str, ctx: Context) -> None:
                 or (len(entry) == 1 and leaf in ("\x01Ole10Native", "Package")))
             if is_object and count < MAX_REPORTED:
                 count += 1
-                ctx.add("ole_object", f"{location}: {path.replace(chr(1), '')}", "removed",
-                        "embedded OLE object (not carried into the converted document)")
+                ctx.add("ole_object", f"{location}: {path.replace(chr(1), '')}", action="removed",
+                        detail="embedded OLE object (not carried into the converted document)")
         if ole.exists("PowerPoint Document"):
             _report_ppt_objects(data, location, ctx)
 
@@ -207,8 +209,8 @@ def _report_ppt_objects(data: bytes, location: str, ctx: Context) -> None:
 
         for n, ole in enumerate(find_ole_in_ppt(io.BytesIO(data)), start=1):
             if n <= MAX_REPORTED:
-                ctx.add("ole_object", f"{location}: PowerPoint record", "removed",
-                        "embedded OLE object in the presentation stream")
+                ctx.add("ole_object", f"{location}: PowerPoint record", action="removed",
+                        detail="embedded OLE object in the presentation stream")
             with contextlib.suppress(Exception):
                 ole.close()
     except Exception:
@@ -230,9 +232,9 @@ def _report_rtf(data: bytes, ctx: Context) -> None:
         detail = f"embedded object {cls}".strip()
         if getattr(obj, "is_package", False):
             detail += f" (package {getattr(obj, 'filename', '') or ''})"
-        ctx.add("ole_object", f"RTF object {i + 1}", "removed", detail)
+        ctx.add("ole_object", f"RTF object {i + 1}", action="removed", detail=detail)
     low = data[:5_000_000].lower()
     for word in (b"ddeauto", b"\\fldinst{ dde", b"includepicture", b"includetext"):
         if word in low:
-            ctx.add("field", "RTF", "converted",
-                    f"{word.decode().strip(chr(92))} field (neutralised after conversion)")
+            ctx.add("field", "RTF", action="converted",
+                    detail=f"{word.decode().strip(chr(92))} field (neutralised after conversion)")

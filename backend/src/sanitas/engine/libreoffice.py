@@ -15,7 +15,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from .report import Context, Rejected
+from .report import Context, Rejected, RejectionCode
 
 SOFFICE_CANDIDATES = ("soffice", "/usr/bin/soffice", "/usr/lib/libreoffice/program/soffice")
 DEFAULT_TIMEOUT = 90.0
@@ -47,7 +47,8 @@ def soffice_path() -> str:
         found = shutil.which(cand)
         if found:
             return found
-    raise Rejected("Office documents of this kind need LibreOffice, which is not installed.")
+    raise Rejected("Office documents of this kind need LibreOffice, which is not installed.",
+                   RejectionCode.UNAVAILABLE)
 
 
 def _workdir(ctx: Context) -> Path:
@@ -117,7 +118,7 @@ def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         raise Rejected(f"LibreOffice did not finish converting the document within "
-                       f"{int(timeout)} s; it was stopped.") from None
+                       f"{int(timeout)} s; it was stopped.", RejectionCode.TIME_LIMIT) from None
     finally:
         if proc.poll() is None:
             _kill_group(proc)
@@ -126,7 +127,8 @@ def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
     if proc.returncode != 0 or not outputs or outputs[0].stat().st_size == 0:
         detail = (err or b"").decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         raise Rejected("LibreOffice could not open or convert the document (damaged or "
-                       f"unsupported content){': ' + detail[0][:200] if detail[0] else ''}.")
+                       f"unsupported content){': ' + detail[0][:200] if detail[0] else ''}.",
+                       RejectionCode.DAMAGED)
     return outputs[0]
 
 

@@ -18,7 +18,6 @@ from urllib.parse import unquote, urlsplit
 from lxml import etree
 
 from .office_package import (
-    FindingSink,
     clean_raster,
     image_format,
     parse_xml,
@@ -27,7 +26,7 @@ from .office_package import (
     serialize,
     write_package,
 )
-from .report import Context, Rejected
+from .report import Context, Rejected, RejectionCode
 
 MANIFEST_NS = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
 OFFICE_NS = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
@@ -102,12 +101,13 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     mimetype = members.get("mimetype", b"").decode("ascii", "replace").strip()
     if mimetype not in MIMETYPES:
         raise Rejected("The OpenDocument package has a missing or unsupported mimetype "
-                       f"({mimetype[:60]!r}).")
+                       f"({mimetype[:60]!r}).", RejectionCode.DAMAGED)
     if order and order[0] != "mimetype":
-        ctx.add("structure", "mimetype", "converted", "mimetype moved to the front")
+        ctx.add("structure", "mimetype", action="converted", detail="mimetype moved to the front")
     out_ext = MIMETYPES[mimetype]
     if "META-INF/manifest.xml" not in members:
-        raise Rejected("The OpenDocument package has no manifest (damaged package).")
+        raise Rejected("The OpenDocument package has no manifest (damaged package).",
+                       RejectionCode.DAMAGED)
     manifest = parse_xml(members["META-INF/manifest.xml"], "META-INF/manifest.xml")
     media_types: dict[str, str] = {}
     root_version = None
@@ -116,23 +116,20 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
             continue
         if any(_local(c) == "encryption-data" for c in entry.iter()):
             raise Rejected("The OpenDocument file is encrypted (password-protected); it cannot "
-                           "be inspected, so it was not processed.")
+                           "be inspected, so it was not processed.", RejectionCode.ENCRYPTED)
         path = entry.get(f"{{{MANIFEST_NS}}}full-path") or ""
         media_types[path] = entry.get(f"{{{MANIFEST_NS}}}media-type") or ""
         if path == "/":
             root_version = entry.get(f"{{{MANIFEST_NS}}}version")
     if "content.xml" not in members:
-        raise Rejected("The OpenDocument package has no content.xml (damaged package).")
+        raise Rejected("The OpenDocument package has no content.xml (damaged package).",
+                       RejectionCode.DAMAGED)
 
     # Sub-documents kept: chart and formula objects only.
     safe_dirs = {p for p, t in media_types.items()
                  if p.endswith("/") and p != "/" and t in SAFE_OBJECT_TYPES
                  and not p.startswith(("Basic/", "Scripts/", "Dialogs/", "Configurations2/"))}
     kept: dict[str, bytes] = {}
-    sink = FindingSink(ctx)
-
-    def report(kind_: str, location: str, detail: str, action="removed") -> None:
-        sink.add(kind_, location, detail, action)
 
     xml_names = []
     for name in order:
@@ -144,32 +141,32 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
         if name in XML_STREAMS or (obj_dir and name[len(obj_dir):] in XML_STREAMS):
             xml_names.append(name)  # cleaned below, once the kept pictures are known
         elif name == "meta.xml" or (obj_dir and name[len(obj_dir):] == "meta.xml"):
-            report("metadata", name, "author, dates, statistics and generator removed")
+            ctx.add("metadata", name, detail="author, dates, statistics and generator removed")
             kept[name] = _neutral_meta()
         elif top in ("Pictures", "ObjectReplacements", "media") or (
                 obj_dir and name[len(obj_dir):].startswith(("Pictures/", "ObjectReplacements/"))):
             cleaned = _clean_image(name, data)
             if cleaned is None:
-                report("invalid_image", name, "not a recognised raster or vector image")
+                ctx.add("invalid_image", name, detail="not a recognised raster or vector image")
             else:
                 kept[name] = cleaned
         elif top in ("Basic", "Scripts", "Dialogs"):
-            report("macro", top + "/", "script or macro library")
+            ctx.add("macro", top + "/", detail="script or macro library")
         elif top == "Configurations2":
-            report("macro", top + "/", "toolbar, menu and key bindings (can call macros)")
+            ctx.add("macro", top + "/", detail="toolbar, menu and key bindings (can call macros)")
         elif top == "Thumbnails":
-            report("metadata", name, "thumbnail preview")
+            ctx.add("metadata", name, detail="thumbnail preview")
         elif top == "META-INF":
-            report("signature" if "signature" in name else "hidden_part", name, "META-INF part")
+            ctx.add("signature" if "signature" in name else "hidden_part", name,
+                    detail="META-INF part")
         elif top.startswith("Object ") or name.startswith("Object"):
             mt = media_types.get(top + "/") or media_types.get(name) or "unknown type"
-            report("embedded_object", top, f"embedded object ({mt})")
+            ctx.add("embedded_object", top, detail=f"embedded object ({mt})")
         else:
-            report("hidden_part", name, "part not used for display")
+            ctx.add("hidden_part", name, detail="part not used for display")
     available = set(kept) | set(xml_names)
     for name in xml_names:
-        kept[name] = _clean_stream(name, members[name], ctx, report, safe_dirs, available)
-    sink.close()
+        kept[name] = _clean_stream(name, members[name], ctx, safe_dirs, available)
     ctx.progress(80)
 
     # The manifest lists exactly what is in the new package.
@@ -223,14 +220,14 @@ def _neutral_meta() -> bytes:
         "<office:meta/></office:document-meta>".encode()))
 
 
-def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, members) -> bytes:
+def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs, members) -> bytes:
     root = parse_xml(data, name)
     keep_links = ctx.policy.keep_links
     if name.endswith("settings.xml"):
         for el in list(root.iter("{*}config-item", "{*}config-item-set")):
             item = el.get("{urn:oasis:names:tc:opendocument:xmlns:config:1.0}name") or ""
             if item in PRINTER_ITEMS:
-                report("printer_settings", name, item)
+                ctx.add("printer_settings", name, detail=item)
                 remove_element(el)
         return serialize(root)
     # Elements of interest only, filtered in C by lxml, in document order.
@@ -241,24 +238,25 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
         lname = _local(el)
         if lname in DROP:
             if lname != "scripts" or len(el):  # LibreOffice writes an empty office:scripts
-                report(DROP[lname], name, lname)
+                ctx.add(DROP[lname], name, detail=lname)
             frame = el.getparent()
             remove_element(el)
             _drop_empty_frame(frame)
         elif lname in UNWRAP:
-            report(UNWRAP[lname], name, lname, "converted")
+            ctx.add(UNWRAP[lname], name, detail=lname, action="converted")
             _unwrap(el)
         elif lname == "object":
             href = el.get(f"{{{XLINK_NS}}}href") or ""
             target = _internal_path(href)
             if target is None or not any(target.rstrip("/") + "/" == d for d in safe_dirs):
-                report("embedded_object", name, f"object {href[:80]} (replacement image kept)")
+                ctx.add("embedded_object", name,
+                        detail=f"object {href[:80]} (replacement image kept)")
                 frame = el.getparent()
                 remove_element(el)
                 _drop_empty_frame(frame)
         elif lname == "binary-data":
             if not _clean_binary_data(el):
-                report("invalid_image", name, "inline binary data that is not an image")
+                ctx.add("invalid_image", name, detail="inline binary data that is not an image")
                 holder = el.getparent()
                 frame = holder.getparent() if holder is not None else None
                 remove_element(holder if holder is not None and holder is not root else el)
@@ -268,7 +266,7 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
             if href is not None:
                 target = _internal_path(href)
                 if target is None or target not in members:
-                    report("external_relationship", name, f"image {href[:100]}")
+                    ctx.add("external_relationship", name, detail=f"image {href[:100]}")
                     frame = el.getparent()
                     remove_element(el)
                     _drop_empty_frame(frame)
@@ -276,17 +274,17 @@ def _clean_stream(name: str, data: bytes, ctx: Context, report, safe_dirs, membe
         el = value.getparent()
         if el is not root and _detached(el, root):
             continue
-        _clean_href(el, str(value), name, report, keep_links, members)
+        _clean_href(el, str(value), name, ctx, keep_links, members)
     pred = (f"namespace-uri()='{TABLE_NS}' and (local-name()='formula' or "
             "local-name()='condition')")
     for value in root.xpath(f"//@*[{pred}]"):
         el, attr, text = value.getparent(), value.attrname, str(value)
         if _DANGEROUS_FORMULA.search(_STRING.sub('""', text)) and attr in el.attrib:
             if attr.endswith("}formula"):
-                report("formula", name, f"formula {text[:100]} replaced by its value",
-                       "converted")
+                ctx.add("formula", name, detail=f"formula {text[:100]} replaced by its value",
+                       action="converted")
             else:
-                report("formula", name, "validation condition with external reference")
+                ctx.add("formula", name, detail="validation condition with external reference")
             del el.attrib[attr]
     return serialize(root)
 
@@ -343,15 +341,15 @@ def _safe_link(href: str, keep_links: bool) -> bool:
     return keep_links and scheme in SAFE_SCHEMES and (scheme == "mailto" or bool(parts.netloc))
 
 
-def _clean_href(el, href: str, where: str, report, keep_links: bool, members) -> None:
+def _clean_href(el, href: str, where: str, ctx: Context, keep_links: bool, members) -> None:
     lname = _local(el)
     if lname == "a":
         if not _safe_link(href, keep_links):
-            report("hyperlink", where, f"link {href[:100]}", "converted")
+            ctx.add("hyperlink", where, detail=f"link {href[:100]}", action="converted")
             _unwrap(el)
         return
     internal = _internal_path(href)
     if internal is not None and internal in members:
         return  # a part of this package that survived
-    report("external_relationship", where, f"{lname} reference {href[:100]}")
+    ctx.add("external_relationship", where, detail=f"{lname} reference {href[:100]}")
     del el.attrib[f"{{{XLINK_NS}}}href"]

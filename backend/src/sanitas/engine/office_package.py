@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from .report import Rejected
+from .report import Rejected, RejectionCode
 
 # Limits: generous for real documents (a 100 MB upload), fatal for bombs.
 MAX_MEMBERS = 10_000
@@ -44,51 +44,25 @@ def parse_xml(data: bytes, where: str) -> etree._Element:
     """Parse one XML part; reject DTDs (Office never writes them: a DTD means an entity attack)."""
     if _DTD.search(data[:65536]):
         raise Rejected(f"The document part {where} declares a DTD or XML entities, "
-                       "which Office documents never use (XML entity attack).")
+                       "which Office documents never use (XML entity attack).",
+                       RejectionCode.UNSAFE_STRUCTURE)
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
-        raise Rejected(f"The document part {where} is not well-formed XML ({exc.msg}).") from exc
+        raise Rejected(f"The document part {where} is not well-formed XML ({exc.msg}).",
+                       RejectionCode.DAMAGED) from exc
     if root is None:
-        raise Rejected(f"The document part {where} is empty.")
+        raise Rejected(f"The document part {where} is empty.", RejectionCode.DAMAGED)
     tree = root.getroottree()
     if tree.docinfo.internalDTD is not None or tree.docinfo.doctype:
-        raise Rejected(f"The document part {where} declares a DTD (XML entity attack).")
+        raise Rejected(f"The document part {where} declares a DTD (XML entity attack).",
+                       RejectionCode.UNSAFE_STRUCTURE)
     # nesting depth: libxml2 refuses documents deeper than 256 levels while parsing
     return root
 
 
 def serialize(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
-
-
-MAX_FINDINGS_PER_KIND = 100  # a hostile file must not turn the report into a bomb
-
-
-class FindingSink:
-    """De-duplicates findings and caps them per kind; `close()` adds one summary per kind."""
-
-    def __init__(self, ctx) -> None:
-        self.ctx = ctx
-        self.seen: set[str] = set()
-        self.counts: dict[str, int] = {}
-        self.suppressed: dict[str, int] = {}
-
-    def add(self, kind: str, location: str, detail: str = "", action: str = "removed") -> None:
-        key = f"{kind}|{location}|{detail}|{action}"
-        if key in self.seen:
-            return
-        self.seen.add(key)
-        self.counts[kind] = self.counts.get(kind, 0) + 1
-        if self.counts[kind] > MAX_FINDINGS_PER_KIND:
-            self.suppressed[kind] = self.suppressed.get(kind, 0) + 1
-            return
-        self.ctx.add(kind, location, action, detail)
-
-    def close(self) -> None:
-        for kind, n in self.suppressed.items():
-            self.ctx.add(kind, "document", "removed", f"and {n} more of this kind")
-        self.suppressed.clear()
 
 
 def remove_element(el) -> None:
@@ -111,8 +85,9 @@ def check_not_ole(src: Path, what: str) -> None:
     if head == OLE_MAGIC:
         if _ole_is_encrypted(src):
             raise Rejected(f"The {what} is encrypted (password-protected); it cannot be "
-                           "inspected, so it was not processed.")
-        raise Rejected(f"The file is an OLE compound file, not a {what} package.")
+                           "inspected, so it was not processed.", RejectionCode.ENCRYPTED)
+        raise Rejected(f"The file is an OLE compound file, not a {what} package.",
+                       RejectionCode.UNSUPPORTED_TYPE)
 
 
 def _ole_is_encrypted(src: Path) -> bool:
@@ -134,12 +109,13 @@ def read_package(src: Path, what: str) -> tuple[dict[str, bytes], list[str]]:
     try:
         zf = zipfile.ZipFile(src)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise Rejected(f"The file is not a valid {what} package (damaged zip container).") from exc
+        raise Rejected(f"The file is not a valid {what} package (damaged zip container).",
+                       RejectionCode.DAMAGED) from exc
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_MEMBERS:
             raise Rejected(f"The {what} package has {len(infos)} parts, more than the "
-                           f"{MAX_MEMBERS} allowed (zip bomb protection).")
+                           f"{MAX_MEMBERS} allowed (zip bomb protection).", RejectionCode.BOMB)
         seen: set[str] = set()
         members: dict[str, bytes] = {}
         order: list[str] = []
@@ -153,21 +129,23 @@ def read_package(src: Path, what: str) -> tuple[dict[str, bytes], list[str]]:
             if folded in seen:
                 # two members with one name: different readers would pick different ones
                 raise Rejected(f"The {what} package contains the part {name!r} twice "
-                               "(parser confusion attack).")
+                               "(parser confusion attack).", RejectionCode.UNSAFE_STRUCTURE)
             seen.add(folded)
             if info.flag_bits & 0x1:
-                raise Rejected(f"The {what} package has encrypted parts; it cannot be inspected.")
+                raise Rejected(f"The {what} package has encrypted parts; it cannot be inspected.",
+                               RejectionCode.ENCRYPTED)
             if info.file_size > MAX_MEMBER_SIZE:
                 raise Rejected(f"The part {name!r} would expand to {info.file_size} bytes "
-                               "(zip bomb protection).")
+                               "(zip bomb protection).", RejectionCode.BOMB)
             data = _read_bounded(zf, info, what)
             total += len(data)
             if total > MAX_TOTAL_SIZE:
                 raise Rejected(f"The {what} package expands to more than "
-                               f"{MAX_TOTAL_SIZE // (1024 * 1024)} MiB (zip bomb protection).")
+                               f"{MAX_TOTAL_SIZE // (1024 * 1024)} MiB (zip bomb protection).",
+                               RejectionCode.BOMB)
             if len(data) > RATIO_FLOOR and len(data) > MAX_RATIO * max(1, info.compress_size):
                 raise Rejected(f"The part {name!r} has a compression ratio above {MAX_RATIO}:1 "
-                               "(zip bomb protection).")
+                               "(zip bomb protection).", RejectionCode.BOMB)
             members[name] = data
             order.append(name)
     return members, order
@@ -176,7 +154,8 @@ def read_package(src: Path, what: str) -> tuple[dict[str, bytes], list[str]]:
 def _check_name(name: str, what: str) -> None:
     if (len(name) > MAX_NAME_LENGTH or name.startswith("/") or _BAD_NAME.search(name)
             or any(seg in ("", ".", "..") for seg in name.split("/"))):
-        raise Rejected(f"The {what} package contains an unsafe part name {name[:80]!r}.")
+        raise Rejected(f"The {what} package contains an unsafe part name {name[:80]!r}.",
+                       RejectionCode.UNSAFE_STRUCTURE)
 
 
 def _read_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, what: str) -> bytes:
@@ -187,9 +166,10 @@ def _read_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, what: str) -> byte
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError,
             RuntimeError) as exc:
         raise Rejected(f"The part {info.filename!r} of the {what} package cannot be read "
-                       f"(damaged or unsupported compression).") from exc
+                       f"(damaged or unsupported compression).", RejectionCode.DAMAGED) from exc
     if len(data) > MAX_MEMBER_SIZE:
-        raise Rejected(f"The part {info.filename!r} is larger than allowed (zip bomb protection).")
+        raise Rejected(f"The part {info.filename!r} is larger than allowed (zip bomb protection).",
+                       RejectionCode.BOMB)
     return data
 
 

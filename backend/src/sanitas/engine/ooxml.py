@@ -21,7 +21,6 @@ from urllib.parse import urlsplit
 from lxml import etree
 
 from .office_package import (
-    FindingSink,
     clean_raster,
     image_format,
     parse_xml,
@@ -31,7 +30,7 @@ from .office_package import (
     serialize,
     write_package,
 )
-from .report import Context, Rejected
+from .report import Context, Rejected, RejectionCode
 
 PKG_REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
 CT_NS = "http://schemas.openxmlformats.org/package/2006/content-types"
@@ -239,7 +238,6 @@ class _State:
     kept_ct: dict[str, str] = field(default_factory=dict)
     rels_out: dict[str, list[Rel]] = field(default_factory=dict)
     reported: set[str] = field(default_factory=set)
-    sink: FindingSink | None = None
     rejected_parts: set[str] = field(default_factory=set)
     family: str = ""
     main_part: str = ""
@@ -252,11 +250,6 @@ class _State:
             ct = self.defaults.get(ext, "")
         return ct.strip().lower()
 
-    def report(self, kind: str, location: str, detail: str = "", action="removed") -> None:
-        if self.sink is None:
-            self.sink = FindingSink(self.ctx)
-        self.sink.add(kind, location, detail, action)
-
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     """Rebuild an OOXML package at dst without active or hidden content; return its extension."""
@@ -267,30 +260,31 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     root_rels = _read_rels(state, "")
     main = [r for r in root_rels if _type_key(r.type) == "officedocument" and not r.external]
     if len(main) != 1:
-        raise Rejected("The Office package has no single main document part.")
+        raise Rejected("The Office package has no single main document part.",
+                       RejectionCode.DAMAGED)
     main_part = resolve_target("", main[0].target)
     if main_part is None or main_part.casefold() not in state.by_fold:
-        raise Rejected("The Office package's main document part is missing.")
+        raise Rejected("The Office package's main document part is missing.", RejectionCode.DAMAGED)
     main_part = state.by_fold[main_part.casefold()]
     main_ct = state.content_type(main_part)
     if main_ct == XLSB_MAIN:
         return _sanitize_xlsb(src, dst, ctx)
     if main_ct in ADDIN_TYPES:
-        raise Rejected("The file is an Office add-in, which is program code, not a document.")
+        raise Rejected("The file is an Office add-in, which is program code, not a document.",
+                       RejectionCode.EXECUTABLE)
     if main_ct not in MAIN_TYPES:
-        raise Rejected(f"The Office package's main part has an unsupported type ({main_ct[:80]}).")
+        raise Rejected(f"The Office package's main part has an unsupported type ({main_ct[:80]}).",
+                       RejectionCode.UNSUPPORTED_TYPE)
     out_ext, clean_ct = MAIN_TYPES[main_ct]
     if clean_ct != main_ct:
-        ctx.add("macro_enabled_type", main_part, "converted",
-                f"relabelled as {out_ext} (macro-free)")
+        ctx.add("macro_enabled_type", main_part, action="converted",
+                detail=f"relabelled as {out_ext} (macro-free)")
     state.family = out_ext[0]  # d(ocx)/x(lsx)/p(ptx)
     state.main_part = main_part
     state.overrides["/" + main_part.casefold()] = clean_ct
     _walk(state, root_rels)
     ctx.progress(80)
     _report_orphans(state)
-    if state.sink is not None:
-        state.sink.close()
     _write(state, dst)
     ctx.progress(100)
     return out_ext
@@ -306,7 +300,7 @@ def _sanitize_xlsb(src: Path, dst: Path, ctx: Context) -> str:
         if data[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1":
             legacy_office.report_ole_contents(data, name, ctx)
     converted = legacy_office.convert(src, ctx, "xlsx", "xlsb")
-    ctx.add("binary_workbook", "workbook", "converted", "xlsb rewritten as xlsx")
+    ctx.add("binary_workbook", "workbook", action="converted", detail="xlsb rewritten as xlsx")
     return sanitize(converted, dst, ctx, "xlsx")
 
 
@@ -314,7 +308,8 @@ def _load(members: dict[str, bytes], ctx: Context) -> _State:
     by_fold = {name.casefold(): name for name in members}
     ct_name = by_fold.get("[content_types].xml")
     if ct_name is None:
-        raise Rejected("The Office package has no [Content_Types].xml (not a valid package).")
+        raise Rejected("The Office package has no [Content_Types].xml (not a valid package).",
+                       RejectionCode.DAMAGED)
     root = parse_xml(members[ct_name], "[Content_Types].xml")
     defaults: dict[str, str] = {}
     overrides: dict[str, str] = {}
@@ -344,7 +339,8 @@ def _read_rels(state: _State, part: str) -> list[Rel]:
             continue
         rid, rtype, target = el.get("Id"), el.get("Type") or "", el.get("Target") or ""
         if not rid or rid in ids:
-            raise Rejected(f"The relationship part {name} has a missing or duplicate Id.")
+            raise Rejected(f"The relationship part {name} has a missing or duplicate Id.",
+                           RejectionCode.DAMAGED)
         ids.add(rid)
         external = (el.get("TargetMode") or "").lower() == "external"
         rels.append(Rel(rid, rtype, target, external))
@@ -386,13 +382,13 @@ def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
         kind = REMOVE_KINDS.get(key, "external_relationship")
         if key == "hyperlink":
             kind = "hyperlink"
-        state.report(kind, f"{where} {rel.id}", f"external {key}: {rel.target[:200]}")
+        state.ctx.add(kind, f"{where} {rel.id}", detail=f"external {key}: {rel.target[:200]}")
         return False
     part = resolve_target(source, rel.target)
     real = state.by_fold.get(part.casefold()) if part else None
     if key in REMOVE_KINDS or key not in KEEP_TYPES:
         kind = REMOVE_KINDS.get(key, "unknown_part")
-        state.report(kind, real or rel.target[:200], f"relationship {key}")
+        state.ctx.add(kind, real or rel.target[:200], detail=f"relationship {key}")
         if real:
             state.reported.add("part|" + real)
         return False
@@ -403,7 +399,7 @@ def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
         return True
     ct = state.content_type(real)
     if any(d in ct for d in DENY_CT) and not ct.startswith("image/"):
-        state.report("hidden_part", real, f"content type {ct[:100]}")
+        state.ctx.add("hidden_part", real, detail=f"content type {ct[:100]}")
         state.reported.add("part|" + real)
         return False
     data = state.members[real]
@@ -415,19 +411,19 @@ def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
         return True
     if key in ("pivotcachedefinition", "pivottable") and _external_pivot(state, real, key):
         # fed by a data connection (now removed): the cells keep the last values shown
-        state.report("data_connection", real, f"{key} fed by an external data connection")
+        state.ctx.add("data_connection", real, detail=f"{key} fed by an external data connection")
         state.reported.add("part|" + real)
         return False
     if key in ("worksheet", "chartsheet") and _root_name(data) in ("macrosheet", "dialogsheet"):
         # an Excel 4 macro sheet wearing a worksheet's relationship and content type
-        state.report("xlm_macro", real, "macro sheet disguised as a worksheet")
+        state.ctx.add("xlm_macro", real, detail="macro sheet disguised as a worksheet")
         state.reported.add("part|" + real)
         return False
     if ct.endswith("xml") or "vmldrawing" in ct or key == "vmldrawing":
         state.kept[real] = None  # cleaned after the walk
         state.kept_ct[real] = ct or "application/xml"
         return True
-    state.report("binary_part", real, f"content type {ct[:100] or 'unknown'}")
+    state.ctx.add("binary_part", real, detail=f"content type {ct[:100] or 'unknown'}")
     state.reported.add("part|" + real)
     return False
 
@@ -438,12 +434,12 @@ def _keep_binary(state: _State, part: str, ct: str, data: bytes, key: str) -> bo
         return True
     fmt = image_format(data)
     if fmt is None:
-        state.report("invalid_image", part, f"not a recognised image ({ct[:60]})")
+        state.ctx.add("invalid_image", part, detail=f"not a recognised image ({ct[:60]})")
         state.reported.add("part|" + part)
         return False
     cleaned = clean_raster(data, fmt)
     if cleaned is None:
-        state.report("invalid_image", part, "image could not be decoded")
+        state.ctx.add("invalid_image", part, detail="image could not be decoded")
         state.reported.add("part|" + part)
         return False
     mime = {"jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif", "bmp": "image/bmp",
@@ -496,7 +492,7 @@ def _clean_xml_part(state: _State, part: str, rels: dict[str, Rel]) -> bytes | N
     if part.casefold() == "docprops/core.xml" or ct.endswith("core-properties+xml"):
         return _neutral_core(state, part)
     if part.casefold() == "docprops/app.xml" or ct.endswith("extended-properties+xml"):
-        state.report("metadata", part, "application properties reset", "converted")
+        state.ctx.add("metadata", part, detail="application properties reset", action="converted")
         return _NEUTRAL_APP
     is_vml = "vml" in ct or part.casefold().endswith(".vml")
     if is_vml:
@@ -536,7 +532,8 @@ def _parse_vml(state: _State, part: str, data: bytes):
     # Excel writes VML that is not always well-formed; a recovering parse without entities is
     # safe because the result is re-serialised as well-formed XML.
     if b"<!DOCTYPE" in data[:65536].upper() or b"<!ENTITY" in data[:65536].upper():
-        raise Rejected(f"The document part {part} declares a DTD (XML entity attack).")
+        raise Rejected(f"The document part {part} declares a DTD (XML entity attack).",
+                       RejectionCode.UNSAFE_STRUCTURE)
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
                              recover=True, remove_pis=True, remove_comments=True,
                              huge_tree=False)
@@ -545,7 +542,7 @@ def _parse_vml(state: _State, part: str, data: bytes):
     except etree.XMLSyntaxError:
         root = None
     if root is None:
-        state.report("invalid_part", part, "unreadable VML drawing")
+        state.ctx.add("invalid_part", part, detail="unreadable VML drawing")
         state.rejected_parts.add(part)
     return root
 
@@ -557,8 +554,8 @@ _NEUTRAL_APP = serialize(etree.fromstring(
 
 
 def _neutral_core(state: _State, part: str) -> bytes:
-    state.report("metadata", part, "author, dates and descriptive properties removed",
-                 "removed")
+    state.ctx.add("metadata", part, detail="author, dates and descriptive properties removed",
+                 action="removed")
     return serialize(etree.fromstring(
         b'<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/'
         b'core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/" '
@@ -569,7 +566,7 @@ def _neutral_core(state: _State, part: str) -> bytes:
 def _drop_always(state: _State, part: str, root) -> None:
     for el in list(root.iter(*_any_ns(*ALWAYS_DROP))):
         name = _local(el)
-        state.report(ALWAYS_DROP[name], part, name)
+        state.ctx.add(ALWAYS_DROP[name], part, detail=name)
         remove_element(el)
 
 
@@ -579,7 +576,7 @@ def _clean_macro_attrs(state: _State, part: str, root) -> None:
     for el, attr, value in _attrs(root, pred):
         if value and attr in el.attrib:
             lname = attr.rpartition("}")[2]
-            state.report("macro", part, f"{_local(el)}@{lname}={value[:80]}")
+            state.ctx.add("macro", part, detail=f"{_local(el)}@{lname}={value[:80]}")
             del el.attrib[attr]
 
 
@@ -587,7 +584,7 @@ def _clean_actions(state: _State, part: str, root) -> None:
     for el in list(root.iter(*_any_ns("hlinkClick", "hlinkHover", "hlinkMouseOver"))):
         action = el.get("action") or ""
         if action and not _SAFE_ACTION.match(action):
-            state.report("action", part, f"{_local(el)} action {action[:100]}")
+            state.ctx.add("action", part, detail=f"{_local(el)} action {action[:100]}")
             remove_element(el)
 
 
@@ -654,17 +651,18 @@ def _clean_word(state: _State, part: str, root) -> None:
         if name == "object" and ns in W_NSS:
             _replace_word_object(state, part, el)
         elif name == "customXml" and ns in W_NSS:
-            state.report("custom_xml", part, "inline custom XML markup unwrapped", "converted")
+            state.ctx.add("custom_xml", part, detail="inline custom XML markup unwrapped",
+                          action="converted")
             _unwrap(el)
         elif name in ("subDoc", "altChunk") and ns in W_NSS:
-            state.report("ole_object" if name == "altChunk" else "external_relationship",
-                         part, name)
+            state.ctx.add("ole_object" if name == "altChunk" else "external_relationship",
+                         part, detail=name)
             remove_element(el)
         elif name == "OLEObject":
-            state.report("ole_object", part, f"OLE object {el.get('ProgID', '')}")
+            state.ctx.add("ole_object", part, detail=f"OLE object {el.get('ProgID', '')}")
             remove_element(el)
         elif name == "control" and ns in W_NSS:
-            state.report("activex", part, "ActiveX control")
+            state.ctx.add("activex", part, detail="ActiveX control")
             remove_element(el)
 
 
@@ -676,8 +674,8 @@ def _replace_word_object(state: _State, part: str, obj) -> None:
         if name in ("OLEObject", "control", "objectEmbed", "objectLink", "movie"):
             kinds.append(child.get("ProgID") or child.get("progId") or name)
             remove_element(child)
-    state.report("ole_object", part, "embedded object replaced by its preview image: "
-                 + ", ".join(k for k in kinds if k), "converted")
+    state.ctx.add("ole_object", part, detail="embedded object replaced by its preview image: "
+                 + ", ".join(k for k in kinds if k), action="converted")
     shapes = [c for c in obj if _local(c) in ("shape", "rect", "group") or _ns(c) == VML_NS]
     drawings = [c for c in obj if _local(c) == "drawing"]
     if shapes:
@@ -697,7 +695,7 @@ def _clean_fields(state: _State, part: str, root) -> None:
     for el in _iter(root, W_NSS, "fldSimple"):
         instr = el.get(f"{{{_ns(el)}}}instr") or ""
         if not _field_is_safe(state, instr):
-            state.report(_field_kind(instr), part, f"field {instr.strip()[:120]}")
+            state.ctx.add(_field_kind(instr), part, detail=f"field {instr.strip()[:120]}")
             _unwrap(el)  # the cached result runs stay
     stack: list[dict] = []
     doomed: list = []
@@ -732,7 +730,7 @@ def _finish_field(state, part, fld, end, doomed, force=False) -> None:
     instr = "".join(e.text or "" for e in fld["instr"])
     if not force and _field_is_safe(state, instr):
         return
-    state.report(_field_kind(instr), part, f"field {instr.strip()[:120]}")
+    state.ctx.add(_field_kind(instr), part, detail=f"field {instr.strip()[:120]}")
     doomed.append(fld["begin"])
     doomed.extend(fld["instr"])
     if fld["sep"] is not None:
@@ -782,7 +780,7 @@ def _clean_workbook(state: _State, part: str, root, rels: dict[str, Rel]) -> Non
                         if etree.QName(a).namespace in REL_NAMESPACES), None)
             if rid not in rels:
                 state.removed_sheet_names.add(sheet.get("name") or "")
-                state.report("xlm_macro", part, f"sheet {sheet.get('name', '')!r} removed "
+                state.ctx.add("xlm_macro", part, detail=f"sheet {sheet.get('name', '')!r} removed "
                              "(macro or dialog sheet, or missing part)")
                 removed_idx.append(i)
                 remove_element(sheet)
@@ -790,7 +788,7 @@ def _clean_workbook(state: _State, part: str, root, rels: dict[str, Rel]) -> Non
                 kept_count += 1
         if kept_count == 0:
             raise Rejected("The workbook has no ordinary worksheet left once its macro sheets "
-                           "are removed.")
+                           "are removed.", RejectionCode.NO_CONTENT)
     remap = {}
     new = 0
     total = kept_count + len(removed_idx)
@@ -812,7 +810,7 @@ def _clean_workbook(state: _State, part: str, root, rels: dict[str, Rel]) -> Non
                         v = 0
                     el.set(attr, str(min(max(0, _nearest(remap, v)), max(0, kept_count - 1))))
         elif name == "externalReferences":
-            state.report("external_link", part, "external workbook references")
+            state.ctx.add("external_link", part, detail="external workbook references")
             remove_element(el)
         elif name == "fileSharing":
             pass
@@ -849,8 +847,8 @@ def _clean_defined_name(state, part, el, remap, removed_idx) -> None:
         else:
             el.set("localSheetId", str(remap[idx]))
     if reason:
-        state.report("xlm_macro" if "macro" in reason or "auto" in reason else "external_link",
-                     part, f"defined name {name!r} ({reason})")
+        state.ctx.add("xlm_macro" if "macro" in reason or "auto" in reason else "external_link",
+                     part, detail=f"defined name {name!r} ({reason})")
         remove_element(el)
 
 
@@ -877,27 +875,29 @@ def _clean_sheet(state: _State, part: str, root) -> None:
                                            f.get("si") in dropped_shared):
             cell = f.getparent()
             ref = cell.get("r") if cell is not None else "?"
-            state.report("external_link" if "[" in text else "formula", part,
-                         f"cell {ref} formula {text[:100]} replaced by its value", "converted")
+            state.ctx.add("external_link" if "[" in text else "formula", part,
+                         detail=f"cell {ref} formula {text[:100]} replaced by its value",
+                         action="converted")
             remove_element(f)
     for el in list(root.iter("{*}dataValidation", "{*}cfRule")):
         if el.getparent() is not None and any(
                 _formula_is_dangerous(f.text or "")
                 for f in el.iter("{*}formula1", "{*}formula2", "{*}formula", "{*}f")):
-            state.report("external_link", part, f"{_local(el)} with an external or DDE formula")
+            state.ctx.add("external_link", part,
+                          detail=f"{_local(el)} with an external or DDE formula")
             remove_element(el)
     for el in list(root.iter("{*}oleObjects", "{*}controls", "{*}customProperties")):
         name = _local(el)
         if name == "oleObjects":
             for obj in el.iter():
                 if _local(obj) == "oleObject":
-                    state.report("ole_object", part, f"OLE object {obj.get('progId', '')}")
+                    state.ctx.add("ole_object", part, detail=f"OLE object {obj.get('progId', '')}")
             remove_element(el)
         elif name == "controls":
-            state.report("activex", part, "controls")
+            state.ctx.add("activex", part, detail="controls")
             remove_element(el)
         elif name == "customProperties":
-            state.report("custom_properties", part, "sheet custom properties")
+            state.ctx.add("custom_properties", part, detail="sheet custom properties")
             remove_element(el)
         elif name == "tablePart":
             pass
@@ -906,8 +906,9 @@ def _clean_sheet(state: _State, part: str, root) -> None:
 def _clean_table(state: _State, part: str, root) -> None:
     # Connection-backed tables become plain tables: their query and connection parts are gone.
     if root.get("tableType") in ("queryTable", "xml") or root.get("connectionId"):
-        state.report("data_connection", part, f"table {root.get('name', '')} unlinked from its "
-                     "query", "converted")
+        state.ctx.add("data_connection", part,
+                      detail=f"table {root.get('name', '')} unlinked from its "
+                     "query", action="converted")
         root.set("tableType", "worksheet")
         root.attrib.pop("connectionId", None)
         for el in root.iter():
@@ -929,11 +930,12 @@ def _clean_slide(state: _State, part: str, root) -> None:
         prog = ole.get("progId", "") if ole is not None else ""
         pic = next(iter(_iter(gf, P_NSS, "pic")), None)
         if pic is None:
-            state.report("ole_object", part, f"OLE object {prog} removed (no preview image)")
+            state.ctx.add("ole_object", part,
+                          detail=f"OLE object {prog} removed (no preview image)")
             remove_element(gf)
             continue
-        state.report("ole_object", part, f"OLE object {prog} replaced by its preview image",
-                     "converted")
+        state.ctx.add("ole_object", part, detail=f"OLE object {prog} replaced by its preview image",
+                     action="converted")
         new = copy.deepcopy(pic)
         _adopt_frame(gf, new)
         gf.addprevious(new)
@@ -941,7 +943,7 @@ def _clean_slide(state: _State, part: str, root) -> None:
     for controls in _iter(root, P_NSS, "controls"):
         tree = next(iter(_iter(root, P_NSS, "spTree")), None)
         for ctl in _iter(controls, P_NSS, "control"):
-            state.report("activex", part, f"ActiveX control {ctl.get('name', '')}")
+            state.ctx.add("activex", part, detail=f"ActiveX control {ctl.get('name', '')}")
             pic = next(iter(_iter(ctl, P_NSS, "pic")), None)
             if pic is not None and tree is not None:
                 new = copy.deepcopy(pic)
@@ -953,7 +955,7 @@ def _clean_slide(state: _State, part: str, root) -> None:
     # Animation commands can invoke OLE verbs or macros; the static slide stays the same.
     for timing in _iter(root, P_NSS, "timing"):
         if any(_local(e) == "cmd" for e in timing.iter()):
-            state.report("action", part, "animation commands (OLE verb or macro call)")
+            state.ctx.add("action", part, detail="animation commands (OLE verb or macro call)")
             remove_element(timing)
 
 
@@ -995,7 +997,7 @@ def _clean_vml(state: _State, part: str, root) -> None:
         lname = attr.rpartition("}")[2]
         if lname == "href" and state.ctx.policy.keep_links and _safe_url(val):
             continue
-        state.report("external_relationship", part, f"VML {lname} {val[:100]}")
+        state.ctx.add("external_relationship", part, detail=f"VML {lname} {val[:100]}")
         del el.attrib[attr]
 
 
@@ -1009,7 +1011,7 @@ def _report_orphans(state: _State) -> None:
         if "part|" + name in state.reported:
             continue
         kind = "macro" if "vba" in low else "orphan_part"
-        state.report(kind, name, "part not reachable from the document")
+        state.ctx.add(kind, name, detail="part not reachable from the document")
 
 
 _CANONICAL_EXT = {"png": "image/png", "jpeg": "image/jpeg", "jpg": "image/jpeg",

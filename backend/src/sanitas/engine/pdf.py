@@ -23,7 +23,7 @@ import pikepdf
 from pikepdf import Array, Dictionary, Name, String
 
 from sanitas.engine import pdfium_check
-from sanitas.engine.report import Context, Rejected
+from sanitas.engine.report import Context, Rejected, RejectionCode
 
 SAFE_URI_SCHEMES = ("http://", "https://", "mailto:")
 SAFE_NAMED_ACTIONS = {"/NextPage", "/PrevPage", "/FirstPage", "/LastPage"}
@@ -93,13 +93,13 @@ class _Recorder:
                  detail: str = "") -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         if self.counts[kind] <= MAX_FINDINGS_PER_KIND:
-            self.ctx.add(kind, location, action, detail)  # type: ignore[arg-type]
+            self.ctx.add(kind, location, action=action, detail=detail)  # type: ignore[arg-type]
 
     def close(self) -> None:
         for kind, count in self.counts.items():
             if count > MAX_FINDINGS_PER_KIND:
-                self.ctx.add(kind, "whole document", "removed",
-                             f"{count - MAX_FINDINGS_PER_KIND} more occurrences not listed")
+                self.ctx.add(kind, "whole document", action="removed",
+                             detail=f"{count - MAX_FINDINGS_PER_KIND} more occurrences not listed")
 
 
 def open_pdf(src: Path) -> pikepdf.Pdf:
@@ -109,13 +109,14 @@ def open_pdf(src: Path) -> pikepdf.Pdf:
         pdf = pikepdf.open(src, suppress_warnings=True)
     except pikepdf.PasswordError:
         raise Rejected("The PDF is password-protected (encrypted); encrypted files cannot be "
-                       "inspected and are not accepted.") from None
+                       "inspected and are not accepted.", RejectionCode.ENCRYPTED) from None
     except (pikepdf.PdfError, OSError, ValueError, RuntimeError) as exc:
-        raise Rejected("The PDF is damaged beyond repair and cannot be read.") from exc
+        raise Rejected("The PDF is damaged beyond repair and cannot be read.",
+                       RejectionCode.DAMAGED) from exc
     if pdf.is_encrypted:
         pdf.close()
         raise Rejected("The PDF is encrypted (it has a permissions password); encrypted files "
-                       "are not accepted.")
+                       "are not accepted.", RejectionCode.ENCRYPTED)
     return pdf
 
 
@@ -129,10 +130,11 @@ def sanitize(src: Path, dst: Path, ctx: Context) -> str:
         try:
             pages = list(pdf.pages)
         except (pikepdf.PdfError, RuntimeError, RecursionError) as exc:
-            raise Rejected("The PDF's page tree is damaged.") from exc
+            raise Rejected("The PDF's page tree is damaged.", RejectionCode.DAMAGED) from exc
         if not pages:
             raise Rejected("The PDF has no pages." if not warnings else
-                           "The PDF is damaged: none of its pages can be read.")
+                           "The PDF is damaged: none of its pages can be read.",
+                           RejectionCode.NO_CONTENT)
         ctx.progress(10)
         _clean_document(pdf, record)
         for number, page in enumerate(pages, start=1):
@@ -153,7 +155,7 @@ def sanitize(src: Path, dst: Path, ctx: Context) -> str:
             AttributeError, NotImplementedError) as exc:
         # qpdf or pikepdf choking on a damaged object: refused, in words a person reads.
         log.warning("PDF rebuild failed: %r", exc, exc_info=True)
-        raise Rejected(DAMAGED) from exc
+        raise Rejected(DAMAGED, RejectionCode.DAMAGED) from exc
     finally:
         pdf.close()
         record.close()
@@ -167,8 +169,8 @@ def sanitize(src: Path, dst: Path, ctx: Context) -> str:
 
 def _report_repair(warnings: list[str], pages: int, ctx: Context) -> None:
     found = [label for pattern, label in _REPAIRS if any(pattern.search(w) for w in warnings)]
-    ctx.add("repaired", "file structure", "converted",
-            "damaged file (cut short or corrupt) rebuilt from what could be read: "
+    ctx.add("repaired", "file structure", action="converted",
+            detail="damaged file (cut short or corrupt) rebuilt from what could be read: "
             f"{', '.join(found) or f'{len(warnings)} errors corrected'}; {pages} page(s) kept. "
             "Parts of the document may be missing: compare with the original.")
 
@@ -187,19 +189,19 @@ def check_output(path: Path, pages: int) -> None:
             problems = check.get_warnings()
     except (pikepdf.PdfError, RuntimeError, ValueError) as exc:
         log.warning("the rebuilt PDF does not reopen in qpdf: %r", exc)
-        raise Rejected(UNREADABLE_OUTPUT) from exc
+        raise Rejected(UNREADABLE_OUTPUT, RejectionCode.INVALID_OUTPUT) from exc
     if problems or count != pages:
         log.warning("the rebuilt PDF needs recovery in qpdf (%d pages of %d): %s", count, pages,
                     problems[:5])
-        raise Rejected(UNREADABLE_OUTPUT)
+        raise Rejected(UNREADABLE_OUTPUT, RejectionCode.INVALID_OUTPUT)
     try:
         seen = pdfium_check.page_count(path)
     except pdfium_check.Unreadable as exc:
         log.warning("the rebuilt PDF does not read cleanly in PDFium: %s", exc)
-        raise Rejected(UNREADABLE_OUTPUT) from exc
+        raise Rejected(UNREADABLE_OUTPUT, RejectionCode.INVALID_OUTPUT) from exc
     if seen != pages:
         log.warning("PDFium sees %d pages in the rebuilt PDF, qpdf %d", seen, pages)
-        raise Rejected(UNREADABLE_OUTPUT)
+        raise Rejected(UNREADABLE_OUTPUT, RejectionCode.INVALID_OUTPUT)
 
 
 def _report_file_layout(src: Path, record: _Recorder) -> bool:

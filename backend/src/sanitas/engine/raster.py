@@ -20,7 +20,7 @@ import pypdfium2 as pdfium
 from pikepdf import Array, Dictionary, Name
 
 from sanitas.engine.pdf import check_output
-from sanitas.engine.report import Context, Rejected
+from sanitas.engine.report import Context, Rejected, RejectionCode
 
 DPI = 150
 JPEG_QUALITY = 90
@@ -33,22 +33,24 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
     try:
         document = pdfium.PdfDocument(str(src))
     except pdfium.PdfiumError as exc:
-        raise Rejected("The document cannot be rendered (PDFium refused it).") from exc
+        raise Rejected("The document cannot be rendered (PDFium refused it).",
+                       RejectionCode.DAMAGED) from exc
     ocr = shutil.which("tesseract") if ctx.policy.ocr else None
     try:
         count = len(document)
         if count == 0:
-            raise Rejected("The document has no pages.")
+            raise Rejected("The document has no pages.", RejectionCode.NO_CONTENT)
         if count > MAX_PAGES:
             raise Rejected(f"The document has too many pages for pixel reconstruction "
-                           f"({count}; the limit is {MAX_PAGES}).")
+                           f"({count}; the limit is {MAX_PAGES}).", RejectionCode.TOO_COMPLEX)
         out = pikepdf.new()
         for index in range(count):
             page = document[index]
             try:
                 width, height = page.get_size()  # points, after /Rotate
                 if not (0 < width <= MAX_PAGE_POINTS and 0 < height <= MAX_PAGE_POINTS):
-                    raise Rejected(f"Page {index + 1} has an impossible size.")
+                    raise Rejected(f"Page {index + 1} has an impossible size.",
+                                   RejectionCode.DAMAGED)
                 scale = dpi / 72
                 if width * height * scale * scale > MAX_PIXELS_PER_PAGE:
                     scale = (MAX_PIXELS_PER_PAGE / (width * height)) ** 0.5
@@ -72,8 +74,8 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
     finally:
         document.close()
     check_output(dst, count)  # read back by qpdf and PDFium before it is accepted
-    ctx.add("pixel_reconstruction", f"{count} page(s)", "converted",
-            f"every page rebuilt from {dpi} DPI pixels" +
+    ctx.add("pixel_reconstruction", f"{count} page(s)", action="converted",
+            detail=f"every page rebuilt from {dpi} DPI pixels" +
             ("; OCR text layer added" if ocr else
              "; no text layer (OCR requested but tesseract is not installed)" if ctx.policy.ocr
              else ""))
@@ -107,4 +109,5 @@ def _overlay_ocr(out: pikepdf.Pdf, picture, points: tuple[float, float], tessera
             page = out.pages[-1]
             page.add_overlay(text_pdf.pages[0], pikepdf.Rectangle(0, 0, *points))
     except (subprocess.SubprocessError, OSError, pikepdf.PdfError):
-        ctx.add("ocr", f"page {len(out.pages)}", "removed", "OCR failed; no text layer")
+        ctx.add("ocr", f"page {len(out.pages)}", action="removed",
+                detail="OCR failed; no text layer")

@@ -4,20 +4,48 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
 Action = Literal["removed", "converted", "kept", "blocked"]
 Mode = Literal["basic", "advanced"]
 
+MAX_PER_KIND = 100  # findings listed per kind; the rest are counted
+MAX_FINDINGS = 500  # findings listed per file
+
+
+class RejectionCode(StrEnum):
+    """Why a file was refused, for programs (the reason sentence is for people)."""
+
+    EMPTY = "empty"
+    EXECUTABLE = "executable"  # a program, a script, an installer or an add-in
+    UNSUPPORTED_TYPE = "unsupported_type"
+    ENCRYPTED = "encrypted"  # password-protected and no (or no right) password given
+    WRONG_PASSWORD = "wrong_password"
+    DAMAGED = "damaged"  # malformed beyond repair
+    BOMB = "bomb"  # expands far beyond its size (zip or decompression bomb)
+    TOO_LARGE = "too_large"  # input or output over a size limit
+    TOO_COMPLEX = "too_complex"  # nesting, element, page or frame count over a limit
+    UNSAFE_STRUCTURE = "unsafe_structure"  # DTD/entities, unsafe names, duplicate parts
+    NO_CONTENT = "no_content"  # nothing displayable is left once the active content is gone
+    INVALID_OUTPUT = "invalid_output"  # the output did not re-open as a valid file
+    UNAVAILABLE = "unavailable"  # this installation lacks the tool the format needs
+    TIME_LIMIT = "time_limit"
+    CPU_LIMIT = "cpu_limit"
+    MEMORY_LIMIT = "memory_limit"
+    DISK_LIMIT = "disk_limit"
+    CRASHED = "crashed"  # the sanitizer died on the file
+
 
 class Rejected(Exception):
     """The input cannot be made safe (unknown type, executable, encrypted, bomb, corrupt).
-    `reason` is a sentence a person understands."""
+    `reason` is a sentence a person understands; `code` says the same for a program."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, code: RejectionCode) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.code = RejectionCode(code)
 
 
 @dataclass
@@ -47,8 +75,41 @@ class Context:
     workdir: Path | None = None  # scratch space (private tmpfs inside the sandbox)
     pages_rebuilt: list[int] = field(default_factory=list)  # advanced mode, 1-based
 
-    def add(self, kind: str, location: str, action: Action, detail: str = "") -> None:
+    _seen: set[tuple[str, str, str, str]] = field(default_factory=set, repr=False)
+    _per_kind: dict[str, int] = field(default_factory=dict, repr=False)
+    _suppressed: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def add(self, kind: str, location: str, *, action: Action = "removed",
+            detail: str = "") -> None:
+        """Record one finding: the one recorder of every family. Repeats of the same finding
+        are dropped, and past `MAX_PER_KIND` of a kind only a count is kept (a hostile file
+        must not turn the report into a bomb); `closed_findings` adds one line per kind."""
+        key = (kind, location, action, detail)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        count = self._per_kind.get(kind, 0) + 1
+        self._per_kind[kind] = count
+        if count > MAX_PER_KIND:
+            self._suppressed[kind] = self._suppressed.get(kind, 0) + 1
+            return
         self.findings.append(Finding(kind, location, action, detail))
+
+    def count(self, kind: str) -> int:
+        """How many findings of `kind` were recorded, those summarised included."""
+        return self._per_kind.get(kind, 0)
+
+    def closed_findings(self) -> list[Finding]:
+        """The findings for the result: at most `MAX_FINDINGS`, with a summary line for each
+        kind that reached its cap and one for whatever the total cap left out."""
+        findings = list(self.findings)
+        for kind, n in self._suppressed.items():
+            findings.append(Finding(kind, "whole file", "removed", f"and {n} more of this kind"))
+        if len(findings) > MAX_FINDINGS:
+            extra = len(findings) - MAX_FINDINGS
+            findings = findings[:MAX_FINDINGS] + [
+                Finding("more", "whole file", "removed", f"{extra} further findings not listed")]
+        return findings
 
     def progress(self, percent: int) -> None:
         if self.on_progress is not None:
@@ -62,6 +123,7 @@ class Result:
     output: str | None = None
     output_type: str | None = None  # the output's extension without dot, e.g. "pdf"
     reason: str | None = None
+    code: RejectionCode | None = None  # with a rejection: the reason for programs
     findings: list[Finding] = field(default_factory=list)
     duration_ms: int = 0
     detected_type: str | None = None
@@ -72,6 +134,7 @@ class Result:
         return {
             "input": self.input, "status": self.status, "output": self.output,
             "outputType": self.output_type, "reason": self.reason,
+            "code": self.code.value if self.code else None,
             "findings": [asdict(f) for f in self.findings], "durationMs": self.duration_ms,
             "detectedType": self.detected_type, "pagesRebuilt": self.pages_rebuilt,
         }

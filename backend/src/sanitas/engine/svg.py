@@ -11,7 +11,7 @@ from pathlib import Path
 from lxml import etree
 
 from sanitas.engine.css import sanitize_css
-from sanitas.engine.report import Context, Rejected
+from sanitas.engine.report import Context, Rejected, RejectionCode
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -42,7 +42,7 @@ URL_REF = re.compile(r"url\(\s*(['\"]?)(.*?)\1\s*\)", re.IGNORECASE | re.DOTALL)
 def sanitize(src: Path, dst: Path, ctx: Context) -> str:
     data = src.read_bytes()
     if len(data) > MAX_SVG_BYTES:
-        raise Rejected("The SVG image is too large.")
+        raise Rejected("The SVG image is too large.", RejectionCode.TOO_LARGE)
     dst.write_bytes(sanitize_svg_bytes(data, ctx))
     return "svg"
 
@@ -57,19 +57,20 @@ def sanitize_svg_bytes(data: bytes, ctx: Context) -> bytes:
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
-        raise Rejected(f"The SVG image is not well-formed XML ({exc.msg}).") from None
+        raise Rejected(f"The SVG image is not well-formed XML ({exc.msg}).",
+                       RejectionCode.DAMAGED) from None
     if root is None or etree.QName(root).localname != "svg":
-        raise Rejected("The file is not an SVG image.")
+        raise Rejected("The file is not an SVG image.", RejectionCode.UNSUPPORTED_TYPE)
     docinfo = root.getroottree().docinfo
     if docinfo.internalDTD is not None:
         dtd = docinfo.internalDTD
         entities = list(dtd.iterentities())
-        ctx.add("xml_entities" if entities else "dtd", "DOCTYPE", "removed",
-                f"{len(entities)} entity declarations (XXE / entity expansion)" if entities
+        ctx.add("xml_entities" if entities else "dtd", "DOCTYPE", action="removed",
+                detail=f"{len(entities)} entity declarations (XXE / entity expansion)" if entities
                 else "internal DTD")
     count = sum(1 for _ in root.iter())
     if count > MAX_ELEMENTS:
-        raise Rejected("The SVG image has too many elements.")
+        raise Rejected("The SVG image has too many elements.", RejectionCode.TOO_COMPLEX)
     cleaner = _Cleaner(ctx)
     new_root = cleaner.element(root)
     assert new_root is not None
@@ -87,7 +88,7 @@ class _Cleaner:
 
     def report(self) -> None:
         for (kind, what), count in sorted(self.removed.items()):
-            self.ctx.add(kind, what, "removed", f"{count} occurrence(s)")
+            self.ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
 
     def element(self, element) -> etree._Element | None:
         """A fresh copy of `element` with only allowed content, or None."""

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from sanitas.engine.css import sanitize_css
-from sanitas.engine.report import Context, Rejected
+from sanitas.engine.report import Context, Rejected, RejectionCode
 
 MAX_TEXT_BYTES = 200 * 1024 * 1024
 CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069\u200e\u200f"
@@ -40,10 +40,11 @@ def decode(data: bytes) -> tuple[str, str]:
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     if src.stat().st_size > MAX_TEXT_BYTES:
-        raise Rejected("The text file is too large.")
+        raise Rejected("The text file is too large.", RejectionCode.TOO_LARGE)
     text, encoding = decode(src.read_bytes())
     if encoding not in ("utf-8",):
-        ctx.add("encoding", "whole file", "converted", f"{encoding} converted to UTF-8")
+        ctx.add("encoding", "whole file", action="converted",
+                detail=f"{encoding} converted to UTF-8")
     if kind == "html":
         dst.write_text(sanitize_html(text, ctx), encoding="utf-8")
         return "html"
@@ -59,8 +60,8 @@ def _strip_controls(text: str, ctx: Context) -> str:
     found = CONTROL_CHARS.findall(text)
     if found:
         bidi = sum(1 for c in found if "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069")
-        ctx.add("control_characters", "text", "removed",
-                f"{len(found)} control characters ({bidi} bidirectional overrides)")
+        ctx.add("control_characters", "text", action="removed",
+                detail=f"{len(found)} control characters ({bidi} bidirectional overrides)")
         text = CONTROL_CHARS.sub("", text)
     return text
 
@@ -114,11 +115,12 @@ def sanitize_csv(text: str, ctx: Context) -> str:
                     neutralised.append(f"row {row_number} column {col + 1}")
             writer.writerow(row)
     except csv.Error as exc:
-        raise Rejected(f"The CSV file is malformed ({exc}).") from None
+        raise Rejected(f"The CSV file is malformed ({exc}).", RejectionCode.DAMAGED) from None
     if neutralised:
         ctx.add("csv_formula", ", ".join(neutralised[:20]) +
                 (f" and {len(neutralised) - 20} more" if len(neutralised) > 20 else ""),
-                "converted", f"{len(neutralised)} cell(s) that start a formula were prefixed "
+                action="converted",
+                detail=f"{len(neutralised)} cell(s) that start a formula were prefixed "
                 "with an apostrophe")
     return out.getvalue()
 
@@ -153,7 +155,7 @@ def sanitize_html(text: str, ctx: Context) -> str:
     try:
         document = lxml.html.document_fromstring(text, parser=parser)
     except (etree.ParserError, ValueError) as exc:
-        raise Rejected(f"The HTML file cannot be parsed ({exc}).") from None
+        raise Rejected(f"The HTML file cannot be parsed ({exc}).", RejectionCode.DAMAGED) from None
     removed: dict[tuple[str, str], int] = {}
 
     def drop(kind: str, what: str) -> None:
@@ -216,7 +218,7 @@ def sanitize_html(text: str, ctx: Context) -> str:
     charset.set("charset", "utf-8")
     head.insert(0, charset)
     for (kind, what), count in sorted(removed.items()):
-        ctx.add(kind, what, "removed", f"{count} occurrence(s)")
+        ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
     return lxml.html.tostring(document, doctype="<!DOCTYPE html>", encoding="unicode",
                               method="html")
 

@@ -45,12 +45,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sanitas.engine.report import Finding, Rejected, RejectionCode, Result
 from sanitas.sandbox import SandboxError, cgroups
 from sanitas.sandbox.cgroups import CgroupHost, JobCgroup
 
 if TYPE_CHECKING:
     from sanitas.config import Settings
-    from sanitas.engine.report import Policy, Result
+    from sanitas.engine.report import Policy
 
 log = logging.getLogger(__name__)
 
@@ -453,7 +454,6 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
                  original_name: str | None = None, policy: Policy | None = None,
                  limits: SandboxLimits | None = None, prewarm: bool = True) -> Result:
     from sanitas.engine import OUTPUT_EXTENSIONS, safe_output_name
-    from sanitas.engine.report import Finding, Result
 
     started = time.perf_counter()
     name = original_name or input_path.name
@@ -510,13 +510,16 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
     try:
         if payload is None:
             partial.unlink(missing_ok=True)
-            result = Result(input=name, status="rejected",
-                            reason=memory_reason if out_of_memory else outcome)
+            assert outcome is not None
+            if out_of_memory:
+                outcome = Rejected(memory_reason, RejectionCode.MEMORY_LIMIT)
+            result = Result(input=name, status="rejected", reason=outcome.reason,
+                            code=outcome.code)
         else:
-            result = _result_from_payload(payload, name, Finding, Result, OUTPUT_EXTENSIONS)
+            result = _result_from_payload(payload, name, OUTPUT_EXTENSIONS)
             if result.status == "rejected" and out_of_memory:
                 # a helper (LibreOffice, tesseract) was killed at the job's memory budget
-                result.reason = memory_reason
+                result.reason, result.code = memory_reason, RejectionCode.MEMORY_LIMIT
             if result.status == "ok":
                 assert result.output_type is not None
                 _check_output(partial, result.output_type, limits)
@@ -528,17 +531,13 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
     except SandboxError:
         partial.unlink(missing_ok=True)
         raise
-    except _BadOutput as exc:
+    except Rejected as exc:
         partial.unlink(missing_ok=True)
-        result = Result(input=name, status="rejected", reason=str(exc))
+        result = Result(input=name, status="rejected", reason=exc.reason, code=exc.code)
     result.duration_ms = int((time.perf_counter() - started) * 1000)
     if prewarm:
         _start_spare(layout, host, 1 if office else _spare_target(settings))
     return result
-
-
-class _BadOutput(Exception):
-    pass
 
 
 def _drain(sandbox: _Sandbox) -> str:
@@ -550,7 +549,7 @@ def _drain(sandbox: _Sandbox) -> str:
 
 
 def _collect(sandbox: _Sandbox, limits: SandboxLimits,
-             on_progress: Callable[[int], None] | None) -> tuple[dict | None, str]:
+             on_progress: Callable[[int], None] | None) -> tuple[dict | None, Rejected | None]:
     """Read progress and the result within the wall-clock limit. Returns (result payload,
     explanation when there is none). Raises SandboxError when the sandbox never started."""
     proc = sandbox.proc
@@ -587,7 +586,8 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
             stdout_total += len(chunk)
             if stdout_total > MAX_STDOUT_BYTES:
                 sandbox.kill()
-                return None, "The sanitizer produced an abnormal amount of output."
+                return None, Rejected("The sanitizer produced an abnormal amount of output.",
+                                      RejectionCode.CRASHED)
             buffer += chunk
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
@@ -611,13 +611,13 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
             break
     selector.close()
     if result is not None:
-        return result, ""
+        return result, None
     if timed_out:
         sandbox.kill()
         if not ready:
             raise SandboxError("The sandbox did not start within the time limit.")
-        return None, (f"Processing took longer than the {int(limits.wall_seconds or 0)} s "
-                      "allowed for this file and was stopped.")
+        return None, Rejected(f"Processing took longer than the {int(limits.wall_seconds or 0)} "
+                              "s allowed for this file and was stopped.", RejectionCode.TIME_LIMIT)
     try:
         code = proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
@@ -629,23 +629,27 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
     log.warning("sandboxed sanitizer died (exit %s): %s", code, stderr[-2000:])
     signal_number = code - 128 if code > 128 else -code if code < 0 else 0
     if signal_number == signal.SIGXCPU or "SIGXCPU" in stderr:
-        return None, "Processing used more CPU time than allowed for this file and was stopped."
+        return None, Rejected("Processing used more CPU time than allowed for this file and was "
+                              "stopped.", RejectionCode.CPU_LIMIT)
     if signal_number == signal.SIGKILL:
-        return None, ("Processing was stopped at the sandbox's memory or CPU limit (the file "
-                      "is too complex or hostile).")
+        return None, Rejected("Processing was stopped at the sandbox's memory or CPU limit (the "
+                              "file is too complex or hostile).", RejectionCode.MEMORY_LIMIT)
     if signal_number == signal.SIGXFSZ:
-        return None, "Processing wrote more data than allowed and was stopped."
+        return None, Rejected("Processing wrote more data than allowed and was stopped.",
+                              RejectionCode.TOO_LARGE)
     if "MemoryError" in stderr:
-        return None, "The file needs more memory than is allowed to process it safely."
-    return None, ("The sanitizer crashed on this file (it is damaged or hostile)"
-                  + (f", signal {signal_number}." if signal_number else "."))
+        return None, Rejected("The file needs more memory than is allowed to process it safely.",
+                              RejectionCode.MEMORY_LIMIT)
+    return None, Rejected("The sanitizer crashed on this file (it is damaged or hostile)"
+                          + (f", signal {signal_number}." if signal_number else "."),
+                          RejectionCode.CRASHED)
 
 
 def _text(value, limit: int = 1000) -> str:
     return str(value)[:limit] if value is not None else ""
 
 
-def _result_from_payload(payload: dict, name: str, Finding, Result, extensions) -> Result:
+def _result_from_payload(payload: dict, name: str, extensions) -> Result:
     """Rebuild a Result from untrusted JSON: strict types, bounded sizes."""
     status = payload.get("status")
     if status not in ("ok", "rejected"):
@@ -664,11 +668,18 @@ def _result_from_payload(payload: dict, name: str, Finding, Result, extensions) 
     pages = [p for p in pages[:100_000] if isinstance(p, int)] if isinstance(pages, list) else []
     output_type = payload.get("outputType")
     if status == "ok" and output_type not in extensions:
-        raise _BadOutput("The sanitizer produced an output of a type that is not allowed.")
+        raise Rejected("The sanitizer produced an output of a type that is not allowed.",
+                       RejectionCode.INVALID_OUTPUT)
     detected = payload.get("detectedType")
+    code = None
+    if status == "rejected":
+        raw_code = payload.get("code")
+        code = (RejectionCode(raw_code) if raw_code in RejectionCode.__members__.values()
+                else RejectionCode.DAMAGED)
     return Result(input=name, status=status, output=None,
                   output_type=output_type if status == "ok" else None,
                   reason=_text(payload.get("reason"), 2000) if status == "rejected" else None,
+                  code=code,
                   findings=findings, detected_type=_text(detected, 40) if detected else None,
                   pages_rebuilt=pages)
 
@@ -676,17 +687,19 @@ def _result_from_payload(payload: dict, name: str, Finding, Result, extensions) 
 def _check_output(path: Path, output_type: str, limits: SandboxLimits) -> None:
     info = os.lstat(path)
     if info.st_size == 0:
-        raise _BadOutput("The sanitizer produced an empty file.")
+        raise Rejected("The sanitizer produced an empty file.", RejectionCode.INVALID_OUTPUT)
     if limits.file_size_bytes and info.st_size > limits.file_size_bytes:
-        raise _BadOutput("The sanitized file is larger than allowed.")
+        raise Rejected("The sanitized file is larger than allowed.", RejectionCode.TOO_LARGE)
     with open(path, "rb") as fh:
         head = fh.read(4096)
     if output_type in TEXT_OUTPUTS:
         if b"\x00" in head:
-            raise _BadOutput("The sanitizer produced a text file with binary content.")
+            raise Rejected("The sanitizer produced a text file with binary content.",
+                           RejectionCode.INVALID_OUTPUT)
         return
     if not head.startswith(OUTPUT_MAGIC[output_type]):
-        raise _BadOutput(f"The sanitized file is not a valid {output_type.upper()} file.")
+        raise Rejected(f"The sanitized file is not a valid {output_type.upper()} file.",
+                       RejectionCode.INVALID_OUTPUT)
 
 
 def _unique(path: Path) -> Path:

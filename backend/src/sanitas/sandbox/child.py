@@ -110,7 +110,7 @@ def main() -> int:
     emit = _emitter(out)
 
     # Warm-up: the expensive imports happen before any file is seen.
-    from sanitas.engine import Policy, sanitize_file
+    from sanitas.engine import Policy, RejectionCode, sanitize_file
     office = len(sys.argv) > 2 and sys.argv[2] == "office"
     for module in PRELOAD + (OFFICE_PRELOAD if office else ()):
         try:
@@ -139,7 +139,8 @@ def main() -> int:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         emit({"event": "result", "result": {"status": "rejected", "input": job.get("name"),
-                                            "reason": _disk_reason(limits)}})
+                                            "reason": _disk_reason(limits),
+                                            "code": "disk_limit"}})
         return 0
     disk_full = _DiskFull()
     engine_log = logging.getLogger("sanitas")
@@ -163,7 +164,7 @@ def main() -> int:
                            original_name=job.get("name") or "file")
     os.unlink(input_path)
     if result.status == "rejected" and disk_full.seen:
-        result.reason = _disk_reason(limits)
+        result.reason, result.code = _disk_reason(limits), RejectionCode.DISK_LIMIT
     if result.status == "ok" and result.output:
         try:
             with open(result.output, "rb") as produced, os.fdopen(output_fd, "wb") as target:
@@ -172,6 +173,7 @@ def main() -> int:
             result.status, result.output, result.output_type = "rejected", None, None
             result.reason = ("The sanitized file is larger than allowed." if exc.errno == 27
                              else f"The sanitized file could not be written ({exc.strerror}).")
+            result.code = RejectionCode.TOO_LARGE if exc.errno == 27 else RejectionCode.DISK_LIMIT
     emit({"event": "result", "result": result.to_json()})
     return 0
 
