@@ -17,10 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sanitas.engine import formats
 from sanitas.engine.detect import (
-    FAMILY_OF_KIND,
     HEAD_SIZE,
-    KIND_EXTENSIONS,
     Detected,
     detect,
     markup_start,
@@ -164,7 +163,7 @@ def _check_sniff(data: bytes, name: str) -> Detected | None:
     except Rejected as exc:
         assert exc.reason and "Error" not in exc.reason
         return None
-    assert found.kind in KIND_EXTENSIONS and FAMILY_OF_KIND[found.kind] == found.family
+    assert found.kind in formats.KINDS and formats.kind(found.kind).family == found.family
     return found
 
 

@@ -16,11 +16,11 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
+from sanitas.engine import formats
 from sanitas.engine.detect import Detected, detect
 from sanitas.engine.report import Context, Finding, Mode, Policy, Rejected, RejectionCode, Result
 
 __all__ = [
-    "OUTPUT_EXTENSIONS",
     "Context",
     "Finding",
     "Policy",
@@ -34,10 +34,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# Every extension the engine can produce; the sandbox parent refuses anything else.
-OUTPUT_EXTENSIONS = {"pdf", "jpg", "png", "gif", "webp", "tiff", "bmp", "svg", "txt", "csv",
-                     "html", "zip", "docx", "xlsx", "pptx", "xlsb", "odt", "ods", "odp", "odg"}
-OFFICE_OUTPUT_OF_LEGACY = {"doc": "docx", "rtf": "docx", "xls": "xlsx", "ppt": "pptx"}
 
 
 # Zero-width joiners shape emoji sequences and Persian or Indic words; every other format
@@ -86,7 +82,7 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode 
             detected = detect(input_path, name, ctx)
             result.detected_type = detected.kind
             ctx.progress(5)
-            extension = sanitize_detected(input_path, partial, detected, ctx, depth=0)
+            extension = sanitize_detected(input_path, partial, detected, ctx)
             final = _unique_path(output_dir / safe_output_name(name, extension))
             os.replace(partial, final)
             result.status, result.output, result.output_type = "ok", str(final), extension
@@ -130,76 +126,44 @@ def _unique_path(path: Path) -> Path:
     raise Rejected("Too many output files with the same name.", RejectionCode.TOO_COMPLEX)
 
 
-def sanitize_detected(src: Path, dst: Path, detected: Detected, ctx: Context, depth: int) -> str:
-    """Write the safe version of `src` (already detected) to `dst`; return its extension."""
-    family, kind = detected.family, detected.kind
-    if family == "pdf":
-        if ctx.mode == "advanced":
-            return _pixels_from_pdf(src, dst, ctx)
-        from sanitas.engine import pdf
-
-        return pdf.sanitize(src, dst, ctx)
-    if family == "image":
-        from sanitas.engine import image
-
-        return image.sanitize(src, dst, ctx, kind)
-    if family == "svg":
-        from sanitas.engine import svg
-
-        return svg.sanitize(src, dst, ctx)
-    if family == "text":
-        from sanitas.engine import text
-
-        return text.sanitize(src, dst, ctx, kind)
-    if family == "archive":
-        from sanitas.engine import archive
-
-        return archive.sanitize(src, dst, ctx, depth)
-    if family in ("ooxml", "odf", "legacy_office"):
-        return _sanitize_office(src, dst, detected, ctx)
-    raise Rejected(f"Files of type {kind} are not supported.", RejectionCode.UNSUPPORTED_TYPE)
+def sanitize_detected(src: Path, dst: Path, detected: Detected, ctx: Context) -> str:
+    """Write the safe version of `src` (already detected) to `dst`; return its extension.
+    The format registry names the family's handler and what advanced mode adds."""
+    family = formats.family_of(detected.kind)
+    if ctx.mode == "advanced" and family.advanced == formats.Advanced.PIXELS:
+        return _pixels_from_pdf(src, dst, ctx)
+    if ctx.mode == "advanced" and family.advanced == formats.Advanced.OFFICE_PIXELS:
+        return _office_pixels(src, dst, detected, ctx)
+    return _handler(family)(src, dst, ctx, detected.kind)
 
 
-def _office_module(name: str):
-    import importlib
-
+def _handler(family: formats.Family):
     try:
-        return importlib.import_module(f"sanitas.engine.{name}")
+        return family.sanitizer()
     except ImportError as exc:
-        if exc.name != f"sanitas.engine.{name}":
+        if exc.name != family.module:
             raise
-        raise Rejected("Office documents cannot be processed by this installation (the office "
-                       "sanitizer is not available).", RejectionCode.UNAVAILABLE) from None
+        raise Rejected(f"Files of the {family.name} family cannot be processed by this "
+                       "installation (its sanitizer is not available).",
+                       RejectionCode.UNAVAILABLE) from None
 
 
-def _sanitize_office(src: Path, dst: Path, detected: Detected, ctx: Context) -> str:
-    family, kind = detected.family, detected.kind
+def _office_pixels(src: Path, dst: Path, detected: Detected, ctx: Context) -> str:
+    """Advanced mode for office documents: strip active content first (so LibreOffice never
+    sees macros or remote links), render through LibreOffice to PDF, rebuild from pixels."""
+    from sanitas.engine import legacy_office
+
     assert ctx.workdir is not None
-    if ctx.mode == "advanced":
-        # Strip active content first (so LibreOffice never sees macros or remote links), then
-        # render through LibreOffice to PDF, then rebuild from pixels.
-        legacy_office = _office_module("legacy_office")
-        source = src
-        if family in ("ooxml", "odf"):
-            cleaned = ctx.workdir / f"office-clean.{kind}"
-            module = _office_module(family)
-            ext = module.sanitize(src, cleaned, ctx, kind)
-            source = cleaned.rename(ctx.workdir / f"office-clean-out.{ext}")
-        converted = legacy_office.to_pdf(source, ctx)
-        return _pixels_from_pdf(converted, dst, ctx, already_clean=False)
-    if family == "ooxml":
-        return _office_module("ooxml").sanitize(src, dst, ctx, kind)
-    if family == "odf":
-        return _office_module("odf").sanitize(src, dst, ctx, kind)
-    legacy_office = _office_module("legacy_office")
-    converted = legacy_office.to_ooxml(src, ctx, kind)
-    target_kind = OFFICE_OUTPUT_OF_LEGACY[kind]
-    ctx.add("legacy_format", "whole document", action="converted",
-            detail=f"{kind} converted to {target_kind}")
-    return _office_module("ooxml").sanitize(Path(converted), dst, ctx, target_kind)
+    source = src
+    if detected.family in ("ooxml", "odf"):
+        cleaned = ctx.workdir / f"office-clean.{detected.kind}"
+        ext = _handler(formats.family_of(detected.kind))(src, cleaned, ctx, detected.kind)
+        source = cleaned.rename(ctx.workdir / f"office-clean-out.{ext}")
+    converted = legacy_office.to_pdf(source, ctx)
+    return _pixels_from_pdf(converted, dst, ctx)
 
 
-def _pixels_from_pdf(src: Path, dst: Path, ctx: Context, already_clean: bool = False) -> str:
+def _pixels_from_pdf(src: Path, dst: Path, ctx: Context) -> str:
     """Advanced mode: basic-clean the PDF (for the report and so the renderer never meets
     scripts), then rebuild every page from its pixels."""
     from sanitas.engine import pdf, raster

@@ -98,10 +98,11 @@ def _check_overlaps(infos: list[zipfile.ZipInfo], archive_size: int) -> None:
                            RejectionCode.BOMB)
 
 
-def sanitize(src: Path, dst: Path, ctx: Context, depth: int = 0) -> str:
+def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
     from sanitas.engine import safe_output_name, sanitize_detected
     from sanitas.engine.detect import detect
 
+    depth = ctx.depth
     if depth >= MAX_DEPTH:
         raise Rejected("Archives are nested too deeply (more than "
                        f"{MAX_DEPTH} levels).", RejectionCode.TOO_COMPLEX)
@@ -125,12 +126,12 @@ def sanitize(src: Path, dst: Path, ctx: Context, depth: int = 0) -> str:
             location = info.filename if depth == 0 else f"(nested) {info.filename}"
             member_src = work / f"m{index}"
             written_total += _extract_bounded(zf, info, member_src, written_total)
-            member_ctx = Context(mode=ctx.mode, policy=ctx.policy, workdir=ctx.workdir)
+            member_ctx = Context(mode=ctx.mode, policy=ctx.policy, workdir=ctx.workdir,
+                                 depth=depth + 1)
             member_dst = work / f"o{index}"
             try:
                 detected = detect(member_src, posixpath.basename(info.filename), member_ctx)
-                extension = sanitize_detected(member_src, member_dst, detected, member_ctx,
-                                              depth=depth + 1)
+                extension = sanitize_detected(member_src, member_dst, detected, member_ctx)
             except Rejected as exc:
                 ctx.add("archive_member", location, action="removed", detail=exc.reason)
                 continue

@@ -21,6 +21,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from sanitas.engine import formats
 from sanitas.engine.report import Context, Rejected, RejectionCode
 
 HEAD_SIZE = 64 * 1024
@@ -35,29 +36,6 @@ class Detected:
     provisional: bool = False
 
 
-# Extensions a person may legitimately use for each kind (the first is the canonical one).
-KIND_EXTENSIONS: dict[str, tuple[str, ...]] = {
-    "pdf": ("pdf",), "jpeg": ("jpg", "jpeg", "jpe", "jfif"), "png": ("png",), "gif": ("gif",),
-    "webp": ("webp",), "tiff": ("tiff", "tif"), "bmp": ("bmp", "dib"), "svg": ("svg",),
-    "txt": ("txt", "text", "log", "md", "markdown", "ini", "cfg", "conf", "json", "xml", "yaml",
-            "yml", "rst", "tsv"),
-    "csv": ("csv", "tsv", "txt"), "html": ("html", "htm", "xhtml"), "zip": ("zip",),
-    "docx": ("docx", "dotx"), "docm": ("docm", "dotm"), "xlsx": ("xlsx", "xltx"),
-    "xlsm": ("xlsm", "xltm"), "xlsb": ("xlsb",), "pptx": ("pptx", "potx", "ppsx"),
-    "pptm": ("pptm", "potm", "ppsm"), "odt": ("odt", "ott"), "ods": ("ods", "ots"),
-    "odp": ("odp", "otp"), "odg": ("odg", "otg"), "doc": ("doc", "dot"), "xls": ("xls", "xlt"),
-    "ppt": ("ppt", "pot", "pps"), "rtf": ("rtf", "doc"),
-}
-
-FAMILY_OF_KIND = {
-    "pdf": "pdf", "jpeg": "image", "png": "image", "gif": "image", "webp": "image",
-    "tiff": "image", "bmp": "image", "svg": "svg", "txt": "text", "csv": "text", "html": "text",
-    "zip": "archive", "docx": "ooxml", "docm": "ooxml", "xlsx": "ooxml", "xlsm": "ooxml",
-    "xlsb": "ooxml", "pptx": "ooxml", "pptm": "ooxml", "odt": "odf", "ods": "odf",
-    "odp": "odf", "odg": "odf", "doc": "legacy_office", "xls": "legacy_office",
-    "ppt": "legacy_office", "rtf": "legacy_office",
-}
-
 # Names that announce an executable or a script: refused whatever the content looks like,
 # because a viewer or a shell would treat them as code.
 SCRIPT_EXTENSIONS = {
@@ -66,35 +44,6 @@ SCRIPT_EXTENSIONS = {
     "jar", "apk", "app", "elf", "so", "dylib", "lnk", "reg", "scf", "inf", "url", "desktop",
     "appimage", "deb", "rpm", "iso", "img", "vhd", "vhdx", "chm", "ocx", "sys", "drv", "gadget",
     "msc", "jnlp", "xll", "xlam", "ppam", "library-ms", "settingcontent-ms", "application",
-}
-
-OOXML_MAIN_TYPES = {
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml": "docx",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml": "docx",
-    "application/vnd.ms-word.document.macroenabled.main+xml": "docm",
-    "application/vnd.ms-word.template.macroenabledtemplate.main+xml": "docm",
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml": "xlsx",
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml": "xlsx",
-    "application/vnd.ms-excel.sheet.macroenabled.main+xml": "xlsm",
-    "application/vnd.ms-excel.template.macroenabled.main+xml": "xlsm",
-    "application/vnd.ms-excel.sheet.binary.macroenabled.main": "xlsb",
-    "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml": "pptx",
-    "application/vnd.openxmlformats-officedocument.presentationml.template.main+xml": "pptx",
-    "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml": "pptx",
-    "application/vnd.ms-powerpoint.presentation.macroenabled.main+xml": "pptm",
-    "application/vnd.ms-powerpoint.template.macroenabled.main+xml": "pptm",
-    "application/vnd.ms-powerpoint.slideshow.macroenabled.main+xml": "pptm",
-}
-
-ODF_MIMETYPES = {
-    "application/vnd.oasis.opendocument.text": "odt",
-    "application/vnd.oasis.opendocument.text-template": "odt",
-    "application/vnd.oasis.opendocument.spreadsheet": "ods",
-    "application/vnd.oasis.opendocument.spreadsheet-template": "ods",
-    "application/vnd.oasis.opendocument.presentation": "odp",
-    "application/vnd.oasis.opendocument.presentation-template": "odp",
-    "application/vnd.oasis.opendocument.graphics": "odg",
-    "application/vnd.oasis.opendocument.graphics-template": "odg",
 }
 
 EXECUTABLE_MAGIC = [
@@ -166,7 +115,7 @@ def detect(path: Path, original_name: str | None = None, ctx: Context | None = N
     with open(path, "rb") as fh:
         head = fh.read(HEAD_SIZE)
     detected = _by_name(_detect_head(head, size, path), name_ext)
-    if ctx is not None and name_ext and name_ext not in KIND_EXTENSIONS[detected.kind]:
+    if ctx is not None and name_ext and name_ext not in formats.kind(detected.kind).extensions:
         ctx.add("type_mismatch", "file name", action="converted",
                 detail=f"named .{name_ext} but the content is {detected.kind}; the output uses the "
                 "extension of the real type")
@@ -181,21 +130,16 @@ def _refuse_script_name(original_name: str | None) -> str:
     return name_ext
 
 
-# The kinds a container's structure may turn out to be, for a provisional guess by name.
-_ZIP_KINDS = {"zip", "docx", "docm", "xlsx", "xlsm", "xlsb", "pptx", "pptm", "odt", "ods", "odp",
-              "odg"}
-_OLE_KINDS = {"doc", "xls", "ppt"}
-
-
 def _by_name(detected: Detected, name_ext: str) -> Detected:
     if detected.kind in ("txt", "csv") and name_ext in ("txt", "csv", "tsv"):
         # Prose with commas looks like a table: between plain text and CSV the name decides.
-        return Detected("txt" if name_ext == "txt" else "csv", "text")
+        return _found("txt" if name_ext == "txt" else "csv")
     if detected.provisional:
-        kinds = _ZIP_KINDS if detected.family == "archive" else _OLE_KINDS
-        guess = next((k for k in kinds if name_ext in KIND_EXTENSIONS[k]), None)
+        container = "zip" if detected.family == "archive" else "ole"
+        guess = next((k for k in sorted(formats.kinds_in(container))
+                      if name_ext in formats.kind(k).extensions), None)
         if guess is not None:
-            return Detected(guess, FAMILY_OF_KIND[guess], provisional=True)
+            return _found(guess, provisional=True)
     return detected
 
 
@@ -211,30 +155,27 @@ def _detect_head(head: bytes, size: int, path: Path | None) -> Detected:
                            RejectionCode.EXECUTABLE)
     # PDF readers accept the header anywhere in the first 1024 bytes.
     if b"%PDF-" in head[:1024]:
-        return Detected("pdf", "pdf")
-    if head.startswith(b"\xff\xd8\xff"):
-        return Detected("jpeg", "image")
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return Detected("png", "image")
-    if head[:6] in (b"GIF87a", b"GIF89a"):
-        return Detected("gif", "image")
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return Detected("webp", "image")
-    if head[:4] in (b"II*\x00", b"MM\x00*"):
-        return Detected("tiff", "image")
+        return _found("pdf")
+    for kind, signature in formats.signature_kinds():
+        if formats.matches(head, signature):
+            return _found(kind)
     if head[:2] == b"BM" and len(head) >= 26 and _plausible_bmp(head):
-        return Detected("bmp", "image")
+        return _found("bmp")
     if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
-        return _detect_ole(path) if path else Detected("doc", "legacy_office", provisional=True)
+        return _detect_ole(path) if path else _found("doc", provisional=True)
     if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
-        return _detect_zip(path) if path else Detected("zip", "archive", provisional=True)
+        return _detect_zip(path) if path else _found("zip", provisional=True)
     if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{\\rtf"):
-        return Detected("rtf", "legacy_office")
+        return _found("rtf")
     for magic, what in UNSUPPORTED_MAGIC:
         if head.startswith(magic):
             raise Rejected(f"The file is {what}, which is not a supported type.",
                            RejectionCode.UNSUPPORTED_TYPE)
     return _detect_text(head, size)
+
+
+def _found(kind: str, provisional: bool = False) -> Detected:
+    return Detected(kind, formats.kind(kind).family, provisional)
 
 
 def _plausible_bmp(head: bytes) -> bool:
@@ -261,18 +202,18 @@ def _detect_ole(path: Path) -> Detected:
             if len(fib) >= 12 and struct.unpack_from("<H", fib, 10)[0] & 0x0100:
                 raise Rejected("The Word document is password-protected (encrypted); encrypted "
                                "files are not accepted.", RejectionCode.ENCRYPTED)
-            return Detected("doc", "legacy_office")
+            return _found("doc")
         for book in ("workbook", "book"):
             if book in streams:
                 if _xls_has_filepass(ole.openstream(_find_stream(ole, book)).read(1 << 16)):
                     raise Rejected("The Excel workbook is password-protected (encrypted); "
                                    "encrypted files are not accepted.", RejectionCode.ENCRYPTED)
-                return Detected("xls", "legacy_office")
+                return _found("xls")
         if "powerpoint document" in streams:
             if "encryptedsummary" in streams:
                 raise Rejected("The PowerPoint presentation is password-protected (encrypted); "
                                "encrypted files are not accepted.", RejectionCode.ENCRYPTED)
-            return Detected("ppt", "legacy_office")
+            return _found("ppt")
         raise Rejected("The file is an OLE compound file that is not a Word, Excel or "
                        "PowerPoint document (for example an installer); it is not accepted.",
                        RejectionCode.UNSUPPORTED_TYPE)
@@ -315,10 +256,10 @@ def _detect_zip(path: Path) -> Detected:
         if "[Content_Types].xml" in names:
             kind = _ooxml_kind(zf, names["[Content_Types].xml"])
             if kind:
-                return Detected(kind, "ooxml")
+                return _found(kind)
         if "mimetype" in names and names["mimetype"].file_size < 200:
             mimetype = zf.read("mimetype").decode("ascii", "replace").strip()
-            kind = ODF_MIMETYPES.get(mimetype)
+            kind = formats.by_main_type("odf").get(mimetype)
             if kind:
                 manifest = names.get("META-INF/manifest.xml")
                 if manifest is not None and manifest.file_size < MAX_CONTENT_TYPES_XML and \
@@ -326,14 +267,14 @@ def _detect_zip(path: Path) -> Detected:
                     raise Rejected("The document is password-protected (encrypted); encrypted "
                                    "files cannot be inspected and are not accepted.",
                                    RejectionCode.ENCRYPTED)
-                return Detected(kind, "odf")
+                return _found(kind)
         if "classes.dex" in names or "AndroidManifest.xml" in names:
             raise Rejected("The file is an Android application (APK); executables are not "
                            "accepted.", RejectionCode.EXECUTABLE)
         if "META-INF/MANIFEST.MF" in names and any(n.endswith(".class") for n in names):
             raise Rejected("The file is a Java application (JAR); executables are not "
                            "accepted.", RejectionCode.EXECUTABLE)
-        return Detected("zip", "archive")
+        return _found("zip")
 
 
 def _ooxml_kind(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> str | None:
@@ -347,9 +288,10 @@ def _ooxml_kind(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> str | None:
     except Exception as exc:
         raise Rejected("The Office document's content type list is damaged.",
                        RejectionCode.DAMAGED) from exc
+    main_types = formats.by_main_type("ooxml")
     for element in root:
         if element.tag.endswith("Override"):
-            kind = OOXML_MAIN_TYPES.get((element.get("ContentType") or "").strip().lower())
+            kind = main_types.get((element.get("ContentType") or "").strip().lower())
             if kind:
                 return kind
     return None
@@ -464,12 +406,12 @@ def _detect_text(head: bytes, size: int) -> Detected:
                        "unsupported type).", RejectionCode.UNSUPPORTED_TYPE)
     start = markup_start(text)
     if _is_svg(start):
-        return Detected("svg", "svg")
+        return _found("svg")
     if _is_html(start) or _HTML_TAG.search(text, 0, 4096):
-        return Detected("html", "text")
+        return _found("html")
     if _looks_like_csv(text):
-        return Detected("csv", "text")
-    return Detected("txt", "text")
+        return _found("csv")
+    return _found("txt")
 
 
 def _looks_like_csv(text: str) -> bool:

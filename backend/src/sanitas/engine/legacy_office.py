@@ -31,6 +31,17 @@ for _name in ("olevba", "oleobj", "rtfobj", "olefile", "oletools"):
     logging.getLogger(_name).setLevel(logging.CRITICAL)
 
 
+def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
+    """Convert a legacy document to its OOXML twin and clean that like any OOXML file."""
+    from sanitas.engine import formats, ooxml
+
+    converted = to_ooxml(src, ctx, kind)
+    target = formats.kind(kind).outputs[0]
+    ctx.add("legacy_format", "whole document", action="converted",
+            detail=f"{kind} converted to {target}")
+    return ooxml.sanitize(converted, dst, ctx, target)
+
+
 def to_ooxml(src: Path, ctx: Context, kind: str) -> Path:
     """Convert a legacy document to docx/xlsx/pptx inside ctx.workdir; return the new file."""
     kind = kind.lower()

@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from lxml import etree
 
+from . import formats
 from .office_package import (
     clean_raster,
     image_format,
@@ -34,16 +35,8 @@ XLINK_NS = "http://www.w3.org/1999/xlink"
 DRAW_NS = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
 TABLE_NS = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
 
-MIMETYPES = {
-    "application/vnd.oasis.opendocument.text": "odt",
-    "application/vnd.oasis.opendocument.text-template": "ott",
-    "application/vnd.oasis.opendocument.spreadsheet": "ods",
-    "application/vnd.oasis.opendocument.spreadsheet-template": "ots",
-    "application/vnd.oasis.opendocument.presentation": "odp",
-    "application/vnd.oasis.opendocument.presentation-template": "otp",
-    "application/vnd.oasis.opendocument.graphics": "odg",
-    "application/vnd.oasis.opendocument.graphics-template": "otg",
-}
+MIMETYPES = {mimetype: formats.kind(kind).outputs[0]  # mimetype -> output extension
+             for mimetype, kind in formats.by_main_type("odf").items()}
 # Sub-documents that are pure data and rendered natively (kept after cleaning).
 SAFE_OBJECT_TYPES = {"application/vnd.oasis.opendocument.chart",
                      "application/vnd.oasis.opendocument.formula"}

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
+from . import formats
 from .office_package import (
     clean_raster,
     image_format,
@@ -53,35 +54,17 @@ def _iter(root, namespaces: set[str], *names: str):
     return list(root.iter(*[f"{{{ns}}}{n}" for ns in namespaces for n in names]))
 VML_NS = "urn:schemas-microsoft-com:vml"
 
-# Main document content type -> (output extension, macro-free content type)
-_W = "application/vnd.openxmlformats-officedocument.wordprocessingml."
-_S = "application/vnd.openxmlformats-officedocument.spreadsheetml."
-_P = "application/vnd.openxmlformats-officedocument.presentationml."
+# Main document content type -> (output extension, macro-free content type), from the registry.
 MAIN_TYPES: dict[str, tuple[str, str]] = {
-    _W + "document.main+xml": ("docx", _W + "document.main+xml"),
-    "application/vnd.ms-word.document.macroenabled.main+xml": ("docx", _W + "document.main+xml"),
-    _W + "template.main+xml": ("dotx", _W + "template.main+xml"),
-    "application/vnd.ms-word.template.macroenabledtemplate.main+xml":
-        ("dotx", _W + "template.main+xml"),
-    _S + "sheet.main+xml": ("xlsx", _S + "sheet.main+xml"),
-    "application/vnd.ms-excel.sheet.macroenabled.main+xml": ("xlsx", _S + "sheet.main+xml"),
-    _S + "template.main+xml": ("xltx", _S + "template.main+xml"),
-    "application/vnd.ms-excel.template.macroenabled.main+xml": ("xltx", _S + "template.main+xml"),
-    _P + "presentation.main+xml": ("pptx", _P + "presentation.main+xml"),
-    "application/vnd.ms-powerpoint.presentation.macroenabled.main+xml":
-        ("pptx", _P + "presentation.main+xml"),
-    _P + "slideshow.main+xml": ("ppsx", _P + "slideshow.main+xml"),
-    "application/vnd.ms-powerpoint.slideshow.macroenabled.main+xml":
-        ("ppsx", _P + "slideshow.main+xml"),
-    _P + "template.main+xml": ("potx", _P + "template.main+xml"),
-    "application/vnd.ms-powerpoint.template.macroenabled.main+xml":
-        ("potx", _P + "template.main+xml"),
+    kind.main_type: (kind.outputs[0], formats.kind(kind.outputs[0]).main_type)
+    for kind in formats.KINDS.values()
+    if kind.family == "ooxml" and kind.name != "xlsb"  # binary workbooks are converted first
 }
 ADDIN_TYPES = {
     "application/vnd.ms-excel.addin.macroenabled.main+xml",
     "application/vnd.ms-powerpoint.addin.macroenabled.main+xml",
 }
-XLSB_MAIN = "application/vnd.ms-excel.sheet.binary.macroenabled.main"
+XLSB_MAIN = formats.kind("xlsb").main_type
 
 # Relationship types (last segment of the type URI, lower case) that may be kept.
 KEEP_TYPES = {

@@ -120,7 +120,7 @@ def open_pdf(src: Path) -> pikepdf.Pdf:
     return pdf
 
 
-def sanitize(src: Path, dst: Path, ctx: Context) -> str:
+def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "pdf") -> str:
     pdf = open_pdf(src)
     record = _Recorder(ctx)
     warnings = pdf.get_warnings()  # qpdf's repairs while opening

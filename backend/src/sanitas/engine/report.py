@@ -74,6 +74,7 @@ class Context:
     on_progress: Callable[[int], None] | None = None  # percent 0..100
     workdir: Path | None = None  # scratch space (private tmpfs inside the sandbox)
     pages_rebuilt: list[int] = field(default_factory=list)  # advanced mode, 1-based
+    depth: int = 0  # how deep inside archives this file is (0: the upload itself)
 
     _seen: set[tuple[str, str, str, str]] = field(default_factory=set, repr=False)
     _per_kind: dict[str, int] = field(default_factory=dict, repr=False)

@@ -39,7 +39,7 @@ DATA_IMAGE = re.compile(r"^data:image/(png|jpeg|jpg|gif|webp);base64,", re.IGNOR
 URL_REF = re.compile(r"url\(\s*(['\"]?)(.*?)\1\s*\)", re.IGNORECASE | re.DOTALL)
 
 
-def sanitize(src: Path, dst: Path, ctx: Context) -> str:
+def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "svg") -> str:
     data = src.read_bytes()
     if len(data) > MAX_SVG_BYTES:
         raise Rejected("The SVG image is too large.", RejectionCode.TOO_LARGE)

@@ -126,14 +126,10 @@ def _mb(n: int) -> str:
 
 # -- type detection (the engine's, by content) -----------------------------------------------
 def supported_formats() -> list[str]:
-    """Extensions the engine accepts (its own list), for the upload screen."""
-    import importlib
+    """Extensions the engine accepts (the format registry's list), for the upload screen."""
+    from sanitas.engine import formats
 
-    engine_detect = importlib.import_module("sanitas.engine.detect")
-    listed = getattr(engine_detect, "SUPPORTED_EXTENSIONS", None)
-    if listed is None:
-        listed = {ext for exts in engine_detect.KIND_EXTENSIONS.values() for ext in exts}
-    return sorted(set(listed))
+    return formats.supported_extensions()
 
 
 def detect_type(received: ReceivedFile) -> str:

@@ -45,6 +45,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sanitas.engine import formats
+from sanitas.engine.detect import HEAD_SIZE, sniff
 from sanitas.engine.report import Finding, Rejected, RejectionCode, Result
 from sanitas.sandbox import SandboxError, cgroups
 from sanitas.sandbox.cgroups import CgroupHost, JobCgroup
@@ -58,17 +60,7 @@ log = logging.getLogger(__name__)
 MB = 1024 * 1024
 MAX_STDOUT_BYTES = 8 * MB
 MAX_STDERR_KEPT = 16 * 1024
-OFFICE_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", b"{\\rtf")
-OUTPUT_MAGIC = {
-    "pdf": (b"%PDF-",), "jpg": (b"\xff\xd8\xff",), "png": (b"\x89PNG\r\n\x1a\n",),
-    "gif": (b"GIF87a", b"GIF89a"), "webp": (b"RIFF",), "tiff": (b"II*\x00", b"MM\x00*"),
-    "bmp": (b"BM",), "zip": (b"PK\x03\x04", b"PK\x05\x06"), "docx": (b"PK\x03\x04",),
-    "xlsx": (b"PK\x03\x04",), "pptx": (b"PK\x03\x04",), "xlsb": (b"PK\x03\x04",),
-    "odt": (b"PK\x03\x04",), "ods": (b"PK\x03\x04",), "odp": (b"PK\x03\x04",),
-    "odg": (b"PK\x03\x04",),
-}
 STARTUP_TIMEOUT = 60.0
-TEXT_OUTPUTS = {"svg", "txt", "csv", "html"}
 ACTIONS = {"removed", "converted", "kept", "blocked"}
 
 
@@ -443,22 +435,28 @@ def shutdown_spares() -> None:
 
 # --- running a job -----------------------------------------------------------------------------
 
-def _needs_office(path: Path) -> bool:
+def _needs_office(path: Path, name: str) -> bool:
+    """Whether the job may need LibreOffice (its layout and budgets): an office kind, or a
+    container (ZIP, OLE) whose structure may turn out to hold one. The bounded sniff only."""
     with open(path, "rb") as fh:
-        head = fh.read(16)
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(OFFICE_MAGIC)
+        head = fh.read(HEAD_SIZE)
+    try:
+        found = sniff(head, name)
+    except Rejected:
+        return False  # refused in the sandbox at once, without LibreOffice
+    return found.provisional or formats.office_family(found.kind)
 
 
 def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Settings,
                  on_progress: Callable[[int], None] | None = None,
                  original_name: str | None = None, policy: Policy | None = None,
                  limits: SandboxLimits | None = None, prewarm: bool = True) -> Result:
-    from sanitas.engine import OUTPUT_EXTENSIONS, safe_output_name
+    from sanitas.engine import safe_output_name
 
     started = time.perf_counter()
     name = original_name or input_path.name
     input_size = input_path.stat().st_size
-    office = _needs_office(input_path)
+    office = _needs_office(input_path, name)
     limits = (limits or SandboxLimits()).resolved(input_size, mode, office,
                                                   ocr=bool(policy and policy.ocr))
     layout = _layout(settings, office)
@@ -516,7 +514,7 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
             result = Result(input=name, status="rejected", reason=outcome.reason,
                             code=outcome.code)
         else:
-            result = _result_from_payload(payload, name, OUTPUT_EXTENSIONS)
+            result = _result_from_payload(payload, name, mode)
             if result.status == "rejected" and out_of_memory:
                 # a helper (LibreOffice, tesseract) was killed at the job's memory budget
                 result.reason, result.code = memory_reason, RejectionCode.MEMORY_LIMIT
@@ -649,8 +647,10 @@ def _text(value, limit: int = 1000) -> str:
     return str(value)[:limit] if value is not None else ""
 
 
-def _result_from_payload(payload: dict, name: str, extensions) -> Result:
-    """Rebuild a Result from untrusted JSON: strict types, bounded sizes."""
+def _result_from_payload(payload: dict, name: str, mode: str) -> Result:
+    """Rebuild a Result from untrusted JSON: strict types, bounded sizes, and an output type
+    the format registry allows for the detected kind in this mode."""
+
     status = payload.get("status")
     if status not in ("ok", "rejected"):
         raise SandboxError("The sandbox returned a malformed result.")
@@ -667,10 +667,11 @@ def _result_from_payload(payload: dict, name: str, extensions) -> Result:
     pages = payload.get("pagesRebuilt")
     pages = [p for p in pages[:100_000] if isinstance(p, int)] if isinstance(pages, list) else []
     output_type = payload.get("outputType")
-    if status == "ok" and output_type not in extensions:
+    detected = payload.get("detectedType")
+    if status == "ok" and output_type not in formats.allowed_outputs(
+            detected if isinstance(detected, str) else None, mode):
         raise Rejected("The sanitizer produced an output of a type that is not allowed.",
                        RejectionCode.INVALID_OUTPUT)
-    detected = payload.get("detectedType")
     code = None
     if status == "rejected":
         raw_code = payload.get("code")
@@ -692,12 +693,13 @@ def _check_output(path: Path, output_type: str, limits: SandboxLimits) -> None:
         raise Rejected("The sanitized file is larger than allowed.", RejectionCode.TOO_LARGE)
     with open(path, "rb") as fh:
         head = fh.read(4096)
-    if output_type in TEXT_OUTPUTS:
+    output = formats.OUTPUTS[output_type]
+    if output.text:
         if b"\x00" in head:
             raise Rejected("The sanitizer produced a text file with binary content.",
                            RejectionCode.INVALID_OUTPUT)
         return
-    if not head.startswith(OUTPUT_MAGIC[output_type]):
+    if not head.startswith(output.magic):
         raise Rejected(f"The sanitized file is not a valid {output_type.upper()} file.",
                        RejectionCode.INVALID_OUTPUT)
 

@@ -29,10 +29,7 @@ MAX_JOB_MESSAGE = 64 * 1024
 # PDF jobs to import: under load every spare's warm-up is CPU taken from the running jobs, so
 # preloading them for every image or text file cost more throughput than it saved PDF latency.
 PRELOAD = ("PIL.Image", "PIL.ImageCms", "PIL.ImageOps", "PIL.ImageSequence", "lxml.etree",
-           "lxml.html", "defusedxml.ElementTree", "olefile", "csv", "zipfile",
-           "sanitas.engine.image", "sanitas.engine.svg", "sanitas.engine.text",
-           "sanitas.engine.archive")
-OFFICE_PRELOAD = ("sanitas.engine.ooxml", "sanitas.engine.odf", "sanitas.engine.legacy_office")
+           "lxml.html", "defusedxml.ElementTree", "olefile", "csv", "zipfile")
 
 
 def _emitter(stream):
@@ -112,7 +109,10 @@ def main() -> int:
     # Warm-up: the expensive imports happen before any file is seen.
     from sanitas.engine import Policy, RejectionCode, sanitize_file
     office = len(sys.argv) > 2 and sys.argv[2] == "office"
-    for module in PRELOAD + (OFFICE_PRELOAD if office else ()):
+    from sanitas.engine import formats
+
+    for module in PRELOAD + formats.preload_modules(False) + (
+            formats.preload_modules(True) if office else ()):
         try:
             __import__(module)
         except ImportError:

@@ -1,0 +1,312 @@
+"""The format registry: every family and kind the engine takes, declared once.
+
+A *family* is a sanitizer (one handler module); a *kind* is one file type the family takes
+(`docx`, `jpeg`, `epub`...). Each kind declares the names people give it, the signature that
+identifies it by itself (when one does), its media type and the output extensions its family
+may produce from it. Each output format declares the magic bytes a file of it starts with and
+how it is re-opened before it is accepted.
+
+Everything else derives from this table: `detect` (extensions, container kinds, simple
+signatures), `sanitize_detected` (the handler, what advanced mode does), the sandbox parent's
+output check (allowed output extensions per kind and mode, magic bytes), the sandbox child's
+preload list and the upload screen's list of supported formats. Adding a format means adding
+it here and giving its family the code; nothing else keeps a list.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sanitas.engine.report import Context
+
+
+class Advanced(StrEnum):
+    """What advanced mode does with a family."""
+
+    PIXELS = "pixels"  # basic clean, then every page rebuilt from its pixels (PDF out)
+    OFFICE_PIXELS = "office_pixels"  # basic clean, LibreOffice renders a PDF, then pixels
+    SAME = "same"  # nothing more to rebuild: the basic output is already re-encoded content
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    handler: str  # "module:function", called as handler(src, dst, ctx, kind) -> extension
+    advanced: Advanced
+    office: bool = False  # the sandbox needs the LibreOffice layout (bigger budgets, fonts)
+    preload: bool = True  # the sandbox child imports the handler module before a job arrives
+    summary: str = ""  # what the family's sanitizer keeps and removes (README, upload info)
+
+    def sanitizer(self) -> Callable[[Path, Path, Context, str], str]:
+        module, _, function = self.handler.partition(":")
+        return getattr(importlib.import_module(module), function)
+
+    @property
+    def module(self) -> str:
+        return self.handler.partition(":")[0]
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    family: str
+    extensions: tuple[str, ...]  # names people use for it; the first is the canonical one
+    outputs: tuple[str, ...]  # output extensions its family may produce in basic mode
+    media_type: str
+    label: str
+    # A signature that identifies the kind by itself: (offset, bytes) pairs that must all match.
+    magic: tuple[tuple[int, bytes], ...] = ()
+    container: str | None = None  # "zip" / "ole": the kind is decided by the structure inside
+    # What names the kind inside its container: the main part's content type (OOXML) or the
+    # `mimetype` member (OpenDocument).
+    main_type: str = ""
+
+
+@dataclass(frozen=True)
+class Output:
+    extension: str
+    magic: tuple[bytes, ...]  # a produced file starts with one of these; () for text
+    media_type: str
+
+    @property
+    def text(self) -> bool:
+        return not self.magic
+
+
+_PK = (b"PK\x03\x04",)
+_OFFICE_MAIN = "application/vnd.openxmlformats-officedocument."
+_ODF = "application/vnd.oasis.opendocument."
+_W = "application/vnd.openxmlformats-officedocument.wordprocessingml."
+_S = "application/vnd.openxmlformats-officedocument.spreadsheetml."
+_P = "application/vnd.openxmlformats-officedocument.presentationml."
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("pdf", "sanitas.engine.pdf:sanitize", Advanced.PIXELS, preload=False,
+           summary="Scripts, actions, forms' scripts, embedded files, annotations' authors and "
+                   "document metadata removed; pages, text, fonts and images kept."),
+    Family("image", "sanitas.engine.image:sanitize", Advanced.SAME,
+           summary="Decoded and re-encoded: EXIF (GPS, camera, orientation applied), XMP, IPTC, "
+                   "comments and trailing data removed; pixels and a valid colour profile kept."),
+    Family("svg", "sanitas.engine.svg:sanitize", Advanced.SAME,
+           summary="Rebuilt from an allowlist of drawing elements: scripts, event handlers, "
+                   "remote references, foreign content and editor metadata removed."),
+    Family("text", "sanitas.engine.text:sanitize", Advanced.SAME,
+           summary="Text re-encoded as UTF-8; HTML rebuilt without scripts, handlers, remote "
+                   "loads or forms; CSV cells that start a formula neutralised."),
+    Family("archive", "sanitas.engine.archive:sanitize", Advanced.SAME,
+           summary="Every member sanitized by its own family (nested archives too, with "
+                   "limits); members that cannot be made safe are left out and reported."),
+    Family("ooxml", "sanitas.engine.ooxml:sanitize", Advanced.OFFICE_PIXELS, office=True,
+           preload=False,
+           summary="Macros, ActiveX, OLE objects, external links, DDE, remote templates, "
+                   "comments' and revisions' authors and document properties removed; text, "
+                   "tables, pictures, charts and layout kept in the same format (macro-enabled "
+                   "types become their macro-free twin)."),
+    Family("odf", "sanitas.engine.odf:sanitize", Advanced.OFFICE_PIXELS, office=True,
+           preload=False,
+           summary="Macros, scripts, embedded objects, external links and metadata removed; "
+                   "the document kept in its OpenDocument type."),
+    Family("legacy_office", "sanitas.engine.legacy_office:sanitize",
+           Advanced.OFFICE_PIXELS, office=True, preload=False,
+           summary="Converted by LibreOffice (macros never run) to the matching OOXML type, "
+                   "then cleaned like it; macros and OLE objects do not survive."),
+)}
+
+_ZIP, _OLE = "zip", "ole"
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("pdf", "pdf", ("pdf",), ("pdf",), "application/pdf", "PDF document"),
+    Kind("jpeg", "image", ("jpg", "jpeg", "jpe", "jfif"), ("jpg",), "image/jpeg", "JPEG image",
+         magic=((0, b"\xff\xd8\xff"),)),
+    Kind("png", "image", ("png",), ("png",), "image/png", "PNG image",
+         magic=((0, b"\x89PNG\r\n\x1a\n"),)),
+    Kind("gif", "image", ("gif",), ("gif",), "image/gif", "GIF image",
+         magic=((0, b"GIF87a"),)),
+    Kind("webp", "image", ("webp",), ("webp",), "image/webp", "WebP image",
+         magic=((0, b"RIFF"), (8, b"WEBP"))),
+    Kind("tiff", "image", ("tiff", "tif"), ("tiff",), "image/tiff", "TIFF image",
+         magic=((0, b"II*\x00"),)),
+    Kind("bmp", "image", ("bmp", "dib"), ("bmp",), "image/bmp", "BMP image"),
+    Kind("svg", "svg", ("svg",), ("svg",), "image/svg+xml", "SVG drawing"),
+    Kind("txt", "text", ("txt", "text", "log", "md", "markdown", "ini", "cfg", "conf", "json",
+                         "xml", "yaml", "yml", "rst", "tsv"), ("txt",), "text/plain",
+         "plain text"),
+    Kind("csv", "text", ("csv", "tsv", "txt"), ("csv",), "text/csv", "CSV table"),
+    Kind("html", "text", ("html", "htm", "xhtml"), ("html",), "text/html", "HTML page"),
+    Kind("zip", "archive", ("zip",), ("zip",), "application/zip", "ZIP archive", container=_ZIP),
+    Kind("docx", "ooxml", ("docx",), ("docx",),
+         _OFFICE_MAIN + "wordprocessingml.document", "Word document", container=_ZIP,
+         main_type=_W + "document.main+xml"),
+    Kind("docm", "ooxml", ("docm",), ("docx",), "application/vnd.ms-word.document.macroEnabled.12",
+         "Word macro-enabled document", container=_ZIP,
+         main_type="application/vnd.ms-word.document.macroenabled.main+xml"),
+    Kind("dotx", "ooxml", ("dotx",), ("dotx",),
+         _OFFICE_MAIN + "wordprocessingml.template", "Word template", container=_ZIP,
+         main_type=_W + "template.main+xml"),
+    Kind("dotm", "ooxml", ("dotm",), ("dotx",), "application/vnd.ms-word.template.macroEnabled.12",
+         "Word macro-enabled template", container=_ZIP,
+         main_type="application/vnd.ms-word.template.macroenabledtemplate.main+xml"),
+    Kind("xlsx", "ooxml", ("xlsx",), ("xlsx",),
+         _OFFICE_MAIN + "spreadsheetml.sheet", "Excel workbook", container=_ZIP,
+         main_type=_S + "sheet.main+xml"),
+    Kind("xlsm", "ooxml", ("xlsm",), ("xlsx",), "application/vnd.ms-excel.sheet.macroEnabled.12",
+         "Excel macro-enabled workbook", container=_ZIP,
+         main_type="application/vnd.ms-excel.sheet.macroenabled.main+xml"),
+    Kind("xltx", "ooxml", ("xltx",), ("xltx",),
+         _OFFICE_MAIN + "spreadsheetml.template", "Excel template", container=_ZIP,
+         main_type=_S + "template.main+xml"),
+    Kind("xltm", "ooxml", ("xltm",), ("xltx",),
+         "application/vnd.ms-excel.template.macroEnabled.12", "Excel macro-enabled template",
+         container=_ZIP,
+         main_type="application/vnd.ms-excel.template.macroenabled.main+xml"),
+    Kind("xlsb", "ooxml", ("xlsb",), ("xlsx",),
+         "application/vnd.ms-excel.sheet.binary.macroEnabled.12", "Excel binary workbook",
+         container=_ZIP,
+         main_type="application/vnd.ms-excel.sheet.binary.macroenabled.main"),
+    Kind("pptx", "ooxml", ("pptx",), ("pptx",),
+         _OFFICE_MAIN + "presentationml.presentation", "PowerPoint presentation",
+         container=_ZIP,
+         main_type=_P + "presentation.main+xml"),
+    Kind("pptm", "ooxml", ("pptm",), ("pptx",),
+         "application/vnd.ms-powerpoint.presentation.macroEnabled.12",
+         "PowerPoint macro-enabled presentation", container=_ZIP,
+         main_type="application/vnd.ms-powerpoint.presentation.macroenabled.main+xml"),
+    Kind("potx", "ooxml", ("potx",), ("potx",),
+         _OFFICE_MAIN + "presentationml.template", "PowerPoint template", container=_ZIP,
+         main_type=_P + "template.main+xml"),
+    Kind("potm", "ooxml", ("potm",), ("potx",),
+         "application/vnd.ms-powerpoint.template.macroEnabled.12",
+         "PowerPoint macro-enabled template", container=_ZIP,
+         main_type="application/vnd.ms-powerpoint.template.macroenabled.main+xml"),
+    Kind("ppsx", "ooxml", ("ppsx",), ("ppsx",),
+         _OFFICE_MAIN + "presentationml.slideshow", "PowerPoint slideshow", container=_ZIP,
+         main_type=_P + "slideshow.main+xml"),
+    Kind("ppsm", "ooxml", ("ppsm",), ("ppsx",),
+         "application/vnd.ms-powerpoint.slideshow.macroEnabled.12",
+         "PowerPoint macro-enabled slideshow", container=_ZIP,
+         main_type="application/vnd.ms-powerpoint.slideshow.macroenabled.main+xml"),
+    Kind("odt", "odf", ("odt",), ("odt",), _ODF + "text", "OpenDocument text", container=_ZIP, main_type=_ODF + "text"),
+    Kind("ott", "odf", ("ott",), ("ott",), _ODF + "text-template",
+         "OpenDocument text template", container=_ZIP, main_type=_ODF + "text-template"),
+    Kind("ods", "odf", ("ods",), ("ods",), _ODF + "spreadsheet", "OpenDocument spreadsheet",
+         container=_ZIP, main_type=_ODF + "spreadsheet"),
+    Kind("ots", "odf", ("ots",), ("ots",), _ODF + "spreadsheet-template",
+         "OpenDocument spreadsheet template", container=_ZIP, main_type=_ODF + "spreadsheet-template"),
+    Kind("odp", "odf", ("odp",), ("odp",), _ODF + "presentation", "OpenDocument presentation",
+         container=_ZIP, main_type=_ODF + "presentation"),
+    Kind("otp", "odf", ("otp",), ("otp",), _ODF + "presentation-template",
+         "OpenDocument presentation template", container=_ZIP, main_type=_ODF + "presentation-template"),
+    Kind("odg", "odf", ("odg",), ("odg",), _ODF + "graphics", "OpenDocument drawing",
+         container=_ZIP, main_type=_ODF + "graphics"),
+    Kind("otg", "odf", ("otg",), ("otg",), _ODF + "graphics-template",
+         "OpenDocument drawing template", container=_ZIP, main_type=_ODF + "graphics-template"),
+    Kind("doc", "legacy_office", ("doc", "dot"), ("docx",), "application/msword",
+         "Word 97-2003 document", container=_OLE),
+    Kind("xls", "legacy_office", ("xls", "xlt"), ("xlsx",), "application/vnd.ms-excel",
+         "Excel 97-2003 workbook", container=_OLE),
+    Kind("ppt", "legacy_office", ("ppt", "pot", "pps"), ("pptx",),
+         "application/vnd.ms-powerpoint", "PowerPoint 97-2003 presentation", container=_OLE),
+    Kind("rtf", "legacy_office", ("rtf", "doc"), ("docx",), "application/rtf",
+         "Rich Text document"),
+)}
+
+# Second signatures of kinds whose magic has two spellings.
+EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
+    "gif": (((0, b"GIF89a"),),),
+    "tiff": (((0, b"MM\x00*"),),),
+}
+
+OUTPUTS: dict[str, Output] = {o.extension: o for o in (
+    Output("pdf", (b"%PDF-",), "application/pdf"),
+    Output("jpg", (b"\xff\xd8\xff",), "image/jpeg"),
+    Output("png", (b"\x89PNG\r\n\x1a\n",), "image/png"),
+    Output("gif", (b"GIF87a", b"GIF89a"), "image/gif"),
+    Output("webp", (b"RIFF",), "image/webp"),
+    Output("tiff", (b"II*\x00", b"MM\x00*"), "image/tiff"),
+    Output("bmp", (b"BM",), "image/bmp"),
+    Output("svg", (), "image/svg+xml"),
+    Output("txt", (), "text/plain"),
+    Output("csv", (), "text/csv"),
+    Output("html", (), "text/html"),
+    Output("zip", (b"PK\x03\x04", b"PK\x05\x06"), "application/zip"),
+    *(Output(k.extensions[0], _PK, k.media_type) for k in KINDS.values()
+      if k.family in ("ooxml", "odf") and k.outputs == (k.extensions[0],)),
+)}
+
+
+def kind(name: str) -> Kind:
+    return KINDS[name]
+
+
+def family_of(kind_name: str) -> Family:
+    return FAMILIES[KINDS[kind_name].family]
+
+
+def allowed_outputs(kind_name: str | None, mode: str) -> frozenset[str]:
+    """The output extensions a job on `kind_name` may produce in `mode`: its family's basic
+    outputs, plus PDF where advanced mode rebuilds from pixels. An archive may only produce a
+    ZIP; an unknown kind nothing."""
+    found = KINDS.get(kind_name or "")
+    if found is None:
+        return frozenset()
+    outputs = set(found.outputs)
+    if mode == "advanced" and FAMILIES[found.family].advanced != Advanced.SAME:
+        outputs = {"pdf"}
+    return frozenset(outputs)
+
+
+def output_extensions() -> frozenset[str]:
+    """Every extension any job may produce."""
+    return frozenset(OUTPUTS)
+
+
+def kinds_in(container: str) -> frozenset[str]:
+    """The kinds whose structure inside a `container` ("zip", "ole") decides them."""
+    return frozenset(k.name for k in KINDS.values() if k.container == container)
+
+
+def signature_kinds() -> list[tuple[str, tuple[tuple[int, bytes], ...]]]:
+    """(kind, signature) for every kind a leading signature identifies by itself."""
+    found = [(k.name, k.magic) for k in KINDS.values() if k.magic]
+    found += [(name, sig) for name, sigs in EXTRA_MAGIC.items() for sig in sigs]
+    return found
+
+
+def matches(head: bytes, signature: tuple[tuple[int, bytes], ...]) -> bool:
+    return all(head[offset:offset + len(part)] == part for offset, part in signature)
+
+
+def by_main_type(family: str) -> dict[str, str]:
+    """The kind each main-part content type (OOXML) or mimetype (OpenDocument) names."""
+    return {k.main_type: k.name for k in KINDS.values() if k.family == family and k.main_type}
+
+
+def supported_extensions() -> list[str]:
+    """The file name extensions the upload screen lists as accepted."""
+    return sorted({ext for k in KINDS.values() for ext in k.extensions})
+
+
+def preload_modules(office: bool) -> tuple[str, ...]:
+    """Handler modules a sandbox child imports while it waits for a job."""
+    return tuple(sorted({f.module for f in FAMILIES.values()
+                         if (f.office if office else f.preload)}))
+
+
+def office_family(kind_name: str) -> bool:
+    found = KINDS.get(kind_name)
+    return found is not None and FAMILIES[found.family].office
+
+
+def check_registry() -> None:
+    """Raise AssertionError when the table contradicts itself (run by the tests)."""
+    for k in KINDS.values():
+        assert k.family in FAMILIES, k
+        assert k.outputs and all(o in OUTPUTS for o in k.outputs), k
+        assert k.extensions, k
+    for f in FAMILIES.values():
+        assert callable(f.sanitizer()), f

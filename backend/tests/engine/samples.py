@@ -1,0 +1,183 @@
+"""One small, clean, generated sample per kind of the format registry (`sanitas.engine.formats`).
+
+`SAMPLES[kind](folder)` writes the sample and returns its path. Kinds that only LibreOffice
+writes here (legacy Office, PowerPoint) are converted from generated OpenDocument files by one
+soffice run (`office_originals`); the OOXML templates, macro-enabled and slideshow kinds are
+their base document with the main part's content type changed, which is what Office itself
+changes between them.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import corpus
+import corpus_office
+from render_office import convert_many
+
+from sanitas.engine import formats
+
+_W = "application/vnd.openxmlformats-officedocument.wordprocessingml"
+_S = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+_P = "application/vnd.openxmlformats-officedocument.presentationml"
+
+
+def _write(folder: Path, name: str, data: bytes | str) -> Path:
+    path = folder / name
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def with_main_type(package: bytes, main_part: str, content_type: str) -> bytes:
+    """The OOXML `package` with its main part declared as `content_type`."""
+    source = zipfile.ZipFile(io.BytesIO(package))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "[Content_Types].xml":
+                text = data.decode()
+                start = text.index(f'PartName="/{main_part}"')
+                at = text.index('ContentType="', start) + len('ContentType="')
+                end = text.index('"', at)
+                data = (text[:at] + content_type + text[end:]).encode()
+            target.writestr(info, data)
+    return out.getvalue()
+
+
+def _image(kind: str, pillow_format: str, **params) -> Callable[[Path], Path]:
+    def make(folder: Path) -> Path:
+        buffer = io.BytesIO()
+        corpus.picture().save(buffer, pillow_format, **params)
+        return _write(folder, f"sample.{formats.kind(kind).extensions[0]}", buffer.getvalue())
+    return make
+
+
+def _docx(kind: str, main_type: str) -> Callable[[Path], Path]:
+    def make(folder: Path) -> Path:
+        data = corpus_office.docx(corpus_office._p(f"A {kind} sample."), main_ct=main_type)
+        return _write(folder, f"sample.{kind}", data)
+    return make
+
+
+def _xlsx(kind: str, main_type: str) -> Callable[[Path], Path]:
+    def make(folder: Path) -> Path:
+        sheet = ("Data", f"{corpus_office.R}/worksheet", "worksheets/sheet1.xml",
+                 corpus_office._sheet(corpus_office.CLEAN_ROWS))
+        return _write(folder, f"sample.{kind}", corpus_office.xlsx([sheet], main_ct=main_type))
+    return make
+
+
+def _odf(kind: str) -> Callable[[Path], Path]:
+    def make(folder: Path) -> Path:
+        body = {"odt": "<office:text><text:p>ODF sample</text:p></office:text>",
+                "ods": "<office:spreadsheet><table:table table:name='S'><table:table-row>"
+                       "<table:table-cell><text:p>1</text:p></table:table-cell>"
+                       "</table:table-row></table:table></office:spreadsheet>",
+                "odp": "<office:presentation><draw:page draw:name='p1'/></office:presentation>",
+                "odg": "<office:drawing><draw:page draw:name='p1'/></office:drawing>"}
+        base = {"ott": "odt", "ots": "ods", "otp": "odp", "otg": "odg"}.get(kind, kind)
+        mimetype = formats.kind(kind).main_type
+        return _write(folder, f"sample.{kind}", corpus_office.odf(mimetype, body[base]))
+    return make
+
+
+def _xlsb(folder: Path) -> Path:
+    # No tool here writes real BIFF12: a package shell LibreOffice's lenient import reads as an
+    # empty workbook (enough to walk the kind; the macro case is in test_office_ooxml).
+    parts = {
+        "[Content_Types].xml": corpus_office._types(corpus_office.CT_BASE, {
+            "/xl/workbook.bin": "application/vnd.ms-excel.sheet.binary.macroEnabled.main"}),
+        "_rels/.rels": corpus_office._rels([("rId1", f"{corpus_office.R}/officeDocument",
+                                             "xl/workbook.bin")]),
+        "xl/workbook.bin": b"\x83\x01\x00 not really BIFF12",
+    }
+    return _write(folder, "sample.xlsb", corpus_office._zip(parts))
+
+
+def _pdf(folder: Path) -> Path:
+    return corpus.save_pdf(corpus.clean_pdf(pages=1), folder / "sample.pdf")
+
+
+SAMPLES: dict[str, Callable[[Path], Path]] = {
+    "pdf": _pdf,
+    "jpeg": _image("jpeg", "JPEG"),
+    "png": _image("png", "PNG"),
+    "gif": _image("gif", "GIF"),
+    "webp": _image("webp", "WEBP"),
+    "tiff": _image("tiff", "TIFF"),
+    "bmp": _image("bmp", "BMP"),
+    "svg": lambda folder: _write(folder, "sample.svg", (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20">'
+        '<rect width="10" height="10" fill="red"/></svg>')),
+    "txt": lambda folder: _write(folder, "sample.txt", "Plain text sample.\n"),
+    "csv": lambda folder: _write(folder, "sample.csv", "name,value\nalpha,1\nbeta,2\n"),
+    "html": lambda folder: _write(folder, "sample.html",
+                                  "<!doctype html><html><body><p>HTML sample</p></body></html>"),
+    "zip": lambda folder: _write(folder, "sample.zip", corpus.zip_bytes(
+        {"notes.txt": b"A text member.\n", "folder/table.csv": b"a,b\n1,2\n"})),
+    "docx": _docx("docx", f"{_W}.document.main+xml"),
+    "docm": _docx("docm", "application/vnd.ms-word.document.macroEnabled.main+xml"),
+    "dotx": _docx("dotx", f"{_W}.template.main+xml"),
+    "dotm": _docx("dotm", "application/vnd.ms-word.template.macroEnabledTemplate.main+xml"),
+    "xlsx": _xlsx("xlsx", f"{_S}.sheet.main+xml"),
+    "xlsm": _xlsx("xlsm", "application/vnd.ms-excel.sheet.macroEnabled.main+xml"),
+    "xltx": _xlsx("xltx", f"{_S}.template.main+xml"),
+    "xlsb": _xlsb,
+    "xltm": _xlsx("xltm", "application/vnd.ms-excel.template.macroEnabled.main+xml"),
+    **{kind: _odf(kind) for kind in ("odt", "ott", "ods", "ots", "odp", "otp", "odg", "otg")},
+}
+
+# Kinds only LibreOffice writes here: (kind, the generated source, the --convert-to filter).
+_CONVERTED = {
+    "pptx": ("odp", "pptx"),
+    "doc": ("odt", "doc"),
+    "xls": ("ods", "xls"),
+    "ppt": ("odp", "ppt"),
+    "rtf": ("odt", "rtf"),
+}
+# PowerPoint kinds made from the converted pptx by changing the main part's content type.
+_PRESENTATION_TYPES = {
+    "pptm": "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml",
+    "potx": f"{_P}.template.main+xml",
+    "potm": "application/vnd.ms-powerpoint.template.macroEnabled.main+xml",
+    "ppsx": f"{_P}.slideshow.main+xml",
+    "ppsm": "application/vnd.ms-powerpoint.slideshow.macroEnabled.main+xml",
+}
+
+
+def office_originals(folder: Path) -> dict[str, Path]:
+    """Samples of the kinds LibreOffice writes, in one soffice run per target format."""
+    folder.mkdir(parents=True, exist_ok=True)
+    made: dict[str, Path] = {}
+    for kind, (source_kind, target) in _CONVERTED.items():
+        source_dir = folder / f"src-{kind}"
+        source_dir.mkdir()
+        source = SAMPLES[source_kind](source_dir)
+        rich = {"odt": corpus_office.clean_odt, "odp": corpus_office.clean_odp}.get(source_kind)
+        if rich is not None:
+            source.write_bytes(rich())
+        converted = convert_many([source], target, folder / f"out-{kind}", folder / "lo")
+        assert source in converted, f"LibreOffice could not write the {kind} sample"
+        made[kind] = converted[source].rename(folder / f"sample.{kind}")
+    pptx = made["pptx"].read_bytes()
+    for kind, content_type in _PRESENTATION_TYPES.items():
+        made[kind] = _write(folder, f"sample.{kind}",
+                            with_main_type(pptx, "ppt/presentation.xml", content_type))
+    return made
+
+
+def all_samples(folder: Path) -> dict[str, Path]:
+    """A sample of every kind the registry declares (office originals included)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    made = office_originals(folder / "office")
+    for kind, make in SAMPLES.items():
+        kind_dir = folder / kind
+        kind_dir.mkdir()
+        made[kind] = make(kind_dir)
+    missing = set(formats.KINDS) - set(made)
+    assert not missing, f"no sample generator for {sorted(missing)}"
+    return made
