@@ -75,6 +75,9 @@ class Context:
     workdir: Path | None = None  # scratch space (private tmpfs inside the sandbox)
     pages_rebuilt: list[int] = field(default_factory=list)  # advanced mode, 1-based
     depth: int = 0  # how deep inside archives this file is (0: the upload itself)
+    # The password that opens an encrypted input (PDF, OOXML, ZIP): never stored, never logged,
+    # never part of the result.
+    password: str | None = field(default=None, repr=False)
 
     _seen: set[tuple[str, str, str, str]] = field(default_factory=set, repr=False)
     _per_kind: dict[str, int] = field(default_factory=dict, repr=False)
