@@ -31,7 +31,7 @@ def test_status_of_a_pending_upload(api, settings, db_session):
     file, job = data["file"], data["job"]
     assert {"id", "originalName", "originalSize", "sanitizedName", "sanitizedSize", "status",
             "mode", "createdAt", "processingStartedAt", "processingCompletedAt",
-            "processingDuration", "errorMessage", "expiresAt", "downloadCount",
+            "processingDuration", "errorMessage", "errorCode", "expiresAt", "downloadCount",
             "compressionRatio", "isExpired", "report"} <= set(file)
     assert (file["id"], file["originalName"], file["originalSize"], file["status"]) == (
         item["fileId"], "notes.txt", len(TEXT), "PENDING")
@@ -178,7 +178,7 @@ def test_a_file_the_engine_rejects_fails_once_with_a_reason(live, settings, db_s
                      files={"file": ("broken.pdf", broken)}).json()["data"]
     data = wait_for(live, h, item["fileId"])
     assert data["file"]["status"] == "FAILED"
-    assert data["file"]["errorMessage"]
+    assert data["file"]["errorMessage"] and data["file"]["errorCode"] == "damaged"
     assert data["job"]["state"] == "failed" and data["job"]["attempts"] == 1
     assert live.get(f"/api/process/download/{item['fileId']}", headers=h).status_code == 409
     db_session.expire_all()
@@ -234,6 +234,7 @@ def test_an_encrypted_archive_is_refused_by_the_sandbox_with_its_reason(live, se
     status = wait_for(live, h, answer.json()["data"]["fileId"])
     assert status["file"]["status"] == "FAILED"
     assert "encrypted" in status["file"]["errorMessage"]
+    assert status["file"]["errorCode"] == "encrypted"
     assert status["file"]["detectedType"] == "zip"
 
 

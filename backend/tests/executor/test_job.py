@@ -155,6 +155,7 @@ def test_expiry_deletes_blobs_keeps_rows(settings, db_session):
     assert done.sanitized_key is None and done.sanitized_size  # history keeps the figures
     assert waiting.is_expired and waiting.status == "FAILED"
     assert waiting.error_message == "The file expired before it could be processed."
+    assert waiting.error_code == "expired"
     assert db_session.scalar(select(Job).where(Job.file_id == waiting.id)) is None
     assert not db_session.get(File, busy.id).is_expired  # being processed: next sweep
     assert sorted(storage.keys()) == sorted([f"originals/{busy.id}", f"originals/{fresh.id}"])
@@ -176,6 +177,7 @@ def test_a_job_interrupted_too_often_is_not_taken_over_again(settings, db_sessio
     file, job = db_session.get(File, file.id), db_session.get(Job, job.id)
     assert (job.state, file.status) == ("failed", "FAILED")
     assert file.error_message == jobs.INTERRUPTED_MESSAGE
+    assert file.error_code == "interrupted"
 
 
 def test_orphan_blobs_are_removed_once_old_enough(settings, db_session):

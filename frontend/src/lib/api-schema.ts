@@ -961,6 +961,11 @@ export interface components {
              */
             success: boolean;
         };
+        /**
+         * FileErrorCode
+         * @enum {string}
+         */
+        FileErrorCode: "empty" | "executable" | "unsupported_type" | "encrypted" | "wrong_password" | "damaged" | "bomb" | "too_large" | "too_complex" | "unsafe_structure" | "no_content" | "invalid_output" | "unavailable" | "time_limit" | "cpu_limit" | "memory_limit" | "disk_limit" | "crashed" | "interrupted" | "expired" | "infrastructure_error" | "internal_error";
         /** FileHistory */
         FileHistory: {
             /** Files */
@@ -981,6 +986,8 @@ export interface components {
              * @default 0
              */
             downloadCount: number;
+            /** @description With FAILED: why, for programs (errorMessage says it for people). */
+            errorCode?: components["schemas"]["FileErrorCode"] | null;
             /** Errormessage */
             errorMessage?: string | null;
             /** Expiresat */

@@ -49,9 +49,10 @@ describe('status screen polling', () => {
 
   it('shows the error message of a FAILED file and no Download', async () => {
     storeAuth(user, tokens);
-    serve([{ method: 'GET', url: /\/api\/process\/status\/f1$/, body: ok({ file: file('FAILED', { errorMessage: 'The file is encrypted.' }), job: null }) }]);
+    serve([{ method: 'GET', url: /\/api\/process\/status\/f1$/, body: ok({ file: file('FAILED', { errorMessage: 'The file is encrypted.', errorCode: 'encrypted' }), job: null }) }]);
     renderApp(<StatusPage />, { path: '/status/:fileId', at: '/status/f1' });
     expect((await screen.findAllByText('The file is encrypted.')).length).toBeGreaterThan(0);
+    expect(screen.getByText('encrypted', { selector: 'code' })).toBeInTheDocument();
     expect(screen.queryByRole('link', { name: 'Download' })).not.toBeInTheDocument();
   });
 

@@ -19,6 +19,7 @@ import threading
 import time
 import uuid
 from dataclasses import asdict
+from enum import StrEnum
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
@@ -28,6 +29,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas.config import Settings
 from sanitas.db import utcnow
+from sanitas.engine.report import RejectionCode
 from sanitas.models import File, Job, QueueState
 from sanitas.scratch import JobScratch
 from sanitas.storage import BlobNotFound, Storage, StorageError, sanitized_key
@@ -160,6 +162,16 @@ class _Progress:
             log.warning("progress write for job %s failed", self.job_id, exc_info=True)
 
 
+class JobFailure(StrEnum):
+    """Why a job failed when the file itself was not refused (then the engine's
+    RejectionCode says why)."""
+
+    INTERRUPTED = "interrupted"  # the worker died on it too many times
+    EXPIRED = "expired"  # the file expired (or its upload vanished) before it ran
+    INFRASTRUCTURE = "infrastructure_error"  # retries exhausted on server faults
+    INTERNAL = "internal_error"  # a bug
+
+
 INTERRUPTED_MESSAGE = ("Processing of this file was interrupted several times (the worker "
                        "stopped while it ran), so it was not tried again.")
 
@@ -185,6 +197,7 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
             # Taken over after a crash that many times: the file may be what kills the worker.
             job.state, job.finished_at = "failed", now
             job.error = file.error_message = INTERRUPTED_MESSAGE
+            file.error_code = JobFailure.INTERRUPTED
             file.status = "FAILED"
             file.processing_completed_at = now
             s.commit()
@@ -196,12 +209,12 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
             job.error = "The file expired before it could be processed."
             if file is not None and file.status in ("PENDING", "PROCESSING"):
                 file.status = "FAILED"
-                file.error_message = job.error
+                file.error_message, file.error_code = job.error, JobFailure.EXPIRED
             s.commit()
             return "failed", None, None
         file.status = "PROCESSING"
         file.processing_started_at = now
-        file.error_message = None
+        file.error_message = file.error_code = None
         s.commit()
         return None, file, job
 
@@ -259,6 +272,7 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
                                                     f"({result.reason})")
                     return _fail(factory, job_id, token, _readable(
                         result.reason, "The file could not be sanitized."), started,
+                        code=result.code or RejectionCode.DAMAGED,
                         detected_type=result.detected_type)
                 out_path = Path(result.output)
                 if not out_path.is_absolute():
@@ -268,12 +282,14 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
             except (SandboxError, StorageError, OSError) as exc:
                 if isinstance(exc, BlobNotFound):
                     return _fail(factory, job_id, token,
-                                 "The uploaded file is no longer available.", started)
+                                 "The uploaded file is no longer available.", started,
+                                 code=JobFailure.EXPIRED)
                 return _retry_or_fail(factory, settings, job_id, token, job.attempts, exc,
                                       started)
             except Exception:
                 log.exception("job %s crashed", job_id)
-                return _fail(factory, job_id, token, INTERNAL_FAILURE_MESSAGE, started)
+                return _fail(factory, job_id, token, INTERNAL_FAILURE_MESSAGE, started,
+                             code=JobFailure.INTERNAL)
 
             now = utcnow()
             duration = round(time.monotonic() - started, 3)
@@ -298,7 +314,7 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
                                                       if file.original_size else None),
                                 # The sandbox saw the container's structure; upload only sniffed.
                                 "detected_type": result.detected_type or file.detected_type,
-                                "error_message": None})
+                                "error_message": None, "error_code": None})
             if not owned:
                 log.warning("job %s: claim lost before completion; result left to the owner",
                             job_id)
@@ -309,9 +325,9 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
 
 
 def _fail(factory, job_id: str, token: str, message: str, started: float, *,
-          detected_type: str | None = None) -> Outcome:
+          code: str, detected_type: str | None = None) -> Outcome:
     now = utcnow()
-    file_values = {"status": "FAILED", "error_message": message,
+    file_values = {"status": "FAILED", "error_message": message, "error_code": str(code),
                    "processing_completed_at": now,
                    "processing_duration": round(time.monotonic() - started, 3)}
     if detected_type:
@@ -326,7 +342,8 @@ def _retry_or_fail(factory, settings: Settings, job_id: str, token: str, attempt
                    exc: Exception, started: float) -> Outcome:
     if attempts >= settings.job_max_attempts:
         log.error("job %s failed after %d attempts: %s", job_id, attempts, exc)
-        return _fail(factory, job_id, token, INFRA_FAILURE_MESSAGE, started)
+        return _fail(factory, job_id, token, INFRA_FAILURE_MESSAGE, started,
+                     code=JobFailure.INFRASTRUCTURE)
     delay = settings.job_retry_delay_seconds * (2 ** max(0, attempts - 1))
     log.warning("job %s: infrastructure fault (%s); retry %d in %ss", job_id, exc,
                 attempts + 1, delay)
@@ -367,6 +384,7 @@ def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int
                 if f.status in ("PENDING", "PROCESSING"):
                     f.status = "FAILED"
                     f.error_message = "The file expired before it could be processed."
+                    f.error_code = JobFailure.EXPIRED
                 count += 1
             s.execute(delete(Job).where(Job.state == "waiting",
                                         Job.file_id.in_([f.id for f in files if f.is_expired])))

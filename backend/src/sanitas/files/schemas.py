@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from pydantic import Field
 
+from sanitas.engine.report import RejectionCode
+from sanitas.executor.job import JobFailure
 from sanitas.schemas import CamelModel
 from sanitas.users.schemas import Pagination
 
@@ -26,6 +29,12 @@ class UploadedFile(CamelModel):
     status: str
 
 
+# Why a file failed: the engine's refusal codes and the job's own failures, one enum.
+FileErrorCode = StrEnum("FileErrorCode", {
+    **{code.name: code.value for code in RejectionCode},
+    **{failure.name: failure.value for failure in JobFailure}})
+
+
 class FileOut(CamelModel):
     id: str
     original_name: str
@@ -40,6 +49,8 @@ class FileOut(CamelModel):
     processing_completed_at: str | None = None
     processing_duration: float | None = None  # seconds
     error_message: str | None = None
+    error_code: FileErrorCode | None = Field(
+        None, description="With FAILED: why, for programs (errorMessage says it for people).")
     expires_at: str | None = None
     download_count: int = 0
     compression_ratio: float | None = None

@@ -232,6 +232,7 @@ def file_out(file: File, *, with_report: bool = True) -> dict[str, Any]:
         "processingStartedAt": _iso(file.processing_started_at),
         "processingCompletedAt": _iso(file.processing_completed_at),
         "processingDuration": file.processing_duration, "errorMessage": file.error_message,
+        "errorCode": file.error_code,
         "expiresAt": _iso(file.expires_at), "downloadCount": file.download_count,
         "compressionRatio": file.compression_ratio, "isExpired": is_expired(file),
     }

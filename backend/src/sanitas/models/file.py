@@ -27,6 +27,7 @@ class File(Base):
     sanitized_size: Mapped[int | None] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(16), default="PENDING", index=True)
     error_message: Mapped[str | None] = mapped_column(Text)
+    error_code: Mapped[str | None] = mapped_column(String(32))  # RejectionCode or JobFailure
     report: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     processing_started_at: Mapped[datetime | None]

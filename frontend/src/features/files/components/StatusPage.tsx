@@ -62,6 +62,7 @@ export default function StatusPage() {
             <DetailRow label="Processing completed">{formatDateTime(file.processingCompletedAt)}</DetailRow>
             <DetailRow label="Processing duration">{file.processingDuration != null ? `${Number(file.processingDuration).toFixed(1)} seconds` : '—'}</DetailRow>
             {file.errorMessage && <DetailRow label="Error"><span className="text-red-700">{file.errorMessage}</span></DetailRow>}
+            {file.errorCode && <DetailRow label="Error code"><code className="text-xs text-slate-700">{file.errorCode}</code></DetailRow>}
             <DetailRow label="Expires">{formatDateTime(file.expiresAt)}{file.isExpired && <span className="ml-2 text-red-600">(expired)</span>}</DetailRow>
           </dl>
         </section>
