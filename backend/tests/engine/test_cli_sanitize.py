@@ -26,11 +26,12 @@ def test_json_report_and_exit_codes(corpus, tmp_path):
     results = json.loads(proc.stdout)
     assert [r["status"] for r in results] == ["ok", "rejected"]
     ok, rejected = results
-    assert set(ok) >= {"input", "status", "output", "outputType", "reason", "findings",
+    assert set(ok) >= {"input", "status", "output", "outputType", "reason", "code", "findings",
                        "durationMs"}
     assert ok["output"] == str(out / "hostile.pdf") and ok["outputType"] == "pdf"
     assert {"kind", "location", "action"} <= set(ok["findings"][0])
     assert "executable" in rejected["reason"] and rejected["output"] is None
+    assert rejected["code"] == "executable" and ok["code"] is None
     assert sorted(p.name for p in out.iterdir()) == ["hostile.pdf"]
 
 

@@ -81,3 +81,47 @@ def test_text_utf8_and_bidi_overrides_removed(corpus, out_dir):
     assert "\u202e" not in text and "café" in text
     legacy = sanitize_file(corpus["legacy.txt"], out_dir)
     assert Path(legacy.output).read_text(encoding="utf-8") == "naïve résumé\n"
+
+
+INKSCAPE_SVG = b"""<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<!-- Created with Inkscape (http://www.inkscape.org/) by EVIL-commenter -->
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:dc="http://purl.org/dc/elements/1.1/"
+     xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:cc="http://creativecommons.org/ns#"
+     xmlns:inkscape="http://www.inkscape.org/namespaces/inkscape"
+     xmlns:sodipodi="http://sodipodi.sourceforge.net/DTD/sodipodi-0.dtd"
+     width="40" height="40" inkscape:version="1.2 (dc2aedaf03, 2022-05-15)"
+     sodipodi:docname="EVIL-docname.svg" inkscape:export-filename="/home/EVIL-user/logo.png">
+  <title>EVIL-title by Jane Doe</title>
+  <desc>Created with EVIL-editor by Jane Doe</desc>
+  <sodipodi:namedview id="base" inkscape:current-layer="layer1" inkscape:window-width="1920"/>
+  <metadata><rdf:RDF><cc:Work><dc:creator><cc:Agent><dc:title>EVIL-creator</dc:title>
+  </cc:Agent></dc:creator></cc:Work></rdf:RDF></metadata>
+  <g inkscape:label="Layer 1" inkscape:groupmode="layer" id="layer1">
+    <rect id="box" x="5" y="5" width="30" height="30" fill="#3366cc"/>
+    <text x="8" y="25">Visible</text>
+  </g>
+</svg>"""
+
+
+def test_svg_editor_metadata_title_and_description_removed(tmp_path, out_dir):
+    src = tmp_path / "logo.svg"
+    src.write_bytes(INKSCAPE_SVG)
+    result = sanitize_file(src, out_dir)
+    assert result.status == "ok", result.reason
+    data = Path(result.output).read_bytes()
+    assert b"EVIL" not in data and b"Jane Doe" not in data
+    assert b"inkscape" not in data and b"sodipodi" not in data
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    root = etree.fromstring(data)
+    assert root.find(".//s:rect[@id='box']", ns) is not None
+    assert "Visible" in "".join(root.find(".//s:text", ns).itertext())
+    assert {"<title>", "<desc>", "<metadata>"} <= {
+        f.location for f in result.findings if f.kind == "metadata"}
+
+
+def test_svg_root_outside_the_svg_namespace_is_refused_with_a_reason(tmp_path, out_dir):
+    src = tmp_path / "odd.svg"
+    src.write_bytes(b'<svg xmlns="http://example.invalid/not-svg"><rect width="1"/></svg>')
+    result = sanitize_file(src, out_dir)
+    assert result.status == "rejected" and result.code == "unsupported_type"
+    assert "namespace" in result.reason and "Error" not in result.reason

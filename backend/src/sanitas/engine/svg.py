@@ -1,6 +1,9 @@
 """SVG: parsed without entities, DTD or network; rebuilt from an allowlist of presentation
 elements and attributes. No script, event handler, foreignObject, external or javascript:
-reference survives; embedded raster images are themselves re-encoded."""
+reference survives; embedded raster images are themselves re-encoded. Document metadata goes
+too: `<metadata>` (RDF: author, licence), `<title>` and `<desc>` (editors write the file name,
+the author or "Created with ..." there), editor namespaces (Inkscape, Sodipodi, Illustrator,
+Sketch) and comments."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ MAX_SVG_BYTES = 50 * 1024 * 1024
 MAX_ELEMENTS = 500_000
 
 ALLOWED_ELEMENTS = {
-    "svg", "g", "defs", "symbol", "use", "title", "desc", "path", "rect", "circle", "ellipse",
+    "svg", "g", "defs", "symbol", "use", "path", "rect", "circle", "ellipse",
     "line", "polyline", "polygon", "text", "tspan", "textPath", "linearGradient",
     "radialGradient", "stop", "pattern", "clipPath", "mask", "marker", "filter", "image", "style",
     "a", "view", "switch", "animate", "animateTransform", "animateMotion", "mpath", "set",
@@ -71,9 +74,14 @@ def sanitize_svg_bytes(data: bytes, ctx: Context) -> bytes:
     count = sum(1 for _ in root.iter())
     if count > MAX_ELEMENTS:
         raise Rejected("The SVG image has too many elements.", RejectionCode.TOO_COMPLEX)
+    if etree.QName(root).namespace not in (SVG_NS, None):
+        raise Rejected("The file's root element is not an SVG element (it is in the namespace "
+                       f"{etree.QName(root).namespace[:80]!r}), so viewers would not show it as "
+                       "an image.", RejectionCode.UNSUPPORTED_TYPE)
     cleaner = _Cleaner(ctx)
     new_root = cleaner.element(root)
-    assert new_root is not None
+    if new_root is None:
+        raise Rejected("The SVG image has nothing that can be kept.", RejectionCode.NO_CONTENT)
     cleaner.report()
     return etree.tostring(new_root, xml_declaration=True, encoding="UTF-8")
 
@@ -105,7 +113,8 @@ class _Cleaner:
             kind = {"script": "javascript", "foreignObject": "foreign_object",
                     "iframe": "embedded_content", "embed": "embedded_content",
                     "object": "embedded_content", "handler": "javascript",
-                    "metadata": "metadata"}.get(name, "element")
+                    "metadata": "metadata", "title": "metadata",
+                    "desc": "metadata"}.get(name, "element")
             self.drop(kind, f"<{name}>")
             return None
         if name in ("set", "animate") and FORBIDDEN_ANIMATION_TARGETS.match(
