@@ -687,3 +687,374 @@ def hostile_rtf(clean_rtf: bytes) -> bytes:
     body = b"\\par Hostile RTF paragraph. " + dde + b"\\par " + obj + b"\\par "
     end = clean_rtf.rstrip().rfind(b"}")
     return clean_rtf[:end] + body + clean_rtf[end:]
+
+
+# ------------------------------------------------------------------ review data (comments etc.)
+# Reviewer names, initials, accounts and rsids planted in the documents below: none of them may
+# survive sanitizing, in any part of the output.
+REVIEWERS = ("Alice Reviewer", "Bob Editor", "Carol Mover", "Dave Sharer")
+REVIEW_SECRETS = (*REVIEWERS, "QZA", "QZB", "00C0FFEE", "00BADA55", "alice.reviewer@example.org",
+                  "bob.editor@example.org", "carol.mover@example.org", "CORP\\alice")
+W15 = "http://schemas.microsoft.com/office/word/2012/wordml"
+MS_REL = "http://schemas.microsoft.com/office"
+WHEN = 'w:date="2024-01-02T03:04:05Z"'
+
+
+def _by(author: str, rid: int) -> str:
+    return f'w:id="{rid}" w:author="{author}" {WHEN}'
+
+
+def _wt(text: str, tag: str = "w:t") -> str:
+    return f'<w:r w:rsidR="00C0FFEE"><{tag} xml:space="preserve">{text}</{tag}></w:r>'
+
+
+def _row(text: str, mark: str = "") -> str:
+    trpr = f"<w:trPr>{mark}</w:trPr>" if mark else ""
+    return (f'<w:tr w:rsidR="00BADA55">{trpr}<w:tc><w:tcPr><w:tcW w:w="3000" w:type="dxa"/>'
+            f'</w:tcPr><w:p>{_wt(text)}</w:p></w:tc></w:tr>')
+
+
+def _tbl(rows: str, change: str = "") -> str:
+    return (f'<w:tbl><w:tblPr><w:tblStyle w:val="Grid"/><w:tblW w:w="3000" w:type="dxa"/>{change}'
+            f'</w:tblPr><w:tblGrid><w:gridCol w:w="3000"/></w:tblGrid>{rows}</w:tbl>')
+
+
+def reviewed_docx() -> bytes:
+    """Comments (with replies, ids, dates and a people list), every kind of tracked change
+    (text, paragraph marks, moves, formatting, table rows) in the body, a header and a
+    footnote, rsids everywhere and change tracking switched on."""
+    body = (
+        '<w:p w:rsidR="00C0FFEE" w:rsidRDefault="00BADA55"><w:pPr><w:pPrChange '
+        f'{_by("Bob Editor", 10)}><w:pPr><w:jc w:val="left"/></w:pPr></w:pPrChange></w:pPr>'
+        + _wt("Kept sentence. ")
+        + f'<w:ins {_by("Alice Reviewer", 1)}>{_wt("INSERTED-ALPHA ")}</w:ins>'
+        + f'<w:del {_by("Bob Editor", 2)}>{_wt("DELETED-BRAVO ", "w:delText")}</w:del>'
+        + '<w:commentRangeStart w:id="0"/>' + _wt("commented words")
+        + '<w:commentRangeEnd w:id="0"/><w:r><w:rPr><w:rStyle w:val="CommentReference"/>'
+        '</w:rPr><w:commentReference w:id="0"/></w:r>'
+        '<w:commentRangeStart w:id="1"/>' + _wt(" and more") + '<w:commentRangeEnd w:id="1"/>'
+        '<w:r><w:commentReference w:id="1"/></w:r>'
+        '<w:r><w:footnoteReference w:id="1"/></w:r></w:p>'
+        # formatting change: the text is bold now, was plain
+        f'<w:p><w:r><w:rPr><w:b/><w:rPrChange {_by("Bob Editor", 3)}><w:rPr/></w:rPrChange>'
+        '</w:rPr><w:t>BOLD-NOW-KILO</w:t></w:r></w:p>'
+        # a deleted paragraph mark: the two paragraphs become one
+        f'<w:p><w:pPr><w:rPr><w:del {_by("Alice Reviewer", 4)}/></w:rPr></w:pPr>'
+        + _wt("JOINED-FIRST ") + "</w:p><w:p>" + _wt("JOINED-SECOND") + "</w:p>"
+        # an inserted paragraph mark
+        f'<w:p><w:pPr><w:rPr><w:ins {_by("Alice Reviewer", 5)}/></w:rPr></w:pPr>'
+        + _wt("NEW-PARAGRAPH-LIMA") + "</w:p>"
+        # a move: from here...
+        + f'<w:p><w:moveFromRangeStart w:id="20" w:name="move1" {WHEN} w:author="Carol Mover"/>'
+        f'<w:moveFrom {_by("Carol Mover", 6)}>{_wt("MOVED-CHARLIE")}</w:moveFrom>'
+        '<w:moveFromRangeEnd w:id="20"/>' + _wt(" stays-here") + "</w:p>"
+        # ... to there
+        + f'<w:p><w:moveToRangeStart w:id="21" w:name="move1" {WHEN} w:author="Carol Mover"/>'
+        f'<w:moveTo {_by("Carol Mover", 7)}>{_wt("MOVED-CHARLIE")}</w:moveTo>'
+        '<w:moveToRangeEnd w:id="21"/></w:p>'
+        # table rows: one deleted, one inserted; and a table whose only row was deleted
+        + _tbl(_row("ROW-KEPT-MIKE") + _row("DELETED-ROW-DELTA", f'<w:del {_by("Bob Editor", 8)}/>')
+               + _row("INSERTED-ROW-ECHO", f'<w:ins {_by("Alice Reviewer", 9)}/>'),
+               f'<w:tblPrChange {_by("Bob Editor", 11)}><w:tblPr/></w:tblPrChange>')
+        + "<w:p/>"
+        + _tbl(_row("DELETED-TABLE-FOXTROT", f'<w:del {_by("Bob Editor", 12)}/>'))
+        # an editing permission naming a user account
+        + '<w:p><w:permStart w:id="30" w:ed="CORP\\alice"/>' + _wt("PERMITTED-NOVEMBER")
+        + '<w:permEnd w:id="30"/></w:p>')
+    header = (f'<?xml version="1.0" encoding="UTF-8"?><w:hdr {NS_W}><w:p w:rsidR="00C0FFEE">'
+              + _wt("Header ") + f'<w:ins {_by("Alice Reviewer", 40)}>{_wt("INSERTED-HEADER-HOTEL")}'
+              f'</w:ins><w:del {_by("Bob Editor", 41)}>{_wt("DELETED-HEADER-INDIA", "w:delText")}'
+              "</w:del></w:p></w:hdr>")
+    footnotes = (f'<?xml version="1.0" encoding="UTF-8"?><w:footnotes {NS_W}>'
+                 '<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p>'
+                 '</w:footnote><w:footnote w:type="continuationSeparator" w:id="0"><w:p><w:r>'
+                 '<w:continuationSeparator/></w:r></w:p></w:footnote><w:footnote w:id="1"><w:p>'
+                 + _wt("FOOTNOTE-KEPT ")
+                 + f'<w:del {_by("Bob Editor", 50)}>{_wt("DELETED-FOOTNOTE-GOLF", "w:delText")}'
+                 "</w:del></w:p></w:footnote></w:footnotes>")
+    comments = (f'<?xml version="1.0" encoding="UTF-8"?><w:comments {NS_W}>'
+                '<w:comment w:id="0" w:author="Alice Reviewer" w:date="2024-01-02T03:04:05Z" '
+                'w:initials="QZA"><w:p w14:paraId="1A2B3C4D" xmlns:w14="http://schemas.microsoft'
+                '.com/office/word/2010/wordml"><w:r><w:annotationRef/></w:r>'
+                + _wt("COMMENT-JULIET") + '</w:p></w:comment>'
+                '<w:comment w:id="1" w:author="Bob Editor" w:date="2024-01-02T03:04:05Z" '
+                'w:initials="QZB"><w:p><w:r><w:annotationRef/></w:r>'
+                + _wt("Reply to Alice Reviewer: COMMENT-OSCAR") + "</w:p></w:comment></w:comments>")
+    comments_ex = (f'<?xml version="1.0"?><w15:commentsEx xmlns:w15="{W15}"><w15:commentEx '
+                   'w15:paraId="1A2B3C4D" w15:done="0"/></w15:commentsEx>')
+    comments_ids = ('<?xml version="1.0"?><w16cid:commentsIds xmlns:w16cid="http://schemas.'
+                    'microsoft.com/office/word/2016/wordml/cid"><w16cid:commentId w16cid:paraId='
+                    '"1A2B3C4D" w16cid:durableId="5E6F7A8B"/></w16cid:commentsIds>')
+    comments_cex = ('<?xml version="1.0"?><w16cex:commentsExtensible xmlns:w16cex="http://schemas.'
+                    'microsoft.com/office/word/2018/wordml/cex"><w16cex:commentExtensible '
+                    'w16cex:durableId="5E6F7A8B" w16cex:dateUtc="2024-01-02T03:04:05Z"/>'
+                    "</w16cex:commentsExtensible>")
+    people = (f'<?xml version="1.0"?><w15:people xmlns:w15="{W15}"><w15:person w15:author="Alice '
+              'Reviewer"><w15:presenceInfo w15:providerId="AD" w15:userId="S::alice.reviewer@'
+              'example.org::1234"/></w15:person><w15:person w15:author="Bob Editor"><w15:presenceInfo '
+              'w15:providerId="None" w15:userId="bob.editor@example.org"/></w15:person></w15:people>')
+    settings = (f'<?xml version="1.0" encoding="UTF-8"?><w:settings {NS_W}><w:trackRevisions/>'
+                '<w:defaultTabStop w:val="708"/><w:rsids><w:rsidRoot w:val="00C0FFEE"/><w:rsid '
+                'w:val="00C0FFEE"/><w:rsid w:val="00BADA55"/></w:rsids></w:settings>')
+    doc_rels = [("rIdCm", f"{R}/comments", "comments.xml"),
+                ("rIdCmx", f"{MS_REL}/2011/relationships/commentsExtended", "commentsExtended.xml"),
+                ("rIdCmi", f"{MS_REL}/2016/09/relationships/commentsIds", "commentsIds.xml"),
+                ("rIdCme", f"{MS_REL}/2018/08/relationships/commentsExtensible",
+                 "commentsExtensible.xml"),
+                ("rIdPpl", f"{MS_REL}/2011/relationships/people", "people.xml"),
+                ("rIdFn", f"{R}/footnotes", "footnotes.xml")]
+    parts = {"word/header1.xml": header, "word/footnotes.xml": footnotes,
+             "word/comments.xml": comments, "word/commentsExtended.xml": comments_ex,
+             "word/commentsIds.xml": comments_ids, "word/commentsExtensible.xml": comments_cex,
+             "word/people.xml": people}
+    overrides = {"/word/comments.xml": f"{WML}.comments+xml",
+                 "/word/commentsExtended.xml": f"{WML}.commentsExtended+xml",
+                 "/word/commentsIds.xml": f"{WML}.commentsIds+xml",
+                 "/word/commentsExtensible.xml": f"{WML}.commentsExtensible+xml",
+                 "/word/people.xml": f"{WML}.people+xml",
+                 "/word/footnotes.xml": f"{WML}.footnotes+xml"}
+    return docx(body, doc_rels=doc_rels, parts=parts, overrides=overrides, settings=settings)
+
+
+def _patch_zip(data: bytes, patches: dict) -> bytes:
+    """Rewrite members of a zip: {name: function(old text) -> new text}."""
+    zin = zipfile.ZipFile(io.BytesIO(data))
+    parts: dict[str, bytes | str] = {n: zin.read(n) for n in zin.namelist()}
+    for name, fn in patches.items():
+        old = parts.get(name, b"")
+        parts[name] = fn(old.decode() if isinstance(old, bytes) else old)
+    return _zip(parts)
+
+
+THREADED_NS = "http://schemas.microsoft.com/office/spreadsheetml/2018/threadedcomments"
+_NOTE_VML = ('<v:shape id="_x0000_s1025" type="#_x0000_t202" style="position:absolute;'
+             'margin-left:60pt;margin-top:2pt;width:100pt;height:50pt;z-index:1;visibility:hidden"'
+             ' fillcolor="#ffffe1"><v:textbox><div style="text-align:left">VML-NOTE-PAPA</div>'
+             '</v:textbox><x:ClientData ObjectType="Note"><x:MoveWithCells/><x:Anchor>1, 15, 0, '
+             '2, 3, 15, 3, 16</x:Anchor><x:Row>0</x:Row><x:Column>0</x:Column></x:ClientData>'
+             "</v:shape>")
+_BUTTON_VML = ('<v:shape id="_x0000_s1026" type="#_x0000_t201" style="position:absolute;'
+               'width:80pt;height:20pt"><v:textbox><div>BUTTON-QUEBEC</div></v:textbox>'
+               '<x:ClientData ObjectType="Button"><x:Anchor>4, 0, 4, 0, 5, 0, 5, 0</x:Anchor>'
+               "</x:ClientData></v:shape>")
+
+
+def reviewed_xlsx(with_button: bool = False) -> bytes:
+    """Legacy notes (with their VML boxes), threaded comments with a person list and a mention,
+    a shared workbook's revision history and user list, a file-sharing user name and a
+    personal view."""
+    guid_view = "{11111111-2222-3333-4444-555555555555}"
+    tail = ('<customSheetViews><customSheetView guid="' + guid_view + '"><selection '
+            'activeCell="A1" sqref="A1"/></customSheetView></customSheetViews>'
+            '<pageMargins left="0.7" right="0.7" top="0.75" bottom="0.75" header="0.3" '
+            'footer="0.3"/><legacyDrawing r:id="rIdVml"/>')
+    sheet = _sheet(CLEAN_ROWS, tail)
+    comments = (f'<?xml version="1.0" encoding="UTF-8"?><comments {NS_S}><authors><author>Alice '
+                'Reviewer</author><author>tc={00000000-0000-0000-0000-0000000000T1}</author>'
+                '</authors><commentList><comment ref="A1" authorId="0"><text><r><rPr><b/></rPr>'
+                '<t>Alice Reviewer:</t></r><r><t xml:space="preserve">\nXL-NOTE-ROMEO</t></r>'
+                '</text></comment><comment ref="B2" authorId="1"><text><t>[Threaded comment] '
+                "XL-THREAD-SIERRA</t></text></comment></commentList></comments>")
+    vml = ('<xml xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:'
+           'office" xmlns:x="urn:schemas-microsoft-com:office:excel"><o:shapelayout v:ext="edit">'
+           '<o:idmap v:ext="edit" data="1"/></o:shapelayout><v:shapetype id="_x0000_t202" '
+           'coordsize="21600,21600" o:spt="202" path="m,l,21600r21600,l21600,xe"><v:path '
+           f'gradientshapeok="t" o:connecttype="rect"/></v:shapetype>{_NOTE_VML}'
+           + (_BUTTON_VML if with_button else "") + "</xml>")
+    threaded = (f'<?xml version="1.0" encoding="UTF-8"?><ThreadedComments xmlns="{THREADED_NS}">'
+                '<threadedComment ref="B2" dT="2024-01-02T03:04:05.00" personId="{P1}" '
+                'id="{T1}"><text>@Bob Editor XL-THREAD-SIERRA</text><mentions><mention '
+                'mentionpersonId="{P2}" mentionId="{M1}" startIndex="0" length="11"/></mentions>'
+                "</threadedComment></ThreadedComments>")
+    persons = (f'<?xml version="1.0" encoding="UTF-8"?><personList xmlns="{THREADED_NS}">'
+               '<person displayName="Carol Mover" id="{P1}" userId="carol.mover@example.org" '
+               'providerId="AD"/><person displayName="Bob Editor" id="{P2}" '
+               'userId="bob.editor@example.org" providerId="AD"/></personList>')
+    headers = (f'<?xml version="1.0" encoding="UTF-8"?><headers {NS_S} guid="{{H2}}" '
+               'lastGuid="{H1}" shared="1" history="1" trackRevisions="1" revisionId="1" '
+               'version="2"><header guid="{H1}" dateTime="2024-01-02T03:04:05" maxSheetId="2" '
+               'userName="Dave Sharer" r:id="rIdLog"><sheetIdMap count="1"><sheetId val="1"/>'
+               "</sheetIdMap></header></headers>")
+    log = (f'<?xml version="1.0" encoding="UTF-8"?><revisions {NS_S}><rcc rId="1" sId="1">'
+           '<oc r="A3" t="inlineStr"><is><t>XL-OLD-VALUE-TANGO</t></is></oc><nc r="A3" '
+           't="inlineStr"><is><t>Item 3</t></is></nc></rcc></revisions>')
+    users = (f'<?xml version="1.0" encoding="UTF-8"?><users {NS_S} count="1"><userInfo '
+             'guid="{U1}" name="Dave Sharer" id="1234" dateTime="2024-01-02T03:04:05"/></users>')
+    sheet_rels = _rels([
+        ("rIdCm", f"{R}/comments", "../comments1.xml"),
+        ("rIdVml", f"{R}/vmlDrawing", "../drawings/vmlDrawing1.vml"),
+        ("rIdTc", f"{MS_REL}/2017/10/relationships/threadedComment",
+         "../threadedComments/threadedComment1.xml")])
+    parts = {"xl/worksheets/_rels/sheet1.xml.rels": sheet_rels, "xl/comments1.xml": comments,
+             "xl/drawings/vmlDrawing1.vml": vml,
+             "xl/threadedComments/threadedComment1.xml": threaded,
+             "xl/persons/person.xml": persons, "xl/revisions/revisionHeaders.xml": headers,
+             "xl/revisions/_rels/revisionHeaders.xml.rels": _rels(
+                 [("rIdLog", f"{R}/revisionLog", "revisionLog1.xml")]),
+             "xl/revisions/revisionLog1.xml": log, "xl/revisions/userNames.xml": users}
+    overrides = {"/xl/comments1.xml": f"{SML}.comments+xml",
+                 "/xl/drawings/vmlDrawing1.vml":
+                     "application/vnd.openxmlformats-officedocument.vmlDrawing",
+                 "/xl/threadedComments/threadedComment1.xml":
+                     "application/vnd.ms-excel.threadedcomments+xml",
+                 "/xl/persons/person.xml": "application/vnd.ms-excel.person+xml",
+                 "/xl/revisions/revisionHeaders.xml": f"{SML}.revisionHeaders+xml",
+                 "/xl/revisions/revisionLog1.xml": f"{SML}.revisionLog+xml",
+                 "/xl/revisions/userNames.xml": f"{SML}.userNames+xml"}
+    wb_rels = [("rIdPer", f"{MS_REL}/2017/10/relationships/person", "persons/person.xml"),
+               ("rIdRev", f"{R}/revisionHeaders", "revisions/revisionHeaders.xml"),
+               ("rIdUsr", f"{R}/usernames", "revisions/userNames.xml")]
+    views = ('<customWorkbookViews><customWorkbookView name="Dave Sharer - Personal View" '
+             f'guid="{guid_view}" personalView="1" maximized="1" windowWidth="800" '
+             'windowHeight="600" activeSheetId="1"/></customWorkbookViews>')
+    data = xlsx([("Data", f"{R}/worksheet", "worksheets/sheet1.xml", sheet)],
+                workbook_extra=views, wb_rels=wb_rels, parts=parts, overrides=overrides)
+    return _patch_zip(data, {"xl/workbook.xml": lambda s: s.replace(
+        "<bookViews>", '<fileSharing userName="Dave Sharer"/><bookViews>', 1)})
+
+
+P188 = "http://schemas.microsoft.com/office/powerpoint/2018/8/main"
+NS_P = ('xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+        f'xmlns:r="{R}" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"')
+
+
+def minimal_pptx() -> bytes:
+    """A bare one-slide presentation (enough for the sanitizer; LibreOffice wants more)."""
+    slide = (f'<?xml version="1.0" encoding="UTF-8"?><p:sld {NS_P}><p:cSld><p:spTree><p:nvGrpSpPr>'
+             '<p:cNvPr id="1" name=""/><p:cNvGrpSpPr/><p:nvPr/></p:nvGrpSpPr><p:grpSpPr/><p:sp>'
+             '<p:nvSpPr><p:cNvPr id="2" name="Text"/><p:cNvSpPr txBox="1"/><p:nvPr/></p:nvSpPr>'
+             '<p:spPr><a:xfrm><a:off x="914400" y="914400"/><a:ext cx="6000000" cy="900000"/>'
+             '</a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></p:spPr><p:txBody>'
+             '<a:bodyPr/><a:lstStyle/><a:p><a:r><a:rPr lang="en-US"/><a:t>SLIDE-TEXT-UNIFORM'
+             "</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>")
+    pres = (f'<?xml version="1.0" encoding="UTF-8"?><p:presentation {NS_P}><p:sldIdLst><p:sldId '
+            'id="256" r:id="rId2"/></p:sldIdLst><p:sldSz cx="9144000" cy="6858000"/><p:notesSz '
+            'cx="6858000" cy="9144000"/></p:presentation>')
+    return _zip({
+        "[Content_Types].xml": _types(CT_BASE, {
+            "/ppt/presentation.xml": f"{PML}.presentation.main+xml",
+            "/ppt/slides/slide1.xml": f"{PML}.slide+xml"}),
+        "_rels/.rels": _rels([("rId1", f"{R}/officeDocument", "ppt/presentation.xml")]),
+        "ppt/presentation.xml": pres,
+        "ppt/_rels/presentation.xml.rels": _rels([("rId2", f"{R}/slide", "slides/slide1.xml")]),
+        "ppt/slides/slide1.xml": slide})
+
+
+def reviewed_pptx(base: bytes) -> bytes:
+    """Classic comments with their author list and modern comments (with a reply) with theirs,
+    added to slide 1 of `base`."""
+    legacy = (f'<?xml version="1.0" encoding="UTF-8"?><p:cmLst {NS_P}><p:cm authorId="0" '
+              'dt="2024-01-02T03:04:05.000" idx="1"><p:pos x="10" y="10"/><p:text>PPT-COMMENT-'
+              "VICTOR for Alice Reviewer</p:text></p:cm></p:cmLst>")
+    authors_legacy = (f'<?xml version="1.0" encoding="UTF-8"?><p:cmAuthorLst {NS_P}><p:cmAuthor '
+                      'id="0" name="Alice Reviewer" initials="QZA" lastIdx="1" clrIdx="0"/>'
+                      "</p:cmAuthorLst>")
+    body = ('<p188:txBody><a:bodyPr/><a:lstStyle/><a:p><a:r><a:t>{}</a:t></a:r></a:p>'
+            "</p188:txBody>")
+    modern = (f'<?xml version="1.0" encoding="UTF-8"?><p188:cmLst {NS_P} xmlns:p188="{P188}">'
+              '<p188:cm id="{C1}" authorId="{A1}" created="2024-01-02T03:04:05.000">'
+              '<p188:replyLst><p188:reply id="{R1}" authorId="{A1}" created="2024-01-02T03:04:05.000">'
+              + body.format("PPT-REPLY-WHISKEY") + "</p188:reply></p188:replyLst>"
+              + body.format("PPT-MODERN-XRAY") + "</p188:cm></p188:cmLst>")
+    authors = (f'<?xml version="1.0" encoding="UTF-8"?><p188:authorLst {NS_P} xmlns:p188="{P188}">'
+               '<p188:author id="{A1}" name="Bob Editor" initials="QZB" '
+               'userId="S::bob.editor@example.org::9" providerId="AD"/></p188:authorLst>')
+    ext = (f'<p:ext uri="{{6950BFC3-D8DA-4A85-94F7-54DA5524770B}}"><p188:commentRel '
+           f'xmlns:p188="{P188}" r:id="rIdMcm"/></p:ext>')
+
+    def slide(s: str) -> str:
+        if "<p:extLst>" in s:
+            return s.replace("<p:extLst>", "<p:extLst>" + ext, 1)
+        return s.replace("</p:sld>", f"<p:extLst>{ext}</p:extLst></p:sld>")
+
+    def add_rels(extra: list) -> callable:
+        def fn(s: str) -> str:
+            items = "".join(f'<Relationship Id="{i}" Type="{t}" Target="{g}"/>'
+                            for i, t, g in extra)
+            return (s or _rels([])).replace("</Relationships>", items + "</Relationships>")
+        return fn
+
+    def types(s: str) -> str:
+        extra = {"/ppt/comments/comment1.xml": f"{PML}.comments+xml",
+                 "/ppt/commentAuthors.xml": f"{PML}.commentAuthors+xml",
+                 "/ppt/comments/modernComment_100_1A2B3C4D.xml":
+                     "application/vnd.ms-powerpoint.comments+xml",
+                 "/ppt/authors.xml": "application/vnd.ms-powerpoint.authors+xml"}
+        return s.replace("</Types>", "".join(f'<Override PartName="{p}" ContentType="{c}"/>'
+                                             for p, c in extra.items()) + "</Types>")
+
+    data = _patch_zip(base, {
+        "[Content_Types].xml": types, "ppt/slides/slide1.xml": slide,
+        "ppt/_rels/presentation.xml.rels": add_rels([
+            ("rIdCma", f"{R}/commentAuthors", "commentAuthors.xml"),
+            ("rIdAut", f"{MS_REL}/2018/10/relationships/authors", "authors.xml")]),
+        "ppt/slides/_rels/slide1.xml.rels": add_rels([
+            ("rIdCm", f"{R}/comments", "../comments/comment1.xml"),
+            ("rIdMcm", f"{MS_REL}/2018/10/relationships/comments",
+             "../comments/modernComment_100_1A2B3C4D.xml")])})
+    return _patch_zip(data, {
+        "ppt/comments/comment1.xml": lambda _: legacy,
+        "ppt/commentAuthors.xml": lambda _: authors_legacy,
+        "ppt/comments/modernComment_100_1A2B3C4D.xml": lambda _: modern,
+        "ppt/authors.xml": lambda _: authors})
+
+
+OFFICEOOO = 'xmlns:officeooo="http://openoffice.org/2009/office"'
+
+
+def _change_info(who: str) -> str:
+    return (f"<office:change-info><dc:creator>{who}</dc:creator><dc:date>2024-01-02T03:04:05"
+            "</dc:date></office:change-info>")
+
+
+def reviewed_odt() -> bytes:
+    """Tracked insertion, deletion and format change, and a comment with a range, initials and
+    a date; rsids in the automatic styles."""
+    changes = ('<text:tracked-changes text:track-changes="true">'
+               f'<text:changed-region xml:id="ct1" text:id="ct1"><text:insertion>'
+               f'{_change_info("Alice Reviewer")}</text:insertion></text:changed-region>'
+               f'<text:changed-region xml:id="ct2" text:id="ct2"><text:deletion>'
+               f'{_change_info("Bob Editor")}<text:p>ODT-DELETED-YANKEE</text:p></text:deletion>'
+               '</text:changed-region><text:changed-region xml:id="ct3" text:id="ct3">'
+               f'<text:format-change>{_change_info("Carol Mover")}</text:format-change>'
+               "</text:changed-region></text:tracked-changes>")
+    body = ("<office:text>" + changes
+            + '<text:p text:style-name="P1">ODT kept start <text:change-start text:change-id="ct1"/>'
+              'ODT-INSERTED-ZULU<text:change-end text:change-id="ct1"/> middle <text:change '
+              'text:change-id="ct2"/>end.</text:p>'
+              '<text:p>Annotated <office:annotation office:name="__Annotation__1"><dc:creator>'
+              'Alice Reviewer</dc:creator><dc:date>2024-01-02T03:04:05</dc:date>'
+              '<meta:creator-initials>QZA</meta:creator-initials><text:p>ODT-COMMENT-AMBER for '
+              'Bob Editor</text:p></office:annotation>words<office:annotation-end '
+              'office:name="__Annotation__1"/> here.</text:p>'
+              '<text:p><text:change-start text:change-id="ct3"/>FORMATTED-BERYL<text:change-end '
+              'text:change-id="ct3"/></text:p></office:text>')
+    styles = (f'<style:style style:name="P1" style:family="paragraph"><style:text-properties '
+              f'{OFFICEOOO} officeooo:rsid="00c0ffee" officeooo:paragraph-rsid="00bada55"/>'
+              "</style:style>")
+    return odf(ODT, body, styles=styles)
+
+
+def reviewed_ods() -> bytes:
+    body = ('<office:spreadsheet><table:tracked-changes table:track-changes="true">'
+            '<table:cell-content-change table:id="ct1"><table:cell-address table:column="0" '
+            f'table:row="0" table:table="0"/>{_change_info("Dave Sharer")}<table:previous>'
+            '<table:change-track-table-cell office:value-type="string"><text:p>ODS-OLD-CORAL'
+            "</text:p></table:change-track-table-cell></table:previous>"
+            "</table:cell-content-change></table:tracked-changes>"
+            '<table:table table:name="Sheet1"><table:table-row><table:table-cell '
+            'office:value-type="string"><office:annotation><dc:creator>Alice Reviewer</dc:creator>'
+            "<dc:date>2024-01-02T03:04:05</dc:date><text:p>ODS-NOTE-DUNE</text:p>"
+            "</office:annotation><text:p>ODS-CELL-EMBER</text:p></table:table-cell>"
+            "</table:table-row></table:table></office:spreadsheet>")
+    return odf(ODS, body)
+
+
+def reviewed_odp() -> bytes:
+    body = ('<office:presentation><draw:page draw:name="S1"><draw:frame svg:x="2cm" svg:y="2cm" '
+            'svg:width="20cm" svg:height="3cm"><draw:text-box><text:p>ODP-SLIDE-FERN</text:p>'
+            f'</draw:text-box></draw:frame><officeooo:annotation {OFFICEOOO} svg:x="1cm" '
+            'svg:y="1cm" svg:width="5cm" svg:height="2cm"><dc:creator>Bob Editor</dc:creator>'
+            "<dc:date>2024-01-02T03:04:05</dc:date><text:p>ODP-COMMENT-GLADE</text:p>"
+            "</officeooo:annotation></draw:page></office:presentation>")
+    return odf(ODP, body)

@@ -27,6 +27,7 @@ from .office_package import (
     serialize,
     write_package,
 )
+from .ooxml import ReviewerAliases, revision_summary
 from .report import Context, Rejected, RejectionCode
 
 MANIFEST_NS = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
@@ -158,8 +159,9 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
         else:
             ctx.add("hidden_part", name, detail="part not used for display")
     available = set(kept) | set(xml_names)
+    reviewers = ReviewerAliases()  # one "Author N" per reviewer across the streams
     for name in xml_names:
-        kept[name] = _clean_stream(name, members[name], ctx, safe_dirs, available)
+        kept[name] = _clean_stream(name, members[name], ctx, safe_dirs, available, reviewers)
     ctx.progress(80)
 
     # The manifest lists exactly what is in the new package.
@@ -213,7 +215,8 @@ def _neutral_meta() -> bytes:
         "<office:meta/></office:document-meta>".encode()))
 
 
-def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs, members) -> bytes:
+def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs, members,
+                  reviewers: ReviewerAliases | None = None) -> bytes:
     root = parse_xml(data, name)
     keep_links = ctx.policy.keep_links
     if name.endswith("settings.xml"):
@@ -223,6 +226,7 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs, members) -> b
                 ctx.add("printer_settings", name, detail=item)
                 remove_element(el)
         return serialize(root)
+    _clean_review(name, root, ctx, reviewers or ReviewerAliases())
     # Elements of interest only, filtered in C by lxml, in document order.
     wanted = [*DROP, *UNWRAP, "object", "binary-data", "image"]
     for el in list(root.iter(*[f"{{*}}{n}" for n in wanted])):
@@ -346,3 +350,116 @@ def _clean_href(el, href: str, where: str, ctx: Context, keep_links: bool, membe
         return  # a part of this package that survived
     ctx.add("external_relationship", where, detail=f"{lname} reference {href[:100]}")
     del el.attrib[f"{{{XLINK_NS}}}href"]
+
+
+# ----------------------------------------------------------------------------- review data
+# Tracked changes, comments (annotations) and the people behind them. By default (policy
+# review_data "remove") every change is accepted, which in ODF means dropping the change
+# records: the body already reads as accepted, the deleted text lives only in the records.
+# With "anonymise" both stay and each reviewer becomes "Author 1", "Author 2"...
+
+TEXT_NS = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+DC_NS = "http://purl.org/dc/elements/1.1/"
+OFFICEOOO_NS = "http://openoffice.org/2009/office"  # presentation comments, rsids
+LOEXT_NS = "urn:org:documentfoundation:names:experimental:office:xmlns:loext:1.0"
+ANNOTATION_NSS = {OFFICE_NS, OFFICEOOO_NS, LOEXT_NS}
+NEUTRAL_DATE = "1970-01-01T00:00:00"
+_RSID = (f"namespace-uri()='{OFFICEOOO_NS}' and (local-name()='rsid' or "
+         "local-name()='paragraph-rsid')")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _clean_review(name: str, root, ctx: Context, reviewers: ReviewerAliases) -> None:
+    anonymise = ctx.policy.review_data == "anonymise"
+    _review_changes(name, root, ctx, reviewers, anonymise)
+    _review_annotations(name, root, ctx, reviewers, anonymise)
+    rsids = root.xpath(f"//@*[{_RSID}]")
+    for value in rsids:
+        el = value.getparent()
+        if value.attrname in el.attrib:
+            del el.attrib[value.attrname]
+    if rsids:
+        ctx.add("personal_data", name, detail="rsid session identifiers removed")
+    # Word's editing permissions for a named account become bookmarks named after the user.
+    perms = [el for el in root.iter(*(f"{{{TEXT_NS}}}{n}" for n in (
+        "bookmark", "bookmark-start", "bookmark-end")))
+        if (el.get(f"{{{TEXT_NS}}}name") or "").startswith("permission-for-user:")]
+    for el in perms:
+        remove_element(el)
+    if perms:
+        ctx.add("personal_data", name, detail="editing permissions naming a user removed")
+
+
+def _creators(el) -> list:
+    return list(el.iter(f"{{{DC_NS}}}creator"))
+
+
+def _review_changes(name, root, ctx, reviewers, anonymise) -> None:
+    records = [el for el in root.iter(f"{{{TEXT_NS}}}tracked-changes",
+                                      f"{{{TABLE_NS}}}tracked-changes")]
+    markers = list(root.iter(*(f"{{{TEXT_NS}}}{n}" for n in ("change", "change-start",
+                                                             "change-end"))))
+    if not records and not markers:
+        return
+    # one change per text:changed-region child, or per table:tracked-changes child
+    changes = [c for r in records for el in r
+               for c in (el if _local(el) == "changed-region" else [el])
+               if isinstance(c.tag, str)]
+    count = {n: sum(_local(c) == n for c in changes)
+             for n in ("insertion", "deletion", "format-change", "cell-content-change")}
+    authors = {(c.text or "").strip() for r in records for c in _creators(r)} - {""}
+    if anonymise:
+        for record in records:
+            for creator in _creators(record):
+                creator.text = reviewers.alias(creator.text or "")
+            for date in record.iter(f"{{{DC_NS}}}date"):
+                date.text = NEUTRAL_DATE  # required in a change record
+            reviewers.scrub_text(record)
+        if changes:
+            ctx.add("tracked_changes", name, action="kept",
+                    detail=f"{_plural(len(changes), 'tracked change')} kept, authors anonymised")
+        return
+    for el in records + markers:
+        remove_element(el)
+    if changes:
+        other = len(changes) - count["insertion"] - count["deletion"] - count["format-change"]
+        label = "cell edit" if other == count["cell-content-change"] else "other change"
+        ctx.add("tracked_changes", name, action="converted", detail=revision_summary(
+            count["insertion"], count["deletion"], count["format-change"], len(authors),
+            label, other))
+    elif markers:
+        ctx.add("tracked_changes", name, detail="change marks without change records removed")
+    elif records:
+        ctx.add("tracked_changes", name, detail="change tracking switched off")
+
+
+def _review_annotations(name, root, ctx, reviewers, anonymise) -> None:
+    found = [el for el in root.iter("{*}annotation", "{*}annotation-end")
+             if el.tag.startswith("{") and el.tag[1:].split("}")[0] in ANNOTATION_NSS]
+    notes = [el for el in found if _local(el) == "annotation"]
+    if not found:
+        return
+    authors = {(c.text or "").strip() for n in notes for c in _creators(n)} - {""}
+    if anonymise:
+        for note in notes:
+            who = "".join(c.text or "" for c in _creators(note))
+            for creator in _creators(note):
+                creator.text = reviewers.alias(creator.text or "")
+            for el in list(note.iter("{*}creator-initials", "{*}sender-initials",
+                                     f"{{{DC_NS}}}date", "{*}date-string")):
+                if _local(el).endswith("initials"):
+                    el.text = reviewers.initials(who or el.text or "")
+                elif el.getparent() is note:
+                    remove_element(el)  # the comment's own date (optional)
+        for note in notes:
+            reviewers.scrub_text(note)
+        ctx.add("comments", name, action="kept",
+                detail=f"{_plural(len(notes), 'comment')} kept, authors anonymised")
+        return
+    for el in found:
+        remove_element(el)
+    ctx.add("comments", name, detail=f"{_plural(len(notes), 'comment')} by "
+                                     f"{_plural(len(authors), 'author')} removed")

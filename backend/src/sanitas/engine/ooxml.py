@@ -225,6 +225,7 @@ class _State:
     family: str = ""
     main_part: str = ""
     removed_sheet_names: set[str] = field(default_factory=set)
+    review: _Review = field(default_factory=lambda: _Review())  # comments, revisions, people
 
     def content_type(self, part: str) -> str:
         ct = self.overrides.get("/" + part.casefold())
@@ -369,6 +370,8 @@ def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
         return False
     part = resolve_target(source, rel.target)
     real = state.by_fold.get(part.casefold()) if part else None
+    if real is not None and _drop_review_part(state, key, real):
+        return False  # comments, reviewers, revision history (policy review_data)
     if key in REMOVE_KINDS or key not in KEEP_TYPES:
         kind = REMOVE_KINDS.get(key, "unknown_part")
         state.ctx.add(kind, real or rel.target[:200], detail=f"relationship {key}")
@@ -491,6 +494,7 @@ def _clean_xml_part(state: _State, part: str, rels: dict[str, Rel]) -> bytes | N
     # Attribute scans walk every attribute: skip those the bytes show cannot match. The probe
     # is the parsed tree in UTF-8, so a part stored as UTF-16 cannot hide from it.
     probe = etree.tostring(root, encoding="UTF-8")
+    _clean_review(state, part, root, rels, probe)  # before fields: accepted text decides them
     if any(w in probe for w in (b"macro", b"onAction", b"fmlaMacro")):
         _clean_macro_attrs(state, part, root)
     _clean_actions(state, part, root)
@@ -1053,3 +1057,562 @@ def _relative(source: str, target: str) -> str:
 
     rel = posixpath.relpath(target, posixpath.dirname(source) or ".")
     return quote(rel, safe="/._-~")
+
+
+# ----------------------------------------------------------------------------- review data
+# Comments, tracked changes and the people behind them. By default (policy review_data
+# "remove") the comments go and every tracked change is accepted, as Word's "Accept All" does;
+# with "anonymise" both stay and each reviewer becomes "Author 1", "Author 2"... consistently
+# across the whole package, with the dates dropped.
+
+# Relationship types (key) of parts that hold comments, reviewers or revision history.
+REVIEW_RELS = {
+    "comments", "commentsextended", "commentsids", "commentsextensible", "threadedcomment",
+    "people", "person", "commentauthors", "authors", "usernames", "revisionheaders",
+    "revisionlog",
+}
+# Word revision records of formatting changes: accepting them keeps the current formatting.
+W_PROP_CHANGES = ("rPrChange", "pPrChange", "sectPrChange", "tblPrChange", "trPrChange",
+                  "tcPrChange", "tblGridChange", "tblPrExChange", "numberingChange")
+W_RANGE_MARKS = ("moveFromRangeStart", "moveFromRangeEnd", "moveToRangeStart", "moveToRangeEnd",
+                 "customXmlInsRangeStart", "customXmlInsRangeEnd", "customXmlDelRangeStart",
+                 "customXmlDelRangeEnd", "customXmlMoveFromRangeStart",
+                 "customXmlMoveFromRangeEnd", "customXmlMoveToRangeStart",
+                 "customXmlMoveToRangeEnd")
+W_COMMENT_MARKS = ("commentRangeStart", "commentRangeEnd", "commentReference")
+# Elements that must hold at least one paragraph.
+W_BLOCK_HOLDERS = ("tc", "footnote", "endnote", "comment", "hdr", "ftr", "txbxContent",
+                   "docPartBody")
+# Body-level markers that travel with a paragraph merged into the next one.
+W_PARA_NEIGHBOURS = ("bookmarkStart", "bookmarkEnd", "permStart", "permEnd", "proofErr",
+                     "commentRangeStart", "commentRangeEnd")
+NEUTRAL_DATE = "1970-01-01T00:00:00Z"
+PERSONAL_VIEW = " - Personal View"
+_NOTE_SHAPE = re.compile(rb"ObjectType\s*=\s*[\"']?\s*(\w+)", re.IGNORECASE)
+
+
+class ReviewerAliases:
+    """Reviewer name -> "Author N", consistent across one document (OOXML and ODF alike)."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+
+    def alias(self, name: str) -> str:
+        key = name.strip()
+        if not key:
+            return name
+        if key not in self.aliases:
+            self.aliases[key] = f"Author {len(self.aliases) + 1}"
+        return self.aliases[key]
+
+    def initials(self, name: str) -> str:
+        return "A" + self.alias(name).rsplit(" ", 1)[-1] if name.strip() else name
+
+    def scrub_text(self, root) -> None:
+        """Replace every known reviewer name in the text of a comment part by its alias (Excel
+        opens each note with "Name:")."""
+        names = sorted((n for n in self.aliases if len(n) > 1), key=len, reverse=True)
+        if not names:
+            return
+        pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, names)) + r")(?!\w)")
+        for el in root.iter():
+            for attr in ("text", "tail"):
+                value = getattr(el, attr)
+                if value and pattern.search(value):
+                    setattr(el, attr, pattern.sub(lambda m: self.aliases[m.group(0)], value))
+
+
+class _Review(ReviewerAliases):
+    """Review-data state shared by every part of one package."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.personal_views: set[str] = set()  # guids of the personal views removed
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _drop_review_part(state: _State, key: str, part: str) -> bool:
+    """With the default policy, a comment, reviewer or revision-history part is not kept:
+    record what it held and report it (and what only it references) as handled."""
+    if state.ctx.policy.review_data == "anonymise":
+        return False
+    if key == "vmldrawing":
+        # Excel draws legacy comment boxes in a VML part of their own: drop it when it holds
+        # nothing else (buttons and other shapes keep theirs; note shapes go when it is cleaned)
+        kinds = {m.lower() for m in _NOTE_SHAPE.findall(state.members[part][:16_000_000])}
+        if state.family != "x" or kinds != {b"note"}:
+            return False
+        state.ctx.add("comments", part, detail="comment boxes removed")
+    elif key not in REVIEW_RELS:
+        return False
+    else:
+        kind, detail = _review_part_summary(state, key, part)
+        state.ctx.add(kind, part, detail=detail)
+    try:
+        _mark_reported(state, part, set())
+    except Rejected:
+        pass  # its relationships are unreadable: nothing of it is kept anyway
+    return True
+
+
+def _mark_reported(state: _State, part: str, seen: set[str]) -> None:
+    """A removed part and the parts only it leads to are not "orphans" in the report."""
+    if part in seen or len(seen) > 1000:
+        return
+    seen.add(part)
+    state.reported.add("part|" + part)
+    for rel in _read_rels(state, part):
+        target = None if rel.external else resolve_target(part, rel.target)
+        real = state.by_fold.get(target.casefold()) if target else None
+        if real:
+            _mark_reported(state, real, seen)
+
+
+def _review_part_summary(state: _State, key: str, part: str) -> tuple[str, str]:
+    try:
+        root = parse_xml(state.members[part], part)
+    except Rejected:
+        root = None
+    if root is None:
+        return ("personal_data" if key in ("people", "person", "commentauthors", "authors",
+                                           "usernames") else "comments",
+                f"{key} part removed")
+    name = _local(root)
+    if key == "comments":
+        if name == "comments" and _ns(root) in W_NSS:  # Word
+            items = _iter(root, W_NSS, "comment")
+            authors = {_w_attr(c, "author") for c in items} - {""}
+        elif name == "comments":  # Excel
+            items = list(root.iter("{*}comment"))
+            authors = {(a.text or "").strip() for a in root.iter("{*}author")} - {""}
+        else:  # PowerPoint, classic and modern
+            items = list(root.iter("{*}cm", "{*}reply"))
+            authors = {c.get("authorId") for c in items} - {None}
+        return "comments", (f"{_plural(len(items), 'comment')} by "
+                            f"{_plural(len(authors), 'author')} removed")
+    if key == "threadedcomment":
+        items = list(root.iter("{*}threadedComment"))
+        authors = {c.get("personId") for c in items} - {None}
+        return "comments", (f"{_plural(len(items), 'threaded comment')} by "
+                            f"{_plural(len(authors), 'author')} removed")
+    if key in ("commentsextended", "commentsids", "commentsextensible"):
+        return "comments", "comment threads, identifiers and dates removed"
+    if key == "revisionheaders":
+        heads = list(root.iter("{*}header"))
+        users = {h.get("userName") for h in heads} - {None}
+        return "tracked_changes", (
+            f"shared-workbook change history removed ({_plural(len(heads), 'saved revision')} "
+            f"by {_plural(len(users), 'user')}); the cells keep their current values")
+    if key == "revisionlog":
+        return "tracked_changes", "shared-workbook change log removed"
+    tag = {"people": "person", "person": "person", "commentauthors": "cmAuthor",
+           "authors": "author", "usernames": "userInfo"}[key]
+    n = len(list(root.iter("{*}" + tag)))
+    return "personal_data", (f"list of {_plural(n, 'reviewer')} (names and accounts) removed"
+                             if n else "empty reviewer list removed")
+
+
+def revision_summary(ins: int, dels: int, fmt: int, authors: int, other: str = "",
+                     n_other: int = 0) -> str:
+    """"3 insertions accepted, 1 deletion applied (by 2 reviewers)" (OOXML and ODF)."""
+    parts = [f"{_plural(ins, 'insertion')} accepted" if ins else "",
+             f"{_plural(dels, 'deletion')} applied" if dels else "",
+             f"{_plural(fmt, 'formatting change')} accepted" if fmt else "",
+             f"{_plural(n_other, other)} accepted" if n_other else ""]
+    detail = ", ".join(p for p in parts if p)
+    return detail + (f" (by {_plural(authors, 'reviewer')})" if authors else "")
+
+
+def _w_attr(el, name: str) -> str:
+    """A Word attribute (w:author...) whatever the namespace prefix or variant."""
+    for attr, value in el.attrib.items():
+        if attr.rpartition("}")[2] == name:
+            return value
+    return ""
+
+
+def _attached(el, root) -> bool:
+    return el is root or any(a is root for a in el.iterancestors())
+
+
+def _clean_review(state: _State, part: str, root, rels: dict[str, Rel], probe: bytes) -> None:
+    anonymise = state.ctx.policy.review_data == "anonymise"
+    review = state.review
+    if _ns(root) in W_NSS:
+        _review_word(state, part, root, anonymise, review, probe)
+    elif state.family == "d":
+        if anonymise:
+            _anonymise_word_people(state, part, root, review)
+    elif state.family == "x":
+        _review_excel(state, part, root, rels, anonymise, review)
+    elif state.family == "p":
+        _review_slides(state, part, root, rels, anonymise, review)
+
+
+# ---- Word
+
+def _review_word(state, part, root, anonymise, review, probe) -> None:
+    ctx = state.ctx
+    if b"rsid" in probe:
+        removed = 0
+        for el in _iter(root, W_NSS, "rsids"):
+            remove_element(el)
+            removed += 1
+        for value in root.xpath("//@*[starts-with(local-name(), 'rsid')]"):
+            el = value.getparent()
+            if etree.QName(value.attrname).namespace in W_NSS and value.attrname in el.attrib:
+                del el.attrib[value.attrname]
+                removed += 1
+        if removed:
+            ctx.add("personal_data", part, detail="rsid session identifiers removed")
+    # Editing-permission ranges naming a user account (not review data: gone in both modes).
+    named = {p.get(f"{{{_ns(p)}}}id") for p in _iter(root, W_NSS, "permStart")
+             if _w_attr(p, "ed")}
+    if named:
+        for el in _iter(root, W_NSS, "permStart", "permEnd"):
+            if el.get(f"{{{_ns(el)}}}id") in named:
+                remove_element(el)
+        ctx.add("personal_data", part,
+                detail=f"{_plural(len(named), 'editing permission')} naming a user removed")
+    if anonymise:
+        _anonymise_word(state, part, root, review)
+        return
+    if _local(root) == "settings":
+        for el in _iter(root, W_NSS, "trackRevisions"):
+            if _w_attr(el, "val") not in ("0", "false", "off"):
+                ctx.add("tracked_changes", part, detail="change tracking switched off")
+            remove_element(el)
+    ins, dels, fmt, authors = _accept_word_revisions(root)
+    if ins or dels or fmt:
+        ctx.add("tracked_changes", part, action="converted",
+                detail=revision_summary(ins, dels, fmt, len(authors)))
+    marks = 0
+    for el in _iter(root, W_NSS, *W_COMMENT_MARKS):
+        if _attached(el, root):
+            marks += 1
+            _remove_from_run(el)
+    if marks:
+        ctx.add("comments", part, detail="comment anchors removed")
+    # Whatever still carries a reviewer's name or a date (unknown revision elements).
+    stray = root.xpath("//@*[namespace-uri() != '' and (local-name()='author' or "
+                       "local-name()='initials' or local-name()='date' or "
+                       "local-name()='dateUtc')]")
+    for value in stray:
+        el = value.getparent()
+        if value.attrname in el.attrib:
+            del el.attrib[value.attrname]
+    if stray:
+        ctx.add("personal_data", part, detail="reviewer names and dates removed")
+
+
+def _remove_from_run(el) -> None:
+    run = el.getparent()
+    remove_element(el)
+    if run is not None and _local(run) == "r" and not any(_local(c) != "rPr" for c in run):
+        remove_element(run)
+
+
+def _accept_word_revisions(root) -> tuple[int, int, int, set[str]]:
+    """Accept every tracked change in one Word part, in place. Returns (insertions, deletions,
+    formatting changes, reviewers)."""
+    ins = dels = fmt = 0
+    authors: set[str] = set()
+
+    def note(el) -> None:
+        author = _w_attr(el, "author")
+        if author:
+            authors.add(author)
+
+    for el in _iter(root, W_NSS, *W_PROP_CHANGES):
+        if _attached(el, root):
+            note(el)
+            fmt += 1
+            parent = el.getparent()
+            remove_element(el)
+            _drop_if_empty(parent)
+    merge = []  # paragraphs whose mark was deleted, in document order
+    # Markers inside property elements: inserted/deleted paragraph marks, rows and cells.
+    for el in _iter(root, W_NSS, "ins", "del", "moveFrom", "moveTo", "cellIns", "cellDel",
+                    "cellMerge"):
+        if not _attached(el, root):
+            continue
+        parent = el.getparent()
+        name, pname = _local(el), _local(parent)
+        if not pname.endswith("Pr"):
+            continue  # a content container, handled below
+        note(el)
+        if name in ("del", "moveFrom"):
+            dels += 1
+            owner = parent.getparent()
+            if pname == "trPr" and owner is not None and _local(owner) == "tr":
+                remove_element(owner)
+                continue
+            if pname == "rPr" and owner is not None and _local(owner) == "pPr":
+                para = owner.getparent()
+                if para is not None and _local(para) == "p":
+                    merge.append(para)
+        elif name == "cellDel":
+            dels += 1
+            cell = parent.getparent()
+            if cell is not None and _local(cell) == "tc":
+                remove_element(cell)
+                continue
+        elif name == "cellMerge":
+            fmt += 1
+        else:
+            ins += 1
+        remove_element(el)
+        _drop_if_empty(parent)
+    for el in _iter(root, W_NSS, "del", "moveFrom"):
+        if _attached(el, root):
+            note(el)
+            dels += 1
+            remove_element(el)
+    for el in _iter(root, W_NSS, "ins", "moveTo"):
+        if _attached(el, root):
+            note(el)
+            ins += 1
+            _unwrap_in_place(el)
+    for el in _iter(root, W_NSS, *W_RANGE_MARKS, "delText", "delInstrText"):
+        if _attached(el, root):
+            _remove_from_run(el)
+    for para in reversed(merge):  # backwards: each run of text moves once
+        if _attached(para, root):
+            _merge_into_next(para)
+    if dels:
+        _repair_blocks(root)
+    return ins, dels, fmt, authors
+
+
+def _unwrap_in_place(el) -> None:
+    """_unwrap without index lookups: a hostile paragraph may hold 100,000 insertions."""
+    for child in list(el):
+        el.addprevious(child)  # the child's tail moves with it
+    remove_element(el)
+
+
+def _drop_if_empty(props) -> None:
+    """A property element (w:rPr of a paragraph mark, w:trPr...) emptied by accepting goes,
+    and so does its parent property element when that is left empty in turn."""
+    while props is not None and _local(props).endswith("Pr") and not len(props) \
+            and not props.attrib and _local(props) not in ("tblPr", "sectPr"):  # required
+        parent = props.getparent()
+        remove_element(props)
+        props = parent
+
+
+def _merge_into_next(para) -> None:
+    """A deleted paragraph mark joins the paragraph to the next one, which keeps its own
+    paragraph properties."""
+    travellers = []
+    nxt = para.getnext()
+    while nxt is not None and _local(nxt) in W_PARA_NEIGHBOURS:
+        travellers.append(nxt)
+        nxt = nxt.getnext()
+    if nxt is None or _local(nxt) != "p" or _ns(nxt) != _ns(para):
+        return  # the last paragraph before a table or a section end stays a paragraph
+    moving = [c for c in para if _local(c) != "pPr"] + travellers
+    anchor = next((c for c in nxt if _local(c) != "pPr"), None)
+    for child in moving:
+        if anchor is None:
+            nxt.append(child)
+        else:
+            anchor.addprevious(child)
+    remove_element(para)
+
+
+def _repair_blocks(root) -> None:
+    """Tables left without rows go; cells, notes and headers left without a paragraph get an
+    empty one (Word refuses them otherwise)."""
+    for tbl in _iter(root, W_NSS, "tbl"):
+        if _attached(tbl, root) and not tbl.xpath(".//*[local-name()='tr']"):
+            remove_element(tbl)
+    for holder in _iter(root, W_NSS, *W_BLOCK_HOLDERS):
+        if not _attached(holder, root):
+            continue
+        blocks = [c for c in holder if _local(c) in ("p", "tbl", "sdt", "customXml")]
+        if not blocks or (_local(holder) == "tc" and _local(blocks[-1]) == "tbl"):
+            etree.SubElement(holder, f"{{{_ns(holder)}}}p")
+
+
+def _anonymise_word(state, part, root, review) -> None:
+    ctx = state.ctx
+    changes = 0
+    tracked = (*W_PROP_CHANGES, "ins", "del", "moveFrom", "moveTo", "cellIns", "cellDel",
+               "cellMerge")
+    for el in root.xpath("//*[@*[local-name()='author' or local-name()='initials' or "
+                         "local-name()='date' or local-name()='dateUtc']]"):
+        author = _w_attr(el, "author")
+        for attr in list(el.attrib):
+            lname = attr.rpartition("}")[2]
+            if lname == "author":
+                el.set(attr, review.alias(author))
+            elif lname == "initials":
+                el.set(attr, review.initials(author or el.get(attr)))
+            elif lname in ("date", "dateUtc"):
+                del el.attrib[attr]
+        if _local(el) in tracked:
+            changes += 1
+    if _local(root) == "comments":
+        review.scrub_text(root)
+        n = len(_iter(root, W_NSS, "comment"))
+        ctx.add("comments", part, action="kept",
+                detail=f"{_plural(n, 'comment')} kept, authors anonymised")
+    elif changes:
+        ctx.add("tracked_changes", part, action="kept",
+                detail=f"{_plural(changes, 'tracked change')} kept, authors anonymised")
+
+
+def _anonymise_word_people(state, part, root, review) -> None:
+    """people.xml and commentsExtensible: reviewer names, accounts and dates."""
+    if _local(root) == "people":
+        for person in root.iter("{*}person"):
+            for attr in list(person.attrib):
+                if attr.rpartition("}")[2] == "author":
+                    person.set(attr, review.alias(person.get(attr)))
+            for info in list(person):
+                if _local(info) == "presenceInfo":  # the sign-in account (an e-mail address)
+                    remove_element(info)
+        state.ctx.add("personal_data", part, action="kept", detail="reviewer list anonymised")
+    if "/office/word/" in _ns(root):  # commentsExtensible: when each comment was written
+        for value in root.xpath("//@*[local-name()='dateUtc' or local-name()='date']"):
+            el = value.getparent()
+            if value.attrname in el.attrib:
+                del el.attrib[value.attrname]
+
+
+# ---- Excel
+
+def _review_excel(state, part, root, rels, anonymise, review) -> None:
+    ctx = state.ctx
+    name = _local(root)
+    if name == "workbook":
+        for el in root.iter("{*}fileSharing"):
+            user = el.get("userName")
+            if user:
+                if anonymise:
+                    el.set("userName", review.alias(user))
+                else:
+                    del el.attrib["userName"]
+                ctx.add("personal_data", part, action="kept" if anonymise else "removed",
+                        detail="file-sharing user name " + ("anonymised" if anonymise
+                                                            else "removed"))
+        for view in root.iter("{*}customWorkbookView"):
+            label = view.get("name") or ""
+            if view.get("personalView") not in ("1", "true") and PERSONAL_VIEW not in label:
+                continue
+            if anonymise:
+                who = label.split(PERSONAL_VIEW)[0]
+                view.set("name", review.alias(who) + PERSONAL_VIEW)
+                continue
+            review.personal_views.add((view.get("guid") or "").upper())
+            ctx.add("personal_data", part, detail=f"personal view {label[:80]!r} removed")
+            container = view.getparent()
+            remove_element(view)
+            if container is not None and not len(container):
+                remove_element(container)
+    elif name == "worksheet":
+        for view in list(root.iter("{*}customSheetView")):
+            if (view.get("guid") or "").upper() in review.personal_views:
+                container = view.getparent()
+                remove_element(view)
+                if container is not None and not len(container):
+                    remove_element(container)
+        for el in list(root.iter("{*}legacyDrawing")):
+            rid = next((v for a, v in el.attrib.items()
+                        if etree.QName(a).namespace in REL_NAMESPACES), None)
+            if rid not in rels:
+                remove_element(el)  # its comment drawing is gone
+    elif name == "xml" or _ns(root) == VML_NS:
+        if not anonymise:
+            notes = [s for s in root.iter(f"{{{VML_NS}}}shape")
+                     if any((c.get("ObjectType") or "").lower() == "note"
+                            for c in s if _local(c) == "ClientData")]
+            for shape in notes:
+                remove_element(shape)
+            if notes:
+                ctx.add("comments", part, detail=f"{_plural(len(notes), 'comment box')} removed")
+    elif anonymise:
+        _anonymise_excel_part(state, part, root, review)
+
+
+def _anonymise_excel_part(state, part, root, review) -> None:
+    ctx = state.ctx
+    name = _local(root)
+    if name == "comments":
+        for author in root.iter("{*}author"):
+            if not (author.text or "").startswith("tc="):  # a threaded comment's id, no name
+                author.text = review.alias(author.text or "")
+        review.scrub_text(root)
+        n = len(list(root.iter("{*}comment")))
+        ctx.add("comments", part, action="kept",
+                detail=f"{_plural(n, 'comment')} kept, authors anonymised")
+    elif name == "personList":
+        for person in root.iter("{*}person"):
+            person.set("displayName", review.alias(person.get("displayName") or ""))
+            for attr in ("userId", "providerId"):
+                person.attrib.pop(attr, None)
+        ctx.add("personal_data", part, action="kept", detail="reviewer list anonymised")
+    elif name == "ThreadedComments":
+        for el in list(root.iter("{*}threadedComment", "{*}mentions")):
+            if _local(el) == "mentions":
+                remove_element(el)  # their offsets point into the names replaced below
+            elif el.get("dT"):
+                el.set("dT", NEUTRAL_DATE)
+        review.scrub_text(root)
+        n = len(list(root.iter("{*}threadedComment")))
+        ctx.add("comments", part, action="kept",
+                detail=f"{_plural(n, 'threaded comment')} kept, authors anonymised")
+    elif name in ("headers", "users"):
+        for el in root.iter("{*}header", "{*}userInfo"):
+            attr = "userName" if _local(el) == "header" else "name"
+            if el.get(attr) is not None:
+                el.set(attr, review.alias(el.get(attr)))
+            if el.get("dateTime") is not None:
+                el.set("dateTime", NEUTRAL_DATE)
+        kind = "tracked_changes" if name == "headers" else "personal_data"
+        ctx.add(kind, part, action="kept",
+                detail=("change history kept, users anonymised" if name == "headers"
+                        else "user list anonymised"))
+
+
+# ---- PowerPoint
+
+def _review_slides(state, part, root, rels, anonymise, review) -> None:
+    ctx = state.ctx
+    name = _local(root)
+    if name in ("sld", "sldLayout", "sldMaster", "notes") and not anonymise:
+        for el in list(root.iter("{*}commentRel")):  # modern comments, in the slide's extLst
+            ext = el.getparent()
+            remove_element(el)
+            if ext is not None and _local(ext) == "ext" and not len(ext):
+                remove_element(ext)
+        return
+    if not anonymise:
+        return
+    if name == "cmAuthorLst":
+        for author in root.iter("{*}cmAuthor"):
+            who = author.get("name") or ""
+            author.set("name", review.alias(who))
+            author.set("initials", review.initials(who))
+        ctx.add("personal_data", part, action="kept", detail="comment authors anonymised")
+    elif name == "authorLst":
+        for author in root.iter("{*}author"):
+            who = author.get("name") or ""
+            author.set("name", review.alias(who))
+            author.set("initials", review.initials(who))
+            author.set("userId", review.alias(who))
+            author.set("providerId", "None")
+        ctx.add("personal_data", part, action="kept", detail="comment authors anonymised")
+    elif name == "cmLst":
+        for cm in root.iter("{*}cm", "{*}reply"):
+            cm.attrib.pop("dt", None)
+            if cm.get("created") is not None:
+                cm.set("created", NEUTRAL_DATE)
+        review.scrub_text(root)
+        n = len(list(root.iter("{*}cm", "{*}reply")))
+        ctx.add("comments", part, action="kept",
+                detail=f"{_plural(n, 'comment')} kept, authors anonymised")

@@ -62,6 +62,10 @@ class Policy:
 
     keep_links: bool = True  # URI links kept as plain links
     ocr: bool = False  # advanced mode: add an invisible OCR text layer (needs tesseract; slow)
+    # Comments, tracked changes and reviewer lists in office documents: "remove" drops the
+    # comments and accepts every tracked change; "anonymise" keeps both but replaces each
+    # reviewer's name by "Author 1", "Author 2"... and drops the dates.
+    review_data: Literal["remove", "anonymise"] = "remove"
 
 
 @dataclass
