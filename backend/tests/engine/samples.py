@@ -56,6 +56,16 @@ def _image(kind: str, pillow_format: str, **params) -> Callable[[Path], Path]:
     return make
 
 
+def _modern_image(kind: str, pillow_format: str, **params) -> Callable[[Path], Path]:
+    """HEIC, AVIF, JPEG XL: written with the plugin the engine reads them with."""
+    def make(folder: Path) -> Path:
+        from sanitas.engine import image
+
+        image.load_plugin(kind)
+        return _image(kind, pillow_format, **params)(folder)
+    return make
+
+
 def _docx(kind: str, main_type: str) -> Callable[[Path], Path]:
     def make(folder: Path) -> Path:
         data = corpus_office.docx(corpus_office._p(f"A {kind} sample."), main_ct=main_type)
@@ -110,6 +120,9 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     "webp": _image("webp", "WEBP"),
     "tiff": _image("tiff", "TIFF"),
     "bmp": _image("bmp", "BMP"),
+    "heic": _modern_image("heic", "HEIF"),
+    "avif": _modern_image("avif", "AVIF"),
+    "jxl": _modern_image("jxl", "JXL"),
     "svg": lambda folder: _write(folder, "sample.svg", (
         '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20">'
         '<rect width="10" height="10" fill="red"/></svg>')),

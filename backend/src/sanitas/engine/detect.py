@@ -159,6 +159,9 @@ def _detect_head(head: bytes, size: int, path: Path | None) -> Detected:
     for kind, signature in formats.signature_kinds():
         if formats.matches(head, signature):
             return _found(kind)
+    iso_kind = _ftyp_kind(head)
+    if iso_kind is not None:
+        return _found(iso_kind)
     if head[:2] == b"BM" and len(head) >= 26 and _plausible_bmp(head):
         return _found("bmp")
     if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
@@ -172,6 +175,34 @@ def _detect_head(head: bytes, size: int, path: Path | None) -> Detected:
             raise Rejected(f"The file is {what}, which is not a supported type.",
                            RejectionCode.UNSUPPORTED_TYPE)
     return _detect_text(head, size)
+
+
+MAX_FTYP = 4096  # an `ftyp` box lists a handful of brands
+
+
+def _ftyp_kind(head: bytes) -> str | None:
+    """The kind the leading `ftyp` box of an ISO base media file names (HEIF/HEIC, AVIF), or
+    None when `head` does not start with one. The box is size-checked and read in one pass of
+    at most `MAX_FTYP` bytes (4-byte brands at fixed steps): cheap enough for the API's sniff."""
+    if len(head) < 12 or head[4:8] != b"ftyp":
+        return None
+    size = struct.unpack_from(">I", head, 0)[0]
+    if size < 16 or size > MAX_FTYP or size > len(head) or size % 4:
+        raise Rejected("The file looks like an ISO media file (such as a HEIC or AVIF photo) "
+                       "but its type box is damaged.", RejectionCode.DAMAGED)
+    named = formats.by_brand()
+    major = head[8:12]
+    compatible = [head[i:i + 4] for i in range(16, size, 4)]
+    for brand in (major, *compatible):
+        if brand in named:
+            return named[brand]
+    if major in formats.GENERIC_HEIF_BRANDS or any(
+            brand in formats.GENERIC_HEIF_BRANDS for brand in compatible):
+        return formats.GENERIC_HEIF_KIND
+    shown = major.decode("ascii") if all(32 <= b < 127 for b in major) else "unknown"
+    raise Rejected(f"The file is an ISO media file of brand '{shown.strip()}' (a video, audio or "
+                   "another type that is not an image), which is not a supported type.",
+                   RejectionCode.UNSUPPORTED_TYPE)
 
 
 def _found(kind: str, provisional: bool = False) -> Detected:

@@ -66,6 +66,9 @@ class Kind:
     # What names the kind inside its container: the main part's content type (OOXML) or the
     # `mimetype` member (OpenDocument).
     main_type: str = ""
+    # ISO base media files (HEIF, AVIF) are named by the brands of their leading `ftyp` box
+    # (`detect._ftyp_kind`): the major brand, else the first compatible brand a kind claims.
+    brands: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,10 +76,16 @@ class Output:
     extension: str
     magic: tuple[bytes, ...]  # a produced file starts with one of these; () for text
     media_type: str
+    # Further (offset, bytes) pairs a produced file must match (the `ftyp` box of ISO media).
+    also: tuple[tuple[int, bytes], ...] = ()
 
     @property
     def text(self) -> bool:
         return not self.magic
+
+    def accepts(self, head: bytes) -> bool:
+        """Whether a produced binary file's first bytes fit this output format."""
+        return head.startswith(self.magic) and matches(head, self.also)
 
 
 _PK = (b"PK\x03\x04",)
@@ -91,8 +100,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            summary="Scripts, actions, forms' scripts, embedded files, annotations' authors and "
                    "document metadata removed; pages, text, fonts and images kept."),
     Family("image", "sanitas.engine.image:sanitize", Advanced.SAME,
-           summary="Decoded and re-encoded: EXIF (GPS, camera, orientation applied), XMP, IPTC, "
-                   "comments and trailing data removed; pixels and a valid colour profile kept."),
+           summary="Decoded and re-encoded (HEIC photos as JPEG): EXIF (GPS, camera, "
+                   "orientation applied), XMP, IPTC, comments, thumbnails and trailing data "
+                   "removed; pixels and a valid colour profile kept."),
     Family("svg", "sanitas.engine.svg:sanitize", Advanced.SAME,
            summary="Rebuilt from an allowlist of drawing elements: scripts, event handlers, "
                    "remote references, foreign content and editor metadata removed."),
@@ -132,6 +142,15 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("tiff", "image", ("tiff", "tif"), ("tiff",), "image/tiff", "TIFF image",
          magic=((0, b"II*\x00"),)),
     Kind("bmp", "image", ("bmp", "dib"), ("bmp",), "image/bmp", "BMP image"),
+    # HEIC photos become JPEG (PNG with transparency): re-encoding HEVC takes x265 tens of CPU
+    # seconds for one phone photo, and a JPEG opens everywhere.
+    Kind("heic", "image", ("heic", "heif", "hif"), ("jpg", "png"), "image/heic",
+         "HEIC/HEIF photo",
+         brands=(b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"hevm", b"hevs")),
+    Kind("avif", "image", ("avif",), ("avif", "jpg", "png"), "image/avif", "AVIF image",
+         brands=(b"avif", b"avis")),
+    Kind("jxl", "image", ("jxl",), ("jxl",), "image/jxl", "JPEG XL image",
+         magic=((0, b"\xff\x0a"),)),
     Kind("svg", "svg", ("svg",), ("svg",), "image/svg+xml", "SVG drawing"),
     Kind("txt", "text", ("txt", "text", "log", "md", "markdown", "ini", "cfg", "conf", "json",
                          "xml", "yaml", "yml", "rst", "tsv"), ("txt",), "text/plain",
@@ -219,7 +238,15 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
 EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
     "gif": (((0, b"GIF89a"),),),
     "tiff": (((0, b"MM\x00*"),),),
+    "jxl": (((0, b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a"),),),  # the ISO-box container
 }
+
+# `ftyp` brands that only say "some HEIF file" (the codec is named by another brand, if any):
+# alone, they name this kind.
+GENERIC_HEIF_BRANDS = (b"mif1", b"msf1")
+GENERIC_HEIF_KIND = "heic"
+# An ISO media file as produced starts with a 32-bit box size (under 16 MB), then `ftyp`.
+_ISO_SIZE, _FTYP = (b"\x00\x00\x00",), ((4, b"ftyp"),)
 
 OUTPUTS: dict[str, Output] = {o.extension: o for o in (
     Output("pdf", (b"%PDF-",), "application/pdf"),
@@ -229,6 +256,8 @@ OUTPUTS: dict[str, Output] = {o.extension: o for o in (
     Output("webp", (b"RIFF",), "image/webp"),
     Output("tiff", (b"II*\x00", b"MM\x00*"), "image/tiff"),
     Output("bmp", (b"BM",), "image/bmp"),
+    Output("avif", _ISO_SIZE, "image/avif", also=_FTYP),
+    Output("jxl", (b"\xff\x0a", b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a"), "image/jxl"),
     Output("svg", (), "image/svg+xml"),
     Output("txt", (), "text/plain"),
     Output("csv", (), "text/csv"),
@@ -281,6 +310,11 @@ def matches(head: bytes, signature: tuple[tuple[int, bytes], ...]) -> bool:
     return all(head[offset:offset + len(part)] == part for offset, part in signature)
 
 
+def by_brand() -> dict[bytes, str]:
+    """The kind each specific ISO media (`ftyp`) brand names."""
+    return {brand: k.name for k in KINDS.values() for brand in k.brands}
+
+
 def by_main_type(family: str) -> dict[str, str]:
     """The kind each main-part content type (OOXML) or mimetype (OpenDocument) names."""
     return {k.main_type: k.name for k in KINDS.values() if k.family == family and k.main_type}
@@ -308,5 +342,7 @@ def check_registry() -> None:
         assert k.family in FAMILIES, k
         assert k.outputs and all(o in OUTPUTS for o in k.outputs), k
         assert k.extensions, k
+        assert not (k.magic and k.brands), k
+    assert KINDS[GENERIC_HEIF_KIND].brands
     for f in FAMILIES.values():
         assert callable(f.sanitizer()), f

@@ -1,11 +1,18 @@
-"""Raster images (JPEG, PNG, GIF incl. animation, WebP, TIFF, BMP): decode and re-encode with
-Pillow. The EXIF orientation is applied first, then everything but the pixels is dropped
-(EXIF, XMP, IPTC, comments, text chunks, trailing data); a validated ICC profile is kept.
+"""Raster images (JPEG, PNG, GIF incl. animation, WebP, TIFF, BMP, HEIC/HEIF, AVIF, JPEG XL):
+decode and re-encode with Pillow. The orientation is applied first, then everything but the
+pixels is dropped (EXIF, XMP, IPTC, comments, text chunks, trailing data, HEIF thumbnails and
+auxiliary images, JPEG XL metadata boxes); a validated ICC profile is kept.
+
+HEIC/HEIF photos are decoded by pillow-heif (libheif) and written as JPEG (PNG when they have
+transparency): re-encoding HEVC costs x265 tens of CPU seconds for one phone photo. AVIF uses
+Pillow's own plugin (libavif) and stays AVIF; JPEG XL uses pillow-jxl-plugin (libjxl) and
+stays JPEG XL. The two plugins are imported only by the jobs that need them.
 """
 
 from __future__ import annotations
 
 import io
+import struct
 import warnings
 from pathlib import Path
 
@@ -21,9 +28,20 @@ Image.MAX_IMAGE_PIXELS = MAX_PIXELS
 ImageFile.LOAD_TRUNCATED_IMAGES = False
 
 PILLOW_FORMAT = {"jpeg": "JPEG", "png": "PNG", "gif": "GIF", "webp": "WEBP", "tiff": "TIFF",
-                 "bmp": "BMP"}
+                 "bmp": "BMP", "heic": "HEIF", "avif": "AVIF", "jxl": "JXL"}
 OUTPUT_EXTENSION = {"jpeg": "jpg", "png": "png", "gif": "gif", "webp": "webp", "tiff": "tiff",
-                    "bmp": "bmp"}
+                    "bmp": "bmp", "avif": "avif", "jxl": "jxl"}
+# Kinds decoded by a plugin of their own and written by `_save_modern`.
+MODERN = ("heic", "avif", "jxl")
+FORMAT_NAME = {"heic": "HEIC/HEIF", "avif": "AVIF", "jxl": "JPEG XL"}
+AVIF_QUALITY, AVIF_SPEED = 80, 8  # speed 8: ~1.5 CPU seconds for a 12-megapixel photo
+JXL_QUALITY, JXL_EFFORT = 90, 3  # quality 90 is visually lossless; effort 3: ~1 CPU second
+JXL_MODES = ("RGB", "RGBA", "L", "LA", "I;16", "F")
+JXL_CODESTREAM = b"\xff\x0a"
+JXL_CONTAINER = b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a"
+MAX_JXL_BOXES = 4096
+# SizeHeader aspect ratios (ISO/IEC 18181-1): width = height * num // den.
+JXL_RATIOS = {1: (1, 1), 2: (12, 10), 3: (4, 3), 4: (3, 2), 5: (16, 9), 6: (5, 4), 7: (2, 1)}
 ICC_COLOR_SPACE_OF_MODE = {"RGB": "RGB", "RGBA": "RGB", "P": "RGB", "L": "GRAY", "LA": "GRAY",
                            "CMYK": "CMYK", "I;16": "GRAY", "I": "GRAY", "1": "GRAY"}
 TIFF_COMPRESSIONS = {"raw", "tiff_lzw", "tiff_deflate", "tiff_adobe_deflate", "packbits",
@@ -34,6 +52,8 @@ TEXT_INFO_KEYS = {"comment", "comments", "description", "Description", "Author",
 
 
 def open_image(src: Path | io.BytesIO, kind: str) -> Image.Image:
+    if kind in MODERN:
+        load_plugin(kind)
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
@@ -43,13 +63,14 @@ def open_image(src: Path | io.BytesIO, kind: str) -> Image.Image:
             raise Rejected("The image is too large (decompression bomb protection).",
                            RejectionCode.BOMB) from exc
         except Exception as exc:
-            raise Rejected(f"The {kind.upper()} image is damaged and cannot be decoded.",
-                           RejectionCode.DAMAGED) from exc
+            raise Rejected(f"The {FORMAT_NAME.get(kind, kind.upper())} image is damaged and "
+                           "cannot be decoded.", RejectionCode.DAMAGED) from exc
     width, height = image.size
     if width <= 0 or height <= 0 or width * height > MAX_PIXELS:
         raise Rejected("The image is too large (decompression bomb protection).",
                        RejectionCode.BOMB)
-    frames = getattr(image, "n_frames", 1)
+    # A HEIF file's other top-level images (a burst, a collection) are never decoded.
+    frames = 1 if kind == "heic" else getattr(image, "n_frames", 1)
     if frames > MAX_FRAMES or frames * width * height > MAX_TOTAL_PIXELS:
         raise Rejected("The animation has too many or too large frames (decompression bomb "
                        "protection).", RejectionCode.BOMB)
@@ -58,27 +79,36 @@ def open_image(src: Path | io.BytesIO, kind: str) -> Image.Image:
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     data_size = src.stat().st_size
+    # The JPEG XL plugin decodes the whole image as it opens it: its size is checked first.
+    jxl_boxes = _jxl_precheck(src) if kind == "jxl" else frozenset()
     image = open_image(src, kind)
+    extension = OUTPUT_EXTENSION.get(kind)
     with image:
         _report_metadata(image, src, data_size, kind, ctx)
-        icc = _validated_icc(image, ctx)
+        if kind in MODERN:
+            _report_containers(image, kind, jxl_boxes, ctx)
+        # JPEG XL: the writer embeds no profile; _save_modern converts the colours instead.
+        icc = _validated_icc(image, ctx, report_kept=kind != "jxl")
         ctx.progress(20)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", Image.DecompressionBombWarning)
-                if getattr(image, "n_frames", 1) > 1 and kind in ("gif", "png", "webp", "tiff"):
+                animated = getattr(image, "n_frames", 1) > 1 and (
+                    kind in ("gif", "png", "webp", "tiff") or kind == "avif" and _can_write(kind))
+                if animated:
                     _save_frames(image, dst, kind, icc, ctx)
+                elif kind in MODERN:
+                    extension = _save_modern(image, dst, kind, icc, ctx)
                 else:
                     _save_single(image, dst, kind, icc)
         except Rejected:
             raise
         except (OSError, ValueError, SyntaxError, Image.DecompressionBombWarning,
                 Image.DecompressionBombError, EOFError) as exc:
-            raise Rejected(f"The {kind.upper()} image is damaged and cannot be decoded.",
-                           RejectionCode.DAMAGED) \
-                from exc
+            raise Rejected(f"The {FORMAT_NAME.get(kind, kind.upper())} image is damaged and "
+                           "cannot be decoded.", RejectionCode.DAMAGED) from exc
     ctx.progress(95)
-    return OUTPUT_EXTENSION[kind]
+    return extension
 
 
 def _report_metadata(image: Image.Image, src: Path, size: int, kind: str, ctx: Context) -> None:
@@ -133,7 +163,7 @@ def _trailing_bytes(src: Path, size: int, kind: str) -> int:
     return 0
 
 
-def _validated_icc(image: Image.Image, ctx: Context) -> bytes | None:
+def _validated_icc(image: Image.Image, ctx: Context, report_kept: bool = True) -> bytes | None:
     icc = image.info.get("icc_profile")
     if not icc:
         return None
@@ -151,7 +181,8 @@ def _validated_icc(image: Image.Image, ctx: Context) -> bytes | None:
         ctx.add("icc_profile", "ICC profile", action="removed",
                 detail=f"profile colour space {space} does not match the image ({image.mode})")
         return None
-    ctx.add("icc_profile", "ICC profile", action="kept", detail="validated colour profile")
+    if report_kept:
+        ctx.add("icc_profile", "ICC profile", action="kept", detail="validated colour profile")
     return bytes(icc)
 
 
@@ -241,7 +272,8 @@ def _save_frames(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
     for index, frame in enumerate(ImageSequence.Iterator(image)):
         durations.append(int(frame.info.get("duration", 100) or 100))
         clean = frame.copy()
-        if kind == "gif" and clean.mode not in ("P", "L", "RGB", "RGBA"):
+        if kind == "gif" and clean.mode not in ("P", "L", "RGB", "RGBA") or \
+                kind == "avif" and clean.mode not in ("RGB", "RGBA"):
             clean = clean.convert("RGBA")
         clean.info = {}
         frames.append(clean)
@@ -254,6 +286,9 @@ def _save_frames(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
         params["disposal"] = 2
     if kind == "webp":
         params.update(_webp_params(image))
+    if kind == "avif":
+        params.update(duration=durations, quality=AVIF_QUALITY, speed=AVIF_SPEED, exif=b"",
+                      xmp=b"")
     if kind == "tiff":
         params["compression"] = "tiff_deflate"
     if icc and kind != "gif":
@@ -261,6 +296,236 @@ def _save_frames(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
     with open(dst, "w+b") as out:  # the TIFF writer reads back what it wrote
         frames[0].save(out, PILLOW_FORMAT[kind], **params)
     ctx.add("animation", f"{len(frames)} frames", action="kept")
+
+
+_loaded: set[str] = set()
+
+
+def load_plugin(kind: str) -> None:
+    """Make Pillow able to open `kind` ("heic", "avif", "jxl"). The HEIF and JPEG XL plugins
+    are imported here, by the jobs that need them, rather than by every sandbox at start.
+    `Rejected` (UNAVAILABLE) when this installation lacks the decoder."""
+    if kind in _loaded:
+        return
+    try:
+        if kind == "heic":
+            import pillow_heif
+
+            pillow_heif.register_heif_opener()
+        elif kind == "jxl":
+            import pillow_jxl  # noqa: F401 - registers the JXL plugin with Pillow
+        elif kind == "avif":
+            from PIL import features
+
+            if not features.check("avif"):
+                raise ImportError("Pillow was built without AVIF")
+    except (ImportError, OSError) as exc:
+        raise Rejected(f"{FORMAT_NAME[kind]} images cannot be read by this installation (its "
+                       "decoder is not installed).", RejectionCode.UNAVAILABLE) from exc
+    _loaded.add(kind)
+
+
+def _can_write(kind: str) -> bool:
+    """Whether the output can keep the input's format (see `_save_modern`)."""
+    if kind == "avif":
+        try:
+            from PIL import _avif
+        except ImportError:
+            return False
+        return any(_avif.encoder_codec_available(codec) for codec in ("aom", "rav1e", "svt"))
+    return kind == "jxl"  # HEIC: see the module's docstring
+
+
+def _report_containers(image: Image.Image, kind: str, jxl_boxes: frozenset[bytes],
+                       ctx: Context) -> None:
+    """What the HEIF and JPEG XL containers hold beside the picture (never copied out)."""
+    info = image.info
+    if kind == "heic":
+        thumbnails = len(info.get("thumbnails") or ())
+        if thumbnails:
+            ctx.add("thumbnail", "HEIF thumbnails", action="removed",
+                    detail=f"{thumbnails} preview images (they may show the picture before "
+                    "it was edited)")
+        aux = info.get("aux") or {}
+        auxiliary = len(info.get("depth_images") or ()) + sum(
+            len(ids) for ids in aux.values() if isinstance(ids, (list, tuple)))
+        if auxiliary:
+            ctx.add("auxiliary_image", "HEIF auxiliary images", action="removed",
+                    detail=f"{auxiliary} depth maps, mattes or gain maps")
+        others = getattr(image, "n_frames", 1) - 1
+        if others > 0:
+            ctx.add("embedded_image", "HEIF file", action="removed",
+                    detail=f"{others} further images; only the primary image is kept")
+        items = len(info.get("metadata") or ())
+        if items:
+            ctx.add("metadata", "HEIF metadata items", action="removed", detail=f"{items} items")
+    elif kind == "jxl":
+        if b"Exif" in jxl_boxes and not info.get("exif"):
+            ctx.add("exif", "EXIF", action="removed")
+        if b"xml " in jxl_boxes:
+            ctx.add("xmp_metadata", "XMP", action="removed")
+        if b"jumb" in jxl_boxes:
+            ctx.add("metadata", "JUMBF box", action="removed",
+                    detail="content credentials or other embedded data")
+
+
+def _save_modern(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
+                 ctx: Context) -> str:
+    """Write a HEIC, AVIF or JPEG XL picture's pixels (one frame); returns the extension."""
+    # HEIF: libheif applied the irot/imir transforms and pillow-heif reset the EXIF
+    # orientation. AVIF: Pillow's plugin turned irot/imir into the EXIF orientation, applied
+    # here. JPEG XL: libjxl applied the codestream's orientation and the Exif box's is to be
+    # ignored (ISO/IEC 18181-2), except in a reconstructed JPEG, whose EXIF orientation applies.
+    if kind == "jxl" and not getattr(image, "jpeg", False):
+        image.load()
+    else:
+        image = _oriented(image)
+    clean = image.copy()  # pixels only: no info, no cached EXIF for a writer to fall back on
+    clean.info = {}
+    alpha = clean.mode in ("RGBA", "LA", "PA", "RGBa", "La")
+    target = kind if _can_write(kind) else ("png" if alpha else "jpeg")
+    if target != kind:
+        why = ("which every device opens" if kind == "heic"
+               else f"this installation cannot write {FORMAT_NAME[kind]}")
+        ctx.add("image_format", "whole image", action="converted",
+                detail=f"{FORMAT_NAME[kind]} re-encoded as {target.upper()} ({why})")
+        if clean.mode not in ("1", "L", "LA", "RGB", "RGBA", "I;16"):
+            clean, icc = _converted(clean, "RGBA" if alpha else "RGB", icc)
+        _save_single(clean, dst, target, icc)
+        return OUTPUT_EXTENSION[target]
+    if kind == "avif":
+        if clean.mode not in ("RGB", "RGBA"):
+            clean, icc = _converted(clean, "RGBA" if alpha else "RGB", icc)
+        params: dict = {"quality": AVIF_QUALITY, "speed": AVIF_SPEED, "exif": b"", "xmp": b""}
+        if icc:
+            params["icc_profile"] = icc
+        with open(dst, "wb") as out:
+            clean.save(out, "AVIF", **params)
+        return "avif"
+    if clean.mode not in JXL_MODES:
+        clean, icc = _converted(clean, "RGBA" if alpha else "RGB", icc)
+    if icc and not _libjxl_srgb(icc):
+        clean = _to_srgb(clean, icc, ctx)
+    with open(dst, "wb") as out:
+        clean.save(out, "JXL", quality=JXL_QUALITY, effort=JXL_EFFORT, exif=b"")
+    return "jxl"
+
+
+def _converted(image: Image.Image, mode: str,
+               icc: bytes | None) -> tuple[Image.Image, bytes | None]:
+    """`image` in `mode`, and the profile if it still describes it."""
+    same = ICC_COLOR_SPACE_OF_MODE.get(image.mode) == ICC_COLOR_SPACE_OF_MODE.get(mode)
+    return image.convert(mode), icc if same else None
+
+
+def _libjxl_srgb(icc: bytes) -> bool:
+    """The profile libjxl describes an sRGB (or sRGB-curve grey) image with."""
+    try:
+        profile = ImageCms.ImageCmsProfile(io.BytesIO(icc)).profile
+        name = (profile.profile_description or "").strip()
+    except (ImageCms.PyCMSError, OSError, ValueError, TypeError):
+        return False
+    return name == "sRGB" or name.startswith(("RGB_D65_SRG_", "Gra_D65_")) and \
+        name.endswith("_SRG")
+
+
+def _to_srgb(image: Image.Image, icc: bytes, ctx: Context) -> Image.Image:
+    """The JPEG XL writer embeds no profile and declares sRGB: convert the colours to it."""
+    if image.mode in ("RGB", "RGBA"):
+        try:
+            converted = ImageCms.profileToProfile(
+                image, ImageCms.ImageCmsProfile(io.BytesIO(icc)), ImageCms.createProfile("sRGB"),
+                outputMode=image.mode)
+        except (ImageCms.PyCMSError, OSError, ValueError):
+            converted = None
+        if converted is not None:
+            ctx.add("icc_profile", "ICC profile", action="converted",
+                    detail="colours converted to sRGB")
+            return converted
+    ctx.add("icc_profile", "ICC profile", action="removed",
+            detail="a JPEG XL file written here cannot carry it")
+    return image
+
+
+def _jxl_precheck(src: Path) -> frozenset[bytes]:
+    """Refuse a JPEG XL image whose header declares more than `MAX_PIXELS` before anything
+    decodes it (the plugin decodes the whole picture as it opens it). Returns the types of
+    the container's boxes (empty for a bare codestream)."""
+    with open(src, "rb") as fh:
+        head = fh.read(len(JXL_CONTAINER))
+        if head.startswith(JXL_CODESTREAM):
+            code, boxes = head + fh.read(32), frozenset()
+        elif head == JXL_CONTAINER:
+            code, boxes = _jxl_boxes(fh)
+        else:
+            code, boxes = b"", frozenset()
+    width, height = _jxl_size(code)
+    if width * height > MAX_PIXELS:
+        raise Rejected("The image is too large (decompression bomb protection).",
+                       RejectionCode.BOMB)
+    return boxes
+
+
+def _jxl_boxes(fh) -> tuple[bytes, frozenset[bytes]]:
+    """Walk the container's boxes (at most `MAX_JXL_BOXES`, by their sizes, reading only
+    headers): the first bytes of the codestream (`jxlc`, or the `jxlp` parts in order) and
+    the set of box types (a Brotli-compressed `brob` box counts as the type it wraps)."""
+    code = b""
+    types: set[bytes] = set()
+    offset = len(JXL_CONTAINER)
+    for _ in range(MAX_JXL_BOXES):
+        fh.seek(offset)
+        header = fh.read(8)
+        if len(header) < 8:
+            break
+        size, box_type = struct.unpack(">I4s", header)
+        body = offset + 8
+        if size == 1:
+            large = fh.read(8)
+            if len(large) < 8:
+                break
+            size, body = struct.unpack(">Q", large)[0], body + 8
+        if size and size < body - offset:
+            break  # an impossible size: the decoder will say the file is damaged
+        types.add(fh.read(4) if box_type == b"brob" else box_type)
+        if box_type in (b"jxlc", b"jxlp") and len(code) < 32:
+            start = body + (4 if box_type == b"jxlp" else 0)  # jxlp: a part index first
+            fh.seek(start)
+            want = 32 - len(code)
+            if size:
+                want = min(want, offset + size - start)
+            code += fh.read(max(0, want))
+        if size == 0:
+            break  # the last box runs to the end of the file
+        offset += size
+    return code, frozenset(types)
+
+
+def _jxl_size(code: bytes) -> tuple[int, int]:
+    """(width, height) from a codestream's SizeHeader (ISO/IEC 18181-1, bits LSB first)."""
+    if not code.startswith(JXL_CODESTREAM):
+        raise Rejected("The JPEG XL image is damaged and cannot be decoded.",
+                       RejectionCode.DAMAGED)
+    bits, position = int.from_bytes(code[2:18], "little"), 0
+
+    def read(count: int) -> int:
+        nonlocal position
+        value = (bits >> position) & ((1 << count) - 1)
+        position += count
+        return value
+
+    def dimension() -> int:
+        return 1 + read((9, 13, 18, 30)[read(2)])
+
+    small = read(1)
+    height = (read(5) + 1) * 8 if small else dimension()
+    ratio = read(3)
+    if ratio:
+        numerator, denominator = JXL_RATIOS[ratio]
+        width = height * numerator // denominator
+    else:
+        width = (read(5) + 1) * 8 if small else dimension()
+    return width, height
 
 
 def sanitize_bytes(data: bytes, kind: str, ctx: Context) -> bytes:

@@ -699,7 +699,7 @@ def _check_output(path: Path, output_type: str, limits: SandboxLimits) -> None:
             raise Rejected("The sanitizer produced a text file with binary content.",
                            RejectionCode.INVALID_OUTPUT)
         return
-    if not head.startswith(output.magic):
+    if not output.accepts(head):
         raise Rejected(f"The sanitized file is not a valid {output_type.upper()} file.",
                        RejectionCode.INVALID_OUTPUT)
 
