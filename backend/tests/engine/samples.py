@@ -112,6 +112,105 @@ def _pdf(folder: Path) -> Path:
     return corpus.save_pdf(corpus.clean_pdf(pages=1), folder / "sample.pdf")
 
 
+EPUB_OPF_NS = "http://www.idpf.org/2007/opf"
+XHTML = "http://www.w3.org/1999/xhtml"
+
+
+def epub_bytes(files: dict[str, bytes | str], items: list[tuple[str, str, str, str]],
+               spine: list[str], *, metadata: str = "", package_attrs: str = "",
+               extra: dict[str, bytes | str] | None = None, mimetype_first: bool = True,
+               opf_path: str = "OEBPS/content.opf", spine_attrs: str = "") -> bytes:
+    """An EPUB package: `files` are the resources (paths relative to the OPF's folder),
+    `items` the manifest (id, href, media type, properties), `spine` the reading order (ids),
+    `extra` further members by their full name (META-INF files, strays)."""
+    folder = opf_path.rpartition("/")[0]
+    manifest = "".join(
+        f'<item id="{i}" href="{h}" media-type="{t}"' + (f' properties="{p}"' if p else "")
+        + "/>" for i, h, t, p in items)
+    opf = (f'<?xml version="1.0" encoding="UTF-8"?><package xmlns="{EPUB_OPF_NS}" version="3.0" '
+           f'unique-identifier="uid" {package_attrs}><metadata '
+           'xmlns:dc="http://purl.org/dc/elements/1.1/">'
+           '<dc:identifier id="uid">urn:uuid:0f6c2a7e-1111-4222-8333-444455556666</dc:identifier>'
+           '<dc:title>A Sample Book</dc:title><dc:language>en</dc:language>'
+           f'{metadata}</metadata><manifest>{manifest}</manifest><spine {spine_attrs}>'
+           + "".join(f'<itemref idref="{i}"/>' for i in spine) + "</spine></package>")
+    container = ('<?xml version="1.0"?><container version="1.0" '
+                 'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+                 f'<rootfile full-path="{opf_path}" media-type="application/oebps-package+xml"/>'
+                 '</rootfiles></container>')
+    members: list[tuple[str, bytes | str]] = [
+        (CONTAINER, container), (opf_path, opf),
+        *((f"{folder}/{name}" if folder else name, data) for name, data in files.items()),
+        *(extra or {}).items()]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        if mimetype_first:
+            zf.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip",
+                        compress_type=zipfile.ZIP_STORED)
+        for name, data in members:
+            zf.writestr(name, data.encode() if isinstance(data, str) else data)
+        if not mimetype_first:
+            zf.writestr("mimetype", "application/epub+zip")
+    return buffer.getvalue()
+
+
+CONTAINER = "META-INF/container.xml"
+
+
+def xhtml(body: str, title: str = "Chapter", head: str = "") -> str:
+    return (f'<?xml version="1.0" encoding="UTF-8"?><html xmlns="{XHTML}" '
+            'xmlns:epub="http://www.idpf.org/2007/ops">'
+            f"<head><title>{title}</title>{head}</head><body>{body}</body></html>")
+
+
+def clean_epub() -> bytes:
+    """A small, clean EPUB 3 book: navigation, two chapters, a stylesheet, a cover picture."""
+    picture = io.BytesIO()
+    corpus.picture().save(picture, "PNG")
+    nav = xhtml('<nav epub:type="toc"><ol><li><a href="ch1.xhtml">One</a></li>'
+                '<li><a href="ch2.xhtml">Two</a></li></ol></nav>', "Contents")
+    files = {
+        "nav.xhtml": nav,
+        "ch1.xhtml": xhtml('<h1>Chapter One</h1><p>It was a <em>clean</em> book.</p>'
+                           '<p><img src="images/cover.png" alt="cover"/></p>',
+                           head='<link rel="stylesheet" type="text/css" href="style.css"/>'),
+        "ch2.xhtml": xhtml('<h1>Chapter Two</h1><p>See <a href="ch1.xhtml">chapter one'
+                           "</a>.</p>"),
+        "style.css": "body { font-family: serif; } h1 { color: #333; }",
+        "images/cover.png": picture.getvalue(),
+    }
+    items = [("nav", "nav.xhtml", "application/xhtml+xml", "nav"),
+             ("ch1", "ch1.xhtml", "application/xhtml+xml", ""),
+             ("ch2", "ch2.xhtml", "application/xhtml+xml", ""),
+             ("css", "style.css", "text/css", ""),
+             ("cover", "images/cover.png", "image/png", "cover-image")]
+    return epub_bytes(files, items, ["ch1", "ch2"],
+                      metadata='<meta property="dcterms:modified">2024-05-01T10:00:00Z</meta>')
+
+
+MATHML = "http://www.w3.org/1998/Math/MathML"
+FORMULA_CONTENT = (
+    f'<?xml version="1.0" encoding="UTF-8"?><math xmlns="{MATHML}" display="block">'
+    "<semantics><mrow><msup><mi>a</mi><mn>2</mn></msup><mo>+</mo><msup><mi>b</mi><mn>2</mn>"
+    "</msup><mo>=</mo><msup><mi>c</mi><mn>2</mn></msup></mrow>"
+    '<annotation encoding="StarMath 5.0">a^2 + b^2 = c^2</annotation></semantics></math>')
+
+
+def odf_formula(content: str = FORMULA_CONTENT) -> bytes:
+    """An OpenDocument formula as LibreOffice Math writes it: content.xml is MathML."""
+    mimetype = formats.kind("odf").main_type
+    settings = ('<?xml version="1.0" encoding="UTF-8"?><office:document-settings xmlns:office='
+                '"urn:oasis:names:tc:opendocument:xmlns:office:1.0" office:version="1.2">'
+                "<office:settings/></office:document-settings>")
+    return corpus_office.odf(mimetype, "", files={"content.xml": content,
+                                                   "settings.xml": settings},
+                             manifest_extra={"settings.xml": "text/xml"})
+
+
+XML_SAMPLE = ('<?xml version="1.0" encoding="UTF-8"?>\n<catalog><book id="1"><title>XML sample'
+              "</title><price>1.50</price></book></catalog>\n")
+
+
 SAMPLES: dict[str, Callable[[Path], Path]] = {
     "pdf": _pdf,
     "jpeg": _image("jpeg", "JPEG"),
@@ -127,6 +226,9 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
         '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20">'
         '<rect width="10" height="10" fill="red"/></svg>')),
     "txt": lambda folder: _write(folder, "sample.txt", "Plain text sample.\n"),
+    "xml": lambda folder: _write(folder, "sample.xml", XML_SAMPLE),
+    "epub": lambda folder: _write(folder, "sample.epub", clean_epub()),
+    "odf": lambda folder: _write(folder, "sample.odf", odf_formula()),
     "csv": lambda folder: _write(folder, "sample.csv", "name,value\nalpha,1\nbeta,2\n"),
     "html": lambda folder: _write(folder, "sample.html",
                                   "<!doctype html><html><body><p>HTML sample</p></body></html>"),

@@ -331,7 +331,10 @@ def test_rejects_encrypted_corrupt_and_non_documents(tmp_path):
                      "EncryptedPackage": b"\0" * 5000})
     assert "encrypted" in _reject(tmp_path, enc)
     assert "damaged" in _reject(tmp_path, corpus.clean_docx()[:500])
-    assert "Content_Types" in _reject(tmp_path, _with({}, drop=("[Content_Types].xml",)))
+    # without content types a package is repaired when its main part shows its kind
+    # (test_formats_family), refused when it does not
+    assert "Content_Types" in _reject(tmp_path, _with({"word/document.xml": b"<notes/>"},
+                                                      drop=("[Content_Types].xml",)))
     assert "main document" in _reject(tmp_path, _with({}, drop=("word/document.xml",)))
     addin = corpus.clean_docx().replace(b"x", b"x")
     addin = _with({"[Content_Types].xml": _members_of(addin)["[Content_Types].xml"].replace(

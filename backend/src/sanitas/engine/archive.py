@@ -149,6 +149,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
             folder = posixpath.dirname(posixpath.normpath(info.filename.replace("\\", "/")))
             name = safe_output_name(posixpath.basename(info.filename), extension)
             arcname = _unique(posixpath.join(folder, name) if folder else name, used_names)
+            _report_rename(ctx, location, info.filename, arcname)
             out.write(member_dst, arcname)
             member_dst.unlink()
         if not files:
@@ -181,6 +182,23 @@ def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,
                        f"compression or encryption ({exc}).",
                        RejectionCode.UNSUPPORTED_TYPE) from None
     return written
+
+
+def _report_rename(ctx: Context, location: str, original: str, arcname: str) -> None:
+    """A member never changes its type or name silently: a sanitizer that produced another
+    format (a .docm becomes a .docx, a .md plain .txt) or a clash of names is reported."""
+    from sanitas.engine.detect import extension_of
+
+    before = posixpath.normpath(original.replace("\\", "/"))
+    if before == arcname:
+        return
+    old_ext, new_ext = extension_of(before), extension_of(arcname)
+    if old_ext != new_ext:
+        was = f".{old_ext}" if old_ext else "no extension"
+        detail = f"stored as {arcname[:200]} (was {was}; the content is now .{new_ext})"
+    else:
+        detail = f"stored as {arcname[:200]} (name made safe or unique)"
+    ctx.add("renamed", location, action="converted", detail=detail)
 
 
 def _unique(name: str, used: set[str]) -> str:

@@ -12,9 +12,12 @@ DANGEROUS = re.compile(r"expression\s*\(|javascript:|vbscript:|-moz-binding|beha
 DATA_IMAGE = re.compile(r"^data:image/(png|jpeg|jpg|gif|webp);", re.IGNORECASE)
 
 
-def sanitize_css(css: str, drop: Callable[[str, str], None]) -> str:
+def sanitize_css(css: str, drop: Callable[[str, str], None],
+                 resource: Callable[[str], bool] | None = None) -> str:
     """Return `css` without @import, external url() references or script constructs.
-    `drop(kind, what)` records each removal."""
+    `drop(kind, what)` records each removal. `resource(target)` says whether a url() target is
+    a resource of the same package that is kept (EPUB fonts and pictures); without it, every
+    url() but fragments and data images goes."""
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)  # comments can split keywords
     if IMPORT.search(css):
         drop("external_reference", "CSS @import")
@@ -23,6 +26,8 @@ def sanitize_css(css: str, drop: Callable[[str, str], None]) -> str:
     def replace_url(match: re.Match) -> str:
         target = match.group(2).strip()
         if target.startswith("#") or DATA_IMAGE.match(target):
+            return match.group(0)
+        if resource is not None and resource(target):
             return match.group(0)
         drop("external_reference", "CSS url() to another resource")
         return "none"

@@ -18,6 +18,7 @@ import csv
 import re
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -284,12 +285,15 @@ def _detect_zip(path: Path) -> Detected:
             raise Rejected("The archive is password-protected (encrypted); encrypted archives "
                            "cannot be inspected and are not accepted.", RejectionCode.ENCRYPTED)
         names = {info.filename: info for info in infos}
-        if "[Content_Types].xml" in names:
-            kind = _ooxml_kind(zf, names["[Content_Types].xml"])
-            if kind:
-                return _found(kind)
+        types = names.get("[Content_Types].xml")
+        kind, types_readable = _ooxml_kind(zf, types) if types else (None, False)
+        if kind:
+            return _found(kind)
         if "mimetype" in names and names["mimetype"].file_size < 200:
-            mimetype = zf.read("mimetype").decode("ascii", "replace").strip()
+            mimetype = _read_bounded(zf, names["mimetype"], 200).decode("ascii", "replace")
+            mimetype = mimetype.strip()
+            if mimetype == formats.kind("epub").main_type:
+                return _found("epub")  # DRM is judged by the EPUB sanitizer
             kind = formats.by_main_type("odf").get(mimetype)
             if kind:
                 manifest = names.get("META-INF/manifest.xml")
@@ -299,6 +303,14 @@ def _detect_zip(path: Path) -> Detected:
                                    "files cannot be inspected and are not accepted.",
                                    RejectionCode.ENCRYPTED)
                 return _found(kind)
+        claimed, kind = _ooxml_by_structure(zf, infos)
+        if kind:
+            return _found(kind)  # content types missing or damaged: the sanitizer rebuilds them
+        if claimed and not types_readable:
+            raise Rejected("The file is an Office package whose [Content_Types].xml is missing "
+                           "or damaged and whose main part does not show whether it is a Word, "
+                           "Excel or PowerPoint document; it cannot be repaired.",
+                           RejectionCode.DAMAGED)
         if "classes.dex" in names or "AndroidManifest.xml" in names:
             raise Rejected("The file is an Android application (APK); executables are not "
                            "accepted.", RejectionCode.EXECUTABLE)
@@ -308,24 +320,56 @@ def _detect_zip(path: Path) -> Detected:
         return _found("zip")
 
 
-def _ooxml_kind(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> str | None:
+def _ooxml_kind(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[str | None, bool]:
+    """(the kind the content types name, whether they could be read at all)."""
     if info.file_size > MAX_CONTENT_TYPES_XML:
         raise Rejected("The Office document's content type list is implausibly large.",
                        RejectionCode.DAMAGED)
-    from defusedxml import ElementTree
+    from defusedxml import DefusedXmlException, ElementTree
 
     try:
-        root = ElementTree.fromstring(zf.read(info))
-    except Exception as exc:
-        raise Rejected("The Office document's content type list is damaged.",
-                       RejectionCode.DAMAGED) from exc
+        root = ElementTree.fromstring(_read_bounded(zf, info, MAX_CONTENT_TYPES_XML))
+    except DefusedXmlException as exc:
+        raise Rejected("The Office document's content type list declares a DTD or XML "
+                       "entities (XML entity attack).", RejectionCode.UNSAFE_STRUCTURE) from exc
+    except (ElementTree.ParseError, zipfile.BadZipFile, zlib.error, EOFError, ValueError,
+            NotImplementedError, RuntimeError, UnicodeError):
+        return None, False  # damaged: the package's structure may still name its kind
     main_types = formats.by_main_type("ooxml")
     for element in root:
         if element.tag.endswith("Override"):
             kind = main_types.get((element.get("ContentType") or "").strip().lower())
             if kind:
-                return kind
-    return None
+                return kind, True
+    return None, True
+
+
+def _read_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes:
+    """At most `limit` bytes of a member (its header's size is not trusted)."""
+    with zf.open(info) as fh:
+        return fh.read(limit)
+
+
+def _ooxml_by_structure(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo],
+                        ) -> tuple[bool, str | None]:
+    """(whether the package's relationships name an office document, the kind its main
+    part's root element names) for packages whose content types do not say it."""
+    by_fold = {info.filename.casefold(): info for info in infos}
+    rels = by_fold.get("_rels/.rels")
+    if rels is None or rels.file_size > MAX_CONTENT_TYPES_XML:
+        return False, None
+    from sanitas.engine import ooxml
+
+    try:
+        target = ooxml.office_document_target(_read_bounded(zf, rels, MAX_CONTENT_TYPES_XML))
+        main = by_fold.get(target.casefold()) if target else None
+        head = _read_bounded(zf, main, HEAD_SIZE) if main else b""
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError,
+            RuntimeError, zlib.error):
+        return True, None
+    if target is None:
+        return False, None
+    return True, ooxml.kind_of_root(head) if head else None
 
 
 def _decode_text_head(head: bytes) -> str | None:
@@ -430,6 +474,26 @@ def _is_html(start: _Start) -> bool:
 _HTML_TAG = re.compile(r"<html[\s>]", re.IGNORECASE)
 
 
+def _xml_declared(text: str) -> bool:
+    return text.lstrip("\ufeff" + _SPACE)[:6] in ("<?xml ", "<?xml\t", "<?xml\n", "<?xml\r")
+
+
+def _is_xml(text: str, start: _Start, complete: bool) -> bool:
+    """An XML document (not SVG or HTML, decided before): an XML declaration then a root
+    element, or, without one, a whole text that is one root element (it ends with the root's
+    end tag, or the root is empty). Prose that merely starts with a tag stays text."""
+    if start.element is None or start.element_end not in _SPACE + ">/":
+        return False
+    if _xml_declared(text):
+        return True
+    if not complete:
+        return False
+    end = text.rstrip(_SPACE + "\x00")
+    if end[-(len(start.element) + 3):].lower() == f"</{start.element}>":
+        return True
+    return end.endswith("/>") and end.rfind("<") == end.lower().rfind(f"<{start.element}")
+
+
 def _detect_text(head: bytes, size: int) -> Detected:
     text = _decode_text_head(head)
     if text is None:
@@ -438,8 +502,13 @@ def _detect_text(head: bytes, size: int) -> Detected:
     start = markup_start(text)
     if _is_svg(start):
         return _found("svg")
+    declared = _xml_declared(text) and start.element != "html" and start.doctype != "html"
+    if declared and _is_xml(text, start, complete=size <= len(head)):
+        return _found("xml")  # <?xml ...?><table>: data, whatever names it uses
     if _is_html(start) or _HTML_TAG.search(text, 0, 4096):
         return _found("html")
+    if _is_xml(text, start, complete=size <= len(head)):
+        return _found("xml")
     if _looks_like_csv(text):
         return _found("csv")
     return _found("txt")

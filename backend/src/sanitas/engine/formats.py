@@ -109,6 +109,12 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("text", "sanitas.engine.text:sanitize", Advanced.SAME,
            summary="Text re-encoded as UTF-8; HTML rebuilt without scripts, handlers, remote "
                    "loads or forms; CSV cells that start a formula neutralised."),
+    Family("epub", "sanitas.engine.epub:sanitize", Advanced.SAME,
+           summary="Rebuilt as an EPUB book: scripts, forms, event handlers, remote "
+                   "resources, descriptive metadata, DRM and signature files and parts the "
+                   "book does not list removed; chapters, styles, pictures (re-encoded) and "
+                   "fonts kept. Advanced mode adds nothing: rebuilding a reflowable book from "
+                   "pixels is not meaningful."),
     Family("archive", "sanitas.engine.archive:sanitize", Advanced.SAME,
            summary="Every member sanitized by its own family (nested archives too, with "
                    "limits); members that cannot be made safe are left out and reported."),
@@ -153,11 +159,14 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          magic=((0, b"\xff\x0a"),)),
     Kind("svg", "svg", ("svg",), ("svg",), "image/svg+xml", "SVG drawing"),
     Kind("txt", "text", ("txt", "text", "log", "md", "markdown", "ini", "cfg", "conf", "json",
-                         "xml", "yaml", "yml", "rst", "tsv"), ("txt",), "text/plain",
+                         "yaml", "yml", "rst", "tsv"), ("txt",), "text/plain",
          "plain text"),
+    Kind("xml", "text", ("xml",), ("xml",), "application/xml", "XML document"),
     Kind("csv", "text", ("csv", "tsv", "txt"), ("csv",), "text/csv", "CSV table"),
     Kind("html", "text", ("html", "htm", "xhtml"), ("html",), "text/html", "HTML page"),
     Kind("zip", "archive", ("zip",), ("zip",), "application/zip", "ZIP archive", container=_ZIP),
+    Kind("epub", "epub", ("epub",), ("epub",), "application/epub+zip", "EPUB book",
+         container=_ZIP, main_type="application/epub+zip"),
     Kind("docx", "ooxml", ("docx",), ("docx",),
          _OFFICE_MAIN + "wordprocessingml.document", "Word document", container=_ZIP,
          main_type=_W + "document.main+xml"),
@@ -224,6 +233,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          container=_ZIP, main_type=_ODF + "graphics"),
     Kind("otg", "odf", ("otg",), ("otg",), _ODF + "graphics-template",
          "OpenDocument drawing template", container=_ZIP, main_type=_ODF + "graphics-template"),
+    # The formula template's usual extension, .otf, is the OpenType font's: not declared.
+    Kind("odf", "odf", ("odf",), ("odf",), _ODF + "formula", "OpenDocument formula",
+         container=_ZIP, main_type=_ODF + "formula"),
     Kind("doc", "legacy_office", ("doc", "dot"), ("docx",), "application/msword",
          "Word 97-2003 document", container=_OLE),
     Kind("xls", "legacy_office", ("xls", "xlt"), ("xlsx",), "application/vnd.ms-excel",
@@ -262,7 +274,9 @@ OUTPUTS: dict[str, Output] = {o.extension: o for o in (
     Output("txt", (), "text/plain"),
     Output("csv", (), "text/csv"),
     Output("html", (), "text/html"),
+    Output("xml", (), "application/xml"),
     Output("zip", (b"PK\x03\x04", b"PK\x05\x06"), "application/zip"),
+    Output("epub", _PK, "application/epub+zip"),
     *(Output(k.extensions[0], _PK, k.media_type) for k in KINDS.values()
       if k.family in ("ooxml", "odf") and k.outputs == (k.extensions[0],)),
 )}

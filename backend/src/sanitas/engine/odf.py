@@ -217,7 +217,7 @@ def _neutral_meta() -> bytes:
 
 def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs, members,
                   reviewers: ReviewerAliases | None = None) -> bytes:
-    root = parse_xml(data, name)
+    root = parse_xml(_without_math_doctype(data), name)
     keep_links = ctx.policy.keep_links
     if name.endswith("settings.xml"):
         for el in list(root.iter("{*}config-item", "{*}config-item-set")):
@@ -272,6 +272,7 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs, members,
         if el is not root and _detached(el, root):
             continue
         _clean_href(el, str(value), name, ctx, keep_links, members)
+    _clean_mathml(name, root, ctx, keep_links, members)
     pred = (f"namespace-uri()='{TABLE_NS}' and (local-name()='formula' or "
             "local-name()='condition')")
     for value in root.xpath(f"//@*[{pred}]"):
@@ -284,6 +285,36 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs, members,
                 ctx.add("formula", name, detail="validation condition with external reference")
             del el.attrib[attr]
     return serialize(root)
+
+
+# ------------------------------------------------------------------ formulas (MathML)
+
+MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+# OpenOffice.org wrote formula streams with this DOCTYPE (public identifier, no internal subset,
+# never loaded by anyone): the one DOCTYPE taken out instead of refusing the stream.
+_MATH_DOCTYPE = re.compile(
+    rb'^(\s*(?:<\?xml[^>]*\?>)?\s*)<!DOCTYPE\s+math:math\s+PUBLIC\s+"-//OpenOffice\.org//DTD '
+    rb'Modified W3C MathML 1\.01//EN"\s+"math\.dtd"\s*>')
+
+
+def _without_math_doctype(data: bytes) -> bytes:
+    return _MATH_DOCTYPE.sub(rb"\1", data[:4096], count=1) + data[4096:] \
+        if b"<!DOCTYPE math:math" in data[:4096] else data
+
+
+def _clean_mathml(name: str, root, ctx: Context, keep_links: bool, members) -> None:
+    """A formula's MathML stays as written; only what could reach outside goes: MathML 3
+    `href` links (kept as plain links when the policy keeps them) and `mglyph` pictures that
+    are not part of the package."""
+    for el in root.iter(f"{{{MATHML_NS}}}*"):
+        href = el.get("href")
+        if href is not None and not _safe_link(href, keep_links):
+            ctx.add("hyperlink", name, detail=f"formula link {href[:100]}", action="converted")
+            del el.attrib["href"]
+        src = el.get("src")
+        if src is not None and _internal_path(src) not in members:
+            ctx.add("external_relationship", name, detail=f"formula glyph {src[:100]}")
+            del el.attrib["src"]
 
 
 def _clean_binary_data(el) -> bool:

@@ -5,6 +5,10 @@
   a leading apostrophe; plain numbers stay numbers.
 - HTML: scripts, event handlers, iframes, objects, forms' targets and every external load are
   removed; a Content-Security-Policy forbids anything that slipped through.
+- XML: parsed without DTD, entity expansion or network; the DOCTYPE, processing instructions
+  (xml-stylesheet...) and comments go, XInclude and script elements go, XHTML, SVG and MathML
+  inside are cleaned like HTML (`clean_markup`, shared with the EPUB family); written back as
+  well-formed UTF-8 XML with its `.xml` name.
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ def decode(data: bytes) -> tuple[str, str]:
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     if src.stat().st_size > MAX_TEXT_BYTES:
         raise Rejected("The text file is too large.", RejectionCode.TOO_LARGE)
+    if kind == "xml":
+        dst.write_bytes(sanitize_xml(src.read_bytes(), ctx))
+        return "xml"
     text, encoding = decode(src.read_bytes())
     if encoding not in ("utf-8",):
         ctx.add("encoding", "whole file", action="converted",
@@ -234,3 +241,300 @@ def _clean_foreign(element, drop) -> None:
             drop("javascript" if tag == "script" else "embedded_content", f"<{tag}>")
             if child.getparent() is not None:
                 child.drop_tree()
+
+
+# --- XML ---------------------------------------------------------------------------------------
+
+XHTML_NS = "http://www.w3.org/1999/xhtml"
+SVG_NS = "http://www.w3.org/2000/svg"
+MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+XLINK_NS = "http://www.w3.org/1999/xlink"
+XML_NS = "http://www.w3.org/XML/1998/namespace"
+XINCLUDE_NSS = frozenset({"http://www.w3.org/2001/XInclude", "http://www.w3.org/2003/XInclude"})
+MSXSL_NS = "urn:schemas-microsoft-com:xslt"
+# Office 2003 XML documents: macros travel in Word's docSuppData, DDE in Excel's formulas.
+WORDML_NS = "http://schemas.microsoft.com/office/word/2003/wordml"
+SPREADSHEETML_NS = "urn:schemas-microsoft-com:office:spreadsheet"
+DANGEROUS_FORMULA = re.compile(r"\||\b(?:DDE|CALL|REGISTER|EXEC|WEBSERVICE)\s*\(", re.IGNORECASE)
+
+# Inside XHTML: REMOVED_ELEMENTS (link and meta are judged one by one) and form controls.
+FORM_CONTROLS = frozenset({"input", "button", "select", "textarea", "option", "optgroup",
+                           "datalist", "keygen", "output"})
+SVG_REMOVED = {"script": "javascript", "handler": "javascript", "foreignObject": "foreign_object",
+               "iframe": "embedded_content", "embed": "embedded_content",
+               "object": "embedded_content", "discard": "javascript"}
+ANIMATED_REFERENCE = re.compile(r"^\s*(xlink:)?href\s*$|^\s*on|^\s*(style|src)\s*$",
+                                re.IGNORECASE)
+URL_ATTRIBUTES = frozenset({"href", "src", "action", "formaction", "data", "poster",
+                            "background", "codebase", "cite", "longdesc", "usemap", "srcset"})
+
+
+def script_url(value: str) -> bool:
+    """A javascript:/vbscript: URL, however a browser would read it (spaces and control
+    characters inside the scheme are ignored)."""
+    squeezed = re.sub(r"[\x00-\x20]", "", value[:64]).lower()
+    return squeezed.startswith(("javascript:", "vbscript:", "livescript:"))
+
+
+class ParsedXml:
+    """An untrusted XML document, parsed: `root` is all that is serialised (the DOCTYPE and
+    whatever lies outside the root element are left behind)."""
+
+    def __init__(self, root, doctype: bool, entities: int, encoding: str) -> None:
+        self.root = root
+        self.doctype = doctype  # a DOCTYPE was present
+        self.entities = entities  # entity declarations in the internal subset (none expanded)
+        self.encoding = encoding
+
+    def tobytes(self) -> bytes:
+        from lxml import etree
+
+        return etree.tostring(self.root, xml_declaration=True, encoding="UTF-8")
+
+
+def parse_untrusted_xml(data: bytes, where: str, drop) -> ParsedXml:
+    """Parse `data` without loading a DTD, expanding an entity or touching the network.
+
+    References to entities an external DTD would define (`&nbsp;` in XHTML 1.1 chapters) become
+    the character HTML names, others are removed; processing instructions and comments go.
+    `drop(kind, what)` records removals. Raises `Rejected` (damaged) when not well-formed."""
+    import html.entities
+
+    from lxml import etree
+
+    # collect_ids stays on: switching it off makes libxml2 read the external DTD a DOCTYPE
+    # names (a local file; the network is off) even with load_dtd off.
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             dtd_validation=False, huge_tree=False, remove_pis=False,
+                             remove_comments=True)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        raise Rejected(f"{where} is not well-formed XML ({exc.msg}).",
+                       RejectionCode.DAMAGED) from None
+    if root is None:
+        raise Rejected(f"{where} is empty.", RejectionCode.DAMAGED)
+    docinfo = root.getroottree().docinfo
+    dtd = docinfo.internalDTD
+    entities = len(list(dtd.iterentities())) if dtd is not None else 0
+    outside = [*root.itersiblings(preceding=True), *root.itersiblings()]
+    for node in [*outside, *root.iter(etree.PI)]:
+        if isinstance(node, etree._ProcessingInstruction):
+            drop("processing_instruction", f"<?{node.target}?>")
+            if node.getparent() is not None:
+                _remove_keeping_tail(node, "")
+    for node in list(root.iter(etree.Entity)):
+        char = html.entities.html5.get(f"{node.name};")
+        if char is None:
+            drop("xml_entities", f"entity reference &{node.name};")
+        _remove_keeping_tail(node, char or "")
+    return ParsedXml(root, bool(docinfo.doctype) or dtd is not None, entities,
+                     (docinfo.encoding or "UTF-8"))
+
+
+def _remove_keeping_tail(node, text: str) -> None:
+    """Replace `node` by `text`, keeping the text that followed it where it was."""
+    parent = node.getparent()
+    if parent is None:
+        return
+    text += node.tail or ""
+    previous = node.getprevious()
+    if text:
+        if previous is not None:
+            previous.tail = (previous.tail or "") + text
+        else:
+            parent.text = (parent.text or "") + text
+    parent.remove(node)
+
+
+def _unwrap_element(el) -> list:
+    """Replace `el` by its content; return its former children."""
+    parent = el.getparent()
+    children = list(el)
+    index = parent.index(el)
+    if el.text:
+        previous = el.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + el.text
+        else:
+            parent.text = (parent.text or "") + el.text
+    for offset, child in enumerate(children):
+        parent.insert(index + offset, child)
+    _remove_keeping_tail(el, "")
+    return children
+
+
+def _link_kept(target: str, keep_links: bool, internal: bool) -> str | None:
+    """None when a link may stay, else the finding kind that removes it."""
+    target = target.strip()
+    if script_url(target):
+        return "javascript"
+    if target.startswith("#"):
+        return None
+    if re.match(r"^(data|file):", target, re.IGNORECASE) or not SAFE_LINK.match(target):
+        return "unsafe_link"
+    if internal or keep_links:
+        return None
+    return "link"
+
+
+def clean_markup(root, drop, *, keep_links: bool, plain_is_html: bool = False,
+                 resource=None) -> None:
+    """Clean an XML tree in place: XHTML elements (and elements without a namespace when
+    `plain_is_html`) follow the HTML rules of `sanitize_html` (no scripts, handlers, forms,
+    frames, objects, base, refresh; loads only of `resource`s; links as the policy says),
+    inline SVG and MathML lose scripts, handlers, foreign objects and outside references,
+    XInclude and XSLT script elements go, and no element keeps a javascript: URL.
+
+    `resource(url)` says whether a relative URL names a resource of the same package that is
+    kept (EPUB); without it every load is removed, as in an HTML page."""
+    stack = [root]
+    while stack:
+        el = stack.pop()
+        if not isinstance(el.tag, str):
+            continue
+        children = _clean_element(el, root, drop, keep_links, plain_is_html, resource)
+        stack.extend(reversed(children))
+
+
+def _clean_element(el, root, drop, keep_links: bool, plain_is_html: bool, resource) -> list:
+    """Clean one element; return the elements still to visit (its children, or none when it
+    was removed)."""
+    ns, _, local = el.tag[1:].partition("}") if el.tag.startswith("{") else ("", "", el.tag)
+    ns = ns or None
+    html = ns == XHTML_NS or (ns is None and plain_is_html)
+    removable = el is not root
+    kind = None
+    if ns in XINCLUDE_NSS:
+        kind = "external_reference"
+    elif ns == MSXSL_NS and local == "script":
+        kind = "javascript"
+    elif ns == WORDML_NS and local in ("docSuppData", "binData") and (
+            local == "docSuppData" or (el.get(f"{{{WORDML_NS}}}name") or "").endswith(".mso")):
+        kind = "macro"
+    elif html:
+        tag = local.lower()
+        if tag in REMOVED_ELEMENTS and tag not in ("link", "meta"):
+            kind = REMOVED_ELEMENTS[tag]
+        elif tag == "link" and not (resource is not None and "stylesheet" in (
+                el.get("rel") or "").lower().split() and resource(el.get("href") or "")):
+            kind = "external_reference"
+        elif tag == "meta" and (el.get("name") or "").lower() != "viewport" and (
+                el.get("charset") or "").lower().replace("-", "") != "utf8":
+            kind = "meta"
+        elif tag in FORM_CONTROLS:
+            kind = "form"
+        elif tag == "form" and removable:
+            drop("form", "<form>")
+            return _unwrap_element(el)
+    elif ns == SVG_NS:
+        kind = SVG_REMOVED.get(local)
+        if local in ("set", "animate") and ANIMATED_REFERENCE.match(el.get("attributeName", "")):
+            kind = "javascript"
+    if kind is not None and removable:
+        drop(kind, f"<{local}>")
+        _remove_keeping_tail(el, "")
+        return []
+    web = html or ns in (SVG_NS, MATHML_NS)
+    for attr in list(el.attrib):
+        _clean_attribute(el, attr, local.lower() if html else local, drop, web=web, html=html,
+                         keep_links=keep_links, resource=resource, ns=ns)
+    if web and local == "style":
+        el.text = sanitize_css("".join(el.itertext()), drop, resource)
+        for child in list(el):
+            el.remove(child)
+        return []
+    return list(el)
+
+
+def _clean_attribute(el, attr: str, tag: str, drop, *, web: bool, html: bool, keep_links: bool,
+                     resource, ns: str | None) -> None:
+    value = el.attrib[attr]
+    attr_ns, _, name = attr[1:].partition("}") if attr.startswith("{") else ("", "", attr)
+    name = name.lower() if not attr_ns else name
+    if attr_ns == XML_NS and name == "base":
+        drop("base_url", "xml:base attribute")
+        del el.attrib[attr]
+        return
+    if ns == SPREADSHEETML_NS and name == "Formula" and DANGEROUS_FORMULA.search(value):
+        drop("formula", "formula calling another program or document")
+        del el.attrib[attr]
+        return
+    url_like = name in URL_ATTRIBUTES or attr_ns == XLINK_NS
+    if not web:
+        if url_like and script_url(value):
+            drop("javascript", f"{name} attribute")
+            del el.attrib[attr]
+        return
+    if name.startswith("on"):
+        drop("event_handler", f"{name} attribute")
+        del el.attrib[attr]
+        return
+    if name == "style":
+        el.attrib[attr] = sanitize_css(value, drop, resource)
+        return
+    if html and name in ("http-equiv", "formtarget"):
+        del el.attrib[attr]
+        return
+    if not url_like and "url(" in value.lower():
+        # presentation attributes such as fill="url(...)"
+        el.attrib[attr] = sanitize_css(value, drop, resource)
+        return
+    if not url_like and not (html and name in LOADING_ATTRIBUTES):
+        return
+    target = value.strip()
+    package = resource is not None and _relative(target)
+    if name == "href" and ((html and tag in ("a", "area")) or (ns == SVG_NS and tag == "a")
+                           or ns == MATHML_NS):
+        kind = _link_kept(target, keep_links, package)
+        if kind is not None:
+            drop(kind, f"<{tag} href>")
+            del el.attrib[attr]
+        return
+    if target.startswith("#") and not script_url(target):
+        return  # a fragment of the same document
+    if name in ("src", "href") and tag in ("img", "image", "feImage") and DATA_IMAGE.match(target):
+        return
+    if name == "srcset":
+        candidates = [c.split()[0] for c in target.split(",") if c.strip()]
+        if resource is not None and candidates and all(
+                _relative(c) and resource(c) for c in candidates):
+            return
+    elif package and resource(target):
+        return
+    drop("javascript" if script_url(target) else "external_reference",
+         f"<{tag} {name}> (loads {target[:60]!r})")
+    del el.attrib[attr]
+
+
+def _relative(target: str) -> bool:
+    """A reference without a scheme or host (a path inside the same package)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(target)
+    except ValueError:
+        return False
+    return not parts.scheme and not parts.netloc and not target.startswith(("/", "\\"))
+
+
+def sanitize_xml(data: bytes, ctx: Context) -> bytes:
+    """A generic XML document, cleaned and written back as UTF-8 XML (see the module notes)."""
+    removed: dict[tuple[str, str], int] = {}
+
+    def drop(kind: str, what: str) -> None:
+        removed[(kind, what)] = removed.get((kind, what), 0) + 1
+
+    parsed = parse_untrusted_xml(data, "The XML document", drop)
+    if parsed.entities:
+        ctx.add("xml_entities", "DOCTYPE", action="removed",
+                detail=f"{parsed.entities} entity declarations (none expanded)")
+    elif parsed.doctype:
+        ctx.add("dtd", "DOCTYPE", action="removed", detail="document type declaration")
+    clean_markup(parsed.root, drop, keep_links=ctx.policy.keep_links)
+    for (kind, what), count in sorted(removed.items()):
+        ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
+    if parsed.encoding.lower().replace("-", "") != "utf8":
+        ctx.add("encoding", "whole file", action="converted",
+                detail=f"{parsed.encoding} converted to UTF-8")
+    return parsed.tobytes()
