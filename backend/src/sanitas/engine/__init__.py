@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
-from sanitas.engine import formats
+from sanitas.engine import formats, verify
 from sanitas.engine.detect import Detected, detect
 from sanitas.engine.report import Context, Finding, Mode, Policy, Rejected, RejectionCode, Result
 
@@ -128,7 +128,15 @@ def _unique_path(path: Path) -> Path:
 
 def sanitize_detected(src: Path, dst: Path, detected: Detected, ctx: Context) -> str:
     """Write the safe version of `src` (already detected) to `dst`; return its extension.
-    The format registry names the family's handler and what advanced mode adds."""
+    The format registry names the family's handler and what advanced mode adds, and how the
+    output is re-opened before it is accepted (`verify.output`; archive members included):
+    an output that does not re-open as a valid file of its format is refused (INVALID_OUTPUT)."""
+    extension = _write_output(src, dst, detected, ctx)
+    verify.output(dst, extension)
+    return extension
+
+
+def _write_output(src: Path, dst: Path, detected: Detected, ctx: Context) -> str:
     family = formats.family_of(detected.kind)
     if ctx.mode == "advanced" and family.advanced == formats.Advanced.PIXELS:
         return _pixels_from_pdf(src, dst, ctx)

@@ -69,6 +69,7 @@ class Kind:
     # ISO base media files (HEIF, AVIF) are named by the brands of their leading `ftyp` box
     # (`detect._ftyp_kind`): the major brand, else the first compatible brand a kind claims.
     brands: tuple[bytes, ...] = ()
+    advanced: Advanced | None = None  # what advanced mode does, when not the family's way
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,17 @@ class Output:
     media_type: str
     # Further (offset, bytes) pairs a produced file must match (the `ftyp` box of ISO media).
     also: tuple[tuple[int, bytes], ...] = ()
+    # "module:function" that re-opens a produced file before it is accepted, called as
+    # verify(path, output); it raises when the file is not valid (engine/verify.py).
+    verify: str = ""
 
     @property
     def text(self) -> bool:
         return not self.magic
+
+    def verifier(self) -> Callable[[Path, Output], None]:
+        module, _, function = self.verify.partition(":")
+        return getattr(importlib.import_module(module), function)
 
     def accepts(self, head: bytes) -> bool:
         """Whether a produced binary file's first bytes fit this output format."""
@@ -234,8 +242,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("otg", "odf", ("otg",), ("otg",), _ODF + "graphics-template",
          "OpenDocument drawing template", container=_ZIP, main_type=_ODF + "graphics-template"),
     # The formula template's usual extension, .otf, is the OpenType font's: not declared.
+    # LibreOffice cannot load a formula document headless here (Math is not installed), so a
+    # formula gets the basic clean in advanced mode too: MathML is markup, rebuilt as such.
     Kind("odf", "odf", ("odf",), ("odf",), _ODF + "formula", "OpenDocument formula",
-         container=_ZIP, main_type=_ODF + "formula"),
+         container=_ZIP, main_type=_ODF + "formula", advanced=Advanced.SAME),
     Kind("doc", "legacy_office", ("doc", "dot"), ("docx",), "application/msword",
          "Word 97-2003 document", container=_OLE),
     Kind("xls", "legacy_office", ("xls", "xlt"), ("xlsx",), "application/vnd.ms-excel",
@@ -260,24 +270,28 @@ GENERIC_HEIF_KIND = "heic"
 # An ISO media file as produced starts with a 32-bit box size (under 16 MB), then `ftyp`.
 _ISO_SIZE, _FTYP = (b"\x00\x00\x00",), ((4, b"ftyp"),)
 
+_V = "sanitas.engine.verify:"  # the verifiers that re-open every output (engine/verify.py)
+_IMAGE = _V + "image"
 OUTPUTS: dict[str, Output] = {o.extension: o for o in (
-    Output("pdf", (b"%PDF-",), "application/pdf"),
-    Output("jpg", (b"\xff\xd8\xff",), "image/jpeg"),
-    Output("png", (b"\x89PNG\r\n\x1a\n",), "image/png"),
-    Output("gif", (b"GIF87a", b"GIF89a"), "image/gif"),
-    Output("webp", (b"RIFF",), "image/webp"),
-    Output("tiff", (b"II*\x00", b"MM\x00*"), "image/tiff"),
-    Output("bmp", (b"BM",), "image/bmp"),
-    Output("avif", _ISO_SIZE, "image/avif", also=_FTYP),
-    Output("jxl", (b"\xff\x0a", b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a"), "image/jxl"),
-    Output("svg", (), "image/svg+xml"),
-    Output("txt", (), "text/plain"),
-    Output("csv", (), "text/csv"),
-    Output("html", (), "text/html"),
-    Output("xml", (), "application/xml"),
-    Output("zip", (b"PK\x03\x04", b"PK\x05\x06"), "application/zip"),
-    Output("epub", _PK, "application/epub+zip"),
-    *(Output(k.extensions[0], _PK, k.media_type) for k in KINDS.values()
+    Output("pdf", (b"%PDF-",), "application/pdf", verify=_V + "pdf"),
+    Output("jpg", (b"\xff\xd8\xff",), "image/jpeg", verify=_IMAGE),
+    Output("png", (b"\x89PNG\r\n\x1a\n",), "image/png", verify=_IMAGE),
+    Output("gif", (b"GIF87a", b"GIF89a"), "image/gif", verify=_IMAGE),
+    Output("webp", (b"RIFF",), "image/webp", verify=_IMAGE),
+    Output("tiff", (b"II*\x00", b"MM\x00*"), "image/tiff", verify=_IMAGE),
+    Output("bmp", (b"BM",), "image/bmp", verify=_IMAGE),
+    Output("avif", _ISO_SIZE, "image/avif", also=_FTYP, verify=_IMAGE),
+    Output("jxl", (b"\xff\x0a", b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a"), "image/jxl",
+           verify=_IMAGE),
+    Output("svg", (), "image/svg+xml", verify=_V + "svg"),
+    Output("txt", (), "text/plain", verify=_V + "text"),
+    Output("csv", (), "text/csv", verify=_V + "text"),
+    Output("html", (), "text/html", verify=_V + "text"),
+    Output("xml", (), "application/xml", verify=_V + "xml"),
+    Output("zip", (b"PK\x03\x04", b"PK\x05\x06"), "application/zip",
+           verify=_V + "zip_archive"),
+    Output("epub", _PK, "application/epub+zip", verify=_V + "epub"),
+    *(Output(k.extensions[0], _PK, k.media_type, verify=_V + k.family) for k in KINDS.values()
       if k.family in ("ooxml", "odf") and k.outputs == (k.extensions[0],)),
 )}
 
@@ -290,6 +304,12 @@ def family_of(kind_name: str) -> Family:
     return FAMILIES[KINDS[kind_name].family]
 
 
+def advanced_of(kind_name: str) -> Advanced:
+    """What advanced mode does with `kind_name`: the kind's own way, else its family's."""
+    found = KINDS[kind_name]
+    return found.advanced or FAMILIES[found.family].advanced
+
+
 def allowed_outputs(kind_name: str | None, mode: str) -> frozenset[str]:
     """The output extensions a job on `kind_name` may produce in `mode`: its family's basic
     outputs, plus PDF where advanced mode rebuilds from pixels. An archive may only produce a
@@ -298,7 +318,7 @@ def allowed_outputs(kind_name: str | None, mode: str) -> frozenset[str]:
     if found is None:
         return frozenset()
     outputs = set(found.outputs)
-    if mode == "advanced" and FAMILIES[found.family].advanced != Advanced.SAME:
+    if mode == "advanced" and advanced_of(found.name) != Advanced.SAME:
         outputs = {"pdf"}
     return frozenset(outputs)
 
@@ -360,3 +380,6 @@ def check_registry() -> None:
     assert KINDS[GENERIC_HEIF_KIND].brands
     for f in FAMILIES.values():
         assert callable(f.sanitizer()), f
+    for o in OUTPUTS.values():  # every output is re-opened before it is accepted
+        assert o.verify, f"output {o.extension} has no verifier (Output.verify)"
+        assert callable(o.verifier()), o

@@ -10,7 +10,15 @@ A damaged file (truncated, broken cross-reference table...) is read through qpdf
 reconstruction and the repair is reported ("repaired" finding). Whatever the input, the output
 is read back before it is accepted: by qpdf with no recovery allowed and by PDFium, a parser
 independent of qpdf, which must agree on the page count (`check_output`). An output that fails
-is never returned: the file is refused with a reason.
+is never returned: the file is refused with a reason (DAMAGED when the input needed repair).
+The final check of every output (`verify.pdf`) trusts that read-back and does not repeat it.
+
+Encryption: a PDF with only a permissions (owner) password, which every reader opens without
+asking, is opened and written without encryption or restrictions; one that needs a password is
+opened with the password given with the upload (`Context.password`, never logged or reported)
+and refused as encrypted without one. Annotations' authors (/T of comments, their pop-ups and
+replies) and dates are removed, or replaced by "Author 1", "Author 2"... with the
+`review_data` policy "anonymise"; form fields' /T, which is the field's name, is kept.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from pathlib import Path
 import pikepdf
 from pikepdf import Array, Dictionary, Name, String
 
-from sanitas.engine import pdfium_check
+from sanitas.engine import pdfium_check, verify
 from sanitas.engine.report import Context, Rejected, RejectionCode
 
 SAFE_URI_SCHEMES = ("http://", "https://", "mailto:")
@@ -64,9 +72,14 @@ SWEEP_KEYS = {
 # Stream data kept in another file (PDF 1.2 external streams).
 EXTERNAL_STREAM_KEYS = ("/F", "/FFilter", "/FDecodeParms")
 MAX_FINDINGS_PER_KIND = 50
+MAX_ANNOTATIONS = 200_000  # annotations whose authors are looked at
 
 log = logging.getLogger(__name__)
 
+ENCRYPTED = ("The PDF is password-protected (encrypted), so it cannot be opened without its "
+             "password. Upload it again with the password (the upload's password field, or "
+             "--password on the command line) to have it opened and sanitized.")
+WRONG_PASSWORD = "The password given does not open the PDF."
 DAMAGED = ("The PDF is damaged and cannot be rebuilt into a file that PDF readers can open, so "
            "it is not accepted.")
 UNREADABLE_OUTPUT = ("The PDF could not be rebuilt into a file that PDF readers open reliably "
@@ -102,26 +115,43 @@ class _Recorder:
                              detail=f"{count - MAX_FINDINGS_PER_KIND} more occurrences not listed")
 
 
-def open_pdf(src: Path) -> pikepdf.Pdf:
+def open_pdf(src: Path, ctx: Context | None = None) -> pikepdf.Pdf:
     """The PDF, through qpdf's recovery when it is damaged (what qpdf repaired is left in
-    `pdf.get_warnings()`)."""
+    `pdf.get_warnings()`). An encrypted PDF that opens without a password (only a permissions
+    password is set: every reader opens it without asking) is opened; one that needs a
+    password is opened with `ctx.password` when one is given, else refused. The output is
+    written unencrypted and a finding says so. The password is never logged or reported."""
+    password = ctx.password if ctx is not None else None
+    opened_with_password = False
     try:
-        pdf = pikepdf.open(src, suppress_warnings=True)
-    except pikepdf.PasswordError:
-        raise Rejected("The PDF is password-protected (encrypted); encrypted files cannot be "
-                       "inspected and are not accepted.", RejectionCode.ENCRYPTED) from None
+        try:
+            pdf = pikepdf.open(src, suppress_warnings=True)
+        except pikepdf.PasswordError:
+            if not password:
+                raise Rejected(ENCRYPTED, RejectionCode.ENCRYPTED) from None
+            try:
+                pdf = pikepdf.open(src, password=password, suppress_warnings=True)
+            except pikepdf.PasswordError:
+                raise Rejected(WRONG_PASSWORD, RejectionCode.WRONG_PASSWORD) from None
+            opened_with_password = True
+    except Rejected:
+        raise
     except (pikepdf.PdfError, OSError, ValueError, RuntimeError) as exc:
+        if "unsupported encryption" in str(exc):  # qpdf's words for a non-password handler
+            raise Rejected("The PDF is encrypted for particular recipients (with certificates, "
+                           "not a password), so it cannot be opened here.",
+                           RejectionCode.ENCRYPTED) from None
         raise Rejected("The PDF is damaged beyond repair and cannot be read.",
                        RejectionCode.DAMAGED) from exc
-    if pdf.is_encrypted:
-        pdf.close()
-        raise Rejected("The PDF is encrypted (it has a permissions password); encrypted files "
-                       "are not accepted.", RejectionCode.ENCRYPTED)
+    if pdf.is_encrypted and ctx is not None:
+        ctx.add("encryption", "document", action="removed",
+                detail="opened with the password given; the output is not encrypted"
+                if opened_with_password else "permissions password and restrictions removed")
     return pdf
 
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "pdf") -> str:
-    pdf = open_pdf(src)
+    pdf = open_pdf(src, ctx)
     record = _Recorder(ctx)
     warnings = pdf.get_warnings()  # qpdf's repairs while opening
     if _report_file_layout(src, record):
@@ -139,6 +169,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "pdf") -> str:
         _clean_document(pdf, record)
         for number, page in enumerate(pages, start=1):
             _clean_page(page, number, record, ctx.policy.keep_links)
+        _clean_annotation_authors(pages, ctx)
         ctx.progress(40)
         _sweep_all_objects(pdf, record)
         ctx.progress(70)
@@ -162,7 +193,12 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "pdf") -> str:
     if warnings:
         _report_repair(warnings, len(pages), ctx)
     ctx.progress(90)
-    check_output(dst, len(pages))
+    try:
+        check_output(dst, len(pages))
+    except Rejected:
+        if warnings:  # the input was damaged: that is the reason, not the engine's output
+            raise Rejected(DAMAGED, RejectionCode.DAMAGED) from None
+        raise
     ctx.progress(95)
     return "pdf"
 
@@ -175,33 +211,47 @@ def _report_repair(warnings: list[str], pages: int, ctx: Context) -> None:
             "Parts of the document may be missing: compare with the original.")
 
 
+class OutputProblem(Exception):
+    """A PDF the engine wrote does not read back cleanly; the message says how."""
+
+
+def reopen(path: Path) -> int:
+    """Read a written PDF back strictly; its page count. qpdf must open it with no recovery,
+    walk its page tree and resolve every object without a warning, and find it unencrypted;
+    PDFium (independent of qpdf) must open it without rebuilding its cross-reference table,
+    resolve every page, parse the first and count as many pages. Raises when it does not
+    (`OutputProblem`, `pdfium_check.Unreadable`, `pikepdf.PdfError`...)."""
+    with pikepdf.open(path, suppress_warnings=True, attempt_recovery=False) as check:
+        count = len(check.pages)
+        for _ in check.objects:  # resolves (parses) every object of the file
+            pass
+        problems = check.get_warnings()
+        encrypted = check.is_encrypted
+    if problems:
+        raise OutputProblem(f"qpdf needs recovery: {problems[:5]}")
+    if encrypted:
+        raise OutputProblem("it is encrypted")
+    seen = pdfium_check.page_count(path)
+    if seen != count:
+        raise OutputProblem(f"PDFium sees {seen} pages, qpdf {count}")
+    return count
+
+
 def check_output(path: Path, pages: int) -> None:
-    """Read back a PDF the engine wrote before it is accepted: qpdf must open it, walk its
-    page tree and resolve every object with no warning (no recovery), and PDFium (independent
-    of qpdf) must open it without rebuilding its cross-reference table, see the same number of
-    pages, resolve each of them and parse the first. An output that fails is never returned:
-    `Rejected`. About 1 ms for 10 pages (plus ~3 ms to load PDFium once per process)."""
+    """Read back a PDF the engine wrote before it is accepted (`reopen`), knowing how many
+    pages it wrote: both readers must see `pages`. An output that fails is never returned:
+    `Rejected`. One that passes is not read again by the final check (`verify.pdf`) unless it
+    changes. About 1 ms for 10 pages (plus ~3 ms to load PDFium once per process)."""
     try:
-        with pikepdf.open(path, suppress_warnings=True) as check:
-            count = len(check.pages)
-            for _ in check.objects:  # resolves (parses) every object of the file
-                pass
-            problems = check.get_warnings()
-    except (pikepdf.PdfError, RuntimeError, ValueError) as exc:
-        log.warning("the rebuilt PDF does not reopen in qpdf: %r", exc)
+        count = reopen(path)
+    except (OutputProblem, pdfium_check.Unreadable, pikepdf.PdfError, RuntimeError,
+            ValueError) as exc:
+        log.warning("the rebuilt PDF does not read back cleanly: %.500s", exc)
         raise Rejected(UNREADABLE_OUTPUT, RejectionCode.INVALID_OUTPUT) from exc
-    if problems or count != pages:
-        log.warning("the rebuilt PDF needs recovery in qpdf (%d pages of %d): %s", count, pages,
-                    problems[:5])
+    if count != pages:
+        log.warning("the rebuilt PDF reads back with %d pages instead of %d", count, pages)
         raise Rejected(UNREADABLE_OUTPUT, RejectionCode.INVALID_OUTPUT)
-    try:
-        seen = pdfium_check.page_count(path)
-    except pdfium_check.Unreadable as exc:
-        log.warning("the rebuilt PDF does not read cleanly in PDFium: %s", exc)
-        raise Rejected(UNREADABLE_OUTPUT, RejectionCode.INVALID_OUTPUT) from exc
-    if seen != pages:
-        log.warning("PDFium sees %d pages in the rebuilt PDF, qpdf %d", seen, pages)
-        raise Rejected(UNREADABLE_OUTPUT, RejectionCode.INVALID_OUTPUT)
+    verify.passed(path)
 
 
 def _report_file_layout(src: Path, record: _Recorder) -> bool:
@@ -258,9 +308,9 @@ def _clean_document(pdf: pikepdf.Pdf, record: _Recorder) -> None:
         _clean_acroform(root.AcroForm, record)
     if "/Outlines" in root:
         _clean_outlines(root.Outlines, record, pdf)
-    if "/ViewerPreferences" in root and isinstance(root.ViewerPreferences, Dictionary):
-        if "/Enforce" in root.ViewerPreferences:
-            del root.ViewerPreferences["/Enforce"]
+    if "/ViewerPreferences" in root and isinstance(root.ViewerPreferences, Dictionary) and \
+            "/Enforce" in root.ViewerPreferences:
+        del root.ViewerPreferences["/Enforce"]
 
 
 def _clean_acroform(form, record: _Recorder) -> None:
@@ -344,6 +394,100 @@ def _clean_page(page: pikepdf.Page, number: int, record: _Recorder, keep_links: 
         kept.append(annot)
     if len(kept) != len(annots):
         obj.Annots = kept
+
+
+def _annotations(pages: list[pikepdf.Page]) -> list[Dictionary]:
+    """Every annotation of the pages, in page order, with the pop-ups and replied-to
+    annotations they point to; form fields and their widgets left out."""
+    found: list[Dictionary] = []
+    seen: set[tuple[int, int]] = set()
+    for page in pages:
+        annots = page.obj.get("/Annots")
+        if not isinstance(annots, Array):
+            continue
+        queue = list(annots)
+        index = 0
+        while index < len(queue) and len(found) < MAX_ANNOTATIONS:
+            annot = queue[index]
+            index += 1
+            if not isinstance(annot, Dictionary):
+                continue
+            if annot.is_indirect:
+                if annot.objgen in seen:
+                    continue
+                seen.add(annot.objgen)
+            # A widget's /T, or a field's, is the field's name (the data's key), not an
+            # author; a dictionary without /Subtype may be a field too.
+            if "/Subtype" not in annot or str(annot.get("/Subtype")) == "/Widget" or \
+                    "/FT" in annot or "/Kids" in annot:
+                continue
+            found.append(annot)
+            for key in ("/Popup", "/IRT", "/Parent"):  # a pop-up's /Parent is its annotation
+                related = annot.get(key)
+                if isinstance(related, Dictionary):
+                    queue.append(related)
+    return found
+
+
+def _clean_annotation_authors(pages: list[pikepdf.Page], ctx: Context) -> None:
+    """Comments' authors (/T of markup annotations and their pop-ups) and their creation and
+    modification dates are removed, or with the `review_data` policy "anonymise" the authors
+    become "Author 1", "Author 2"... (one label per person, the same in a comment and its
+    pop-up and replies). The comments themselves (/Contents, /RC rich text, /Subj) stay.
+    An annotation's unique name (/NM) is kept (viewers thread replies and match imported
+    comments by it) unless it spells out an author's name; then it becomes a neutral one."""
+    annotations = _annotations(pages)
+    if not annotations:
+        return
+    anonymise = getattr(ctx.policy, "review_data", "remove") == "anonymise"
+    authors: dict[str, str] = {}
+    for annot in annotations:
+        author = annot.get("/T")
+        name = str(author).strip() if isinstance(author, String) else ""
+        if name and name not in authors:
+            authors[name] = f"Author {len(authors) + 1}"
+    spelled = [name.lower() for name in authors if len(name) >= 3]
+    authored = dated = renamed = 0
+    for number, annot in enumerate(annotations, start=1):
+        if "/T" in annot:
+            author = annot.get("/T")
+            name = str(author).strip() if isinstance(author, String) else ""
+            if anonymise and name:
+                annot.T = String(authors[name])
+            else:
+                del annot["/T"]
+            authored += 1
+        if "/M" in annot or "/CreationDate" in annot:
+            for key in ("/M", "/CreationDate"):
+                if key in annot:
+                    del annot[key]
+            dated += 1
+        unique = annot.get("/NM")
+        if isinstance(unique, String) and spelled and \
+                any(name in str(unique).lower() for name in spelled):
+            annot.NM = String(f"annotation-{number}")
+            renamed += 1
+    if authored:
+        what = _count(authored, "annotation")
+        if anonymise:
+            ctx.add("personal_data", "annotations", action="converted",
+                    detail=f"author names of {what} replaced by "
+                    f"{_count(len(authors), 'placeholder')} (Author 1, Author 2...)")
+        else:
+            ctx.add("personal_data", "annotations", action="removed",
+                    detail=f"author names of {what} removed")
+    if dated:
+        ctx.add("personal_data", "annotation dates", action="removed",
+                detail=f"creation and modification dates of {_count(dated, 'annotation')} "
+                "removed")
+    if renamed:
+        ctx.add("personal_data", "annotation names", action="converted",
+                detail=f"unique names of {_count(renamed, 'annotation')} spelled out an "
+                "author's name; replaced by neutral ones")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _clean_action_entry(holder: Dictionary, key: str, where: str, record: _Recorder,
