@@ -166,15 +166,31 @@ def create_admin(email: str, password: str | None) -> None:
                    "default SANITAS_OCR).")
 @click.option("--no-sandbox", is_flag=True,
               help="Run in this process (needs SANITAS_ALLOW_UNSANDBOXED=1; development only).")
+@click.option("--password", envvar="SANITAS_PASSWORD", default=None, show_envvar=True,
+              help="Opens encrypted inputs (PDF, Word/Excel/PowerPoint 2007+, ZIP); the outputs "
+                   "are not encrypted. Prefer the environment variable or --password-file: a "
+                   "command-line argument is visible to other users in the process list.")
+@click.option("--password-file", type=click.File("r", encoding="utf-8"), default=None,
+              help="Read the password from the first line of this file ('-' for stdin).")
 def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
-             ocr: bool, no_sandbox: bool) -> None:
-    """Sanitize FILE... into --output-dir. Exit 0 if all ok, 1 if any was rejected."""
+             ocr: bool, no_sandbox: bool, password: str | None, password_file) -> None:
+    """Sanitize FILE... into --output-dir. Exit 0 if all ok, 1 if any was rejected.
+
+    The password (--password, SANITAS_PASSWORD or --password-file) applies to every FILE
+    and is never printed."""
     import json
     from pathlib import Path
 
     from sanitas.engine.report import Result
     from sanitas.sandbox import SandboxError, run_sanitizer
 
+    if password_file is not None:
+        if password is not None:
+            click.echo("Error: give the password once (--password / SANITAS_PASSWORD or "
+                       "--password-file).", err=True)
+            sys.exit(2)
+        password = password_file.readline().rstrip("\r\n")
+    password = password or None
     settings = get_settings()
     if no_sandbox:
         if os.environ.get("SANITAS_ALLOW_UNSANDBOXED") != "1":
@@ -201,7 +217,7 @@ def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
         try:
             result = run_sanitizer(path, out, mode=mode, settings=settings,
                                    original_name=path.name,
-                                   prewarm=index < len(files) - 1)
+                                   prewarm=index < len(files) - 1, password=password)
         except SandboxError as exc:
             if index == 0 and not results:
                 click.echo(f"Error: {exc}", err=True)

@@ -114,11 +114,11 @@ def test_upload_files_are_held_until_stored(settings, db_session, monkeypatch):
     real = service.accept_upload
     swept = []
 
-    def sweep_then_accept(session, settings_, storage, user_, received, mode):
+    def sweep_then_accept(session, settings_, storage, user_, received, mode, **options):
         swept.append(scratch.sweep(settings_, grace=0))
         assert all(r.path.exists() for r in received)
         assert all(r.path.parent == scratch.uploads_dir(settings_) for r in received)
-        return real(session, settings_, storage, user_, received, mode)
+        return real(session, settings_, storage, user_, received, mode, **options)
 
     monkeypatch.setattr(service, "accept_upload", sweep_then_accept)
     with TestClient(create_app(settings, start_background=False)) as api:

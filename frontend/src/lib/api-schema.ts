@@ -3327,6 +3327,11 @@ export interface operations {
                      * @enum {string}
                      */
                     mode?: "basic" | "advanced";
+                    /**
+                     * Format: password
+                     * @description Optional: opens encrypted inputs (PDF, Word/Excel/PowerPoint 2007 and later, ZIP) for every file of this upload. Never stored in clear, never returned; the sanitized output is not encrypted.
+                     */
+                    password?: string;
                 };
             };
         };
@@ -3440,6 +3445,11 @@ export interface operations {
                      * @enum {string}
                      */
                     mode?: "basic" | "advanced";
+                    /**
+                     * Format: password
+                     * @description Optional: opens encrypted inputs (PDF, Word/Excel/PowerPoint 2007 and later, ZIP) for every file of this upload. Never stored in clear, never returned; the sanitized output is not encrypted.
+                     */
+                    password?: string;
                 };
             };
         };

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sanitas.engine import formats, verify
-from sanitas.engine.detect import Detected, detect
+from sanitas.engine.decrypt import detect_opening
+from sanitas.engine.detect import Detected
 from sanitas.engine.report import Context, Finding, Mode, Policy, Rejected, RejectionCode, Result
 
 __all__ = [
@@ -64,22 +65,26 @@ def safe_output_name(original_name: str | None, extension: str, prefix: str = ""
 
 def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode = "basic",
                   policy: Policy | None = None, on_progress: Callable[[int], None] | None = None,
-                  workdir: Path | str | None = None, original_name: str | None = None) -> Result:
+                  workdir: Path | str | None = None, original_name: str | None = None,
+                  password: str | None = None) -> Result:
     """Sanitize one file into `output_dir`. Bad input never raises: the result is 'rejected'
     with a reason. `original_name` (default: the input's name) gives the output its stem and
-    is compared with the detected type; it never decides the type."""
+    is compared with the detected type; it never decides the type. `password` opens an
+    encrypted input (PDF, OOXML, ZIP; see decrypt.py); it is never part of the result."""
     started = time.perf_counter()
     input_path, output_dir = Path(input_path), Path(output_dir)
     name = original_name or input_path.name
     if mode not in ("basic", "advanced"):
         raise ValueError(f"unknown mode {mode!r}")
-    ctx = Context(mode=mode, policy=policy or Policy(), on_progress=on_progress)
+    ctx = Context(mode=mode, policy=policy or Policy(), on_progress=on_progress,
+                  password=password or None)
     result = Result(input=name, status="rejected")
     with tempfile.TemporaryDirectory(dir=workdir, prefix="sanitas-") as scratch:
         ctx.workdir = Path(scratch)
         partial = output_dir / f".partial-{os.getpid()}-{time.monotonic_ns()}"
         try:
-            detected = detect(input_path, name, ctx)
+            # An encrypted OOXML package opens into a decrypted copy in the scratch folder.
+            input_path, detected = detect_opening(input_path, name, ctx)
             result.detected_type = detected.kind
             ctx.progress(5)
             extension = sanitize_detected(input_path, partial, detected, ctx)

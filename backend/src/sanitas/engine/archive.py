@@ -13,6 +13,8 @@ import zipfile
 import zlib
 from pathlib import Path
 
+from sanitas.engine import decrypt
+from sanitas.engine.decrypt import EncryptedInput
 from sanitas.engine.report import Context, Rejected, RejectionCode
 
 MAX_MEMBERS = 5000
@@ -25,8 +27,10 @@ CHUNK = 1024 * 1024
 WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])$", re.IGNORECASE)
 
 
-def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int) -> list[zipfile.ZipInfo]:
-    """Refuse the whole archive before anything is decompressed."""
+def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int, *,
+                           password_given: bool = False) -> list[zipfile.ZipInfo]:
+    """Refuse the whole archive before anything is decompressed. Encrypted members are
+    refused unless a password was given (the extraction then decrypts them)."""
     infos = zf.infolist()
     if len(infos) > MAX_MEMBERS:
         raise Rejected(f"The archive has too many members ({len(infos)}; the limit is "
@@ -34,9 +38,8 @@ def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int) -> list[zipfi
     total = 0
     seen_names: set[str] = set()
     for info in infos:
-        if info.flag_bits & 0x1:
-            raise Rejected("The archive is password-protected (encrypted); encrypted archives "
-                           "cannot be inspected and are not accepted.", RejectionCode.ENCRYPTED)
+        if info.flag_bits & 0x1 and not password_given:
+            raise EncryptedInput("zip")
         reason = unsafe_name_reason(info)
         if reason:
             raise Rejected(f"The archive contains an unsafe member name ({reason}): "
@@ -100,7 +103,6 @@ def _check_overlaps(infos: list[zipfile.ZipInfo], archive_size: int) -> None:
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
     from sanitas.engine import safe_output_name, sanitize_detected
-    from sanitas.engine.detect import detect
 
     depth = ctx.depth
     if depth >= MAX_DEPTH:
@@ -111,12 +113,17 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
         zf = zipfile.ZipFile(src)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise Rejected("The ZIP archive is damaged.", RejectionCode.DAMAGED) from exc
+    encrypted = decrypt.has_encrypted_members(zf)
+    if encrypted and ctx.password:  # pyzipper reads (and decrypts) ZipCrypto and AES members
+        zf.close()
+        zf = decrypt.open_zip(src, ctx.password)
     work = ctx.workdir / f"zip-{depth}-{dst.name}"
     work.mkdir()
     written_total = 0
     with zf, zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED,
                              compresslevel=6) as out:
-        infos = check_names_and_limits(zf, src.stat().st_size)
+        infos = check_names_and_limits(zf, src.stat().st_size,
+                                       password_given=bool(ctx.password))
         if zf.comment:
             ctx.add("archive_comment", "archive comment", action="removed")
         used_names: set[str] = set()
@@ -126,12 +133,16 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
             location = info.filename if depth == 0 else f"(nested) {info.filename}"
             member_src = work / f"m{index}"
             written_total += _extract_bounded(zf, info, member_src, written_total)
+            # The upload's password also opens the members it protects (an encrypted document
+            # in an encrypted archive is usually protected by the same password).
             member_ctx = Context(mode=ctx.mode, policy=ctx.policy, workdir=ctx.workdir,
-                                 depth=depth + 1)
+                                 depth=depth + 1, password=ctx.password)
             member_dst = work / f"o{index}"
+            opened = member_src
             try:
-                detected = detect(member_src, posixpath.basename(info.filename), member_ctx)
-                extension = sanitize_detected(member_src, member_dst, detected, member_ctx)
+                opened, detected = decrypt.detect_opening(
+                    member_src, posixpath.basename(info.filename), member_ctx)
+                extension = sanitize_detected(opened, member_dst, detected, member_ctx)
             except Rejected as exc:
                 ctx.add("archive_member", location, action="removed", detail=exc.reason)
                 continue
@@ -143,6 +154,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
                 continue
             finally:
                 member_src.unlink(missing_ok=True)
+                opened.unlink(missing_ok=True)
             for finding in member_ctx.closed_findings():
                 ctx.add(finding.kind, f"{location}: {finding.location}", action=finding.action,
                         detail=finding.detail)
@@ -154,6 +166,8 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
             member_dst.unlink()
         if not files:
             ctx.add("archive_member", "archive", action="kept", detail="the archive is empty")
+        if encrypted and files:
+            ctx.add("encryption", "archive", action="removed", detail=decrypt.OPENED_DETAIL)
     return "zip"
 
 
@@ -173,11 +187,15 @@ def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,
                     raise Rejected("A member of the archive is larger than its header says "
                                    "(zip bomb protection).", RejectionCode.BOMB)
                 out.write(chunk)
-    except (zipfile.BadZipFile, zlib.error, EOFError, UnicodeError) as exc:
+    except (*decrypt.bad_zip_errors(), zlib.error, EOFError, UnicodeError) as exc:
+        if info.flag_bits & 0x1:  # garbage from a wrong password fails the CRC, MAC or inflate
+            raise decrypt.wrong_zip_password(info.filename) from None
         raise Rejected(f"The archive member {info.filename[:100]!r} is damaged ({exc}).",
                        RejectionCode.DAMAGED) \
             from None
     except (NotImplementedError, RuntimeError) as exc:
+        if info.flag_bits & 0x1 and isinstance(exc, RuntimeError) and "password" in str(exc):
+            raise decrypt.wrong_zip_password(info.filename) from None
         raise Rejected(f"The archive member {info.filename[:100]!r} uses an unsupported "
                        f"compression or encryption ({exc}).",
                        RejectionCode.UNSUPPORTED_TYPE) from None

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sanitas.engine import formats
+from sanitas.engine.decrypt import EncryptedInput
 from sanitas.engine.report import Context, Rejected, RejectionCode
 
 HEAD_SIZE = 64 * 1024
@@ -227,8 +228,8 @@ def _detect_ole(path: Path) -> Detected:
     try:
         streams = {"/".join(entry).lower() for entry in ole.listdir(streams=True, storages=True)}
         if "encryptioninfo" in streams or "encryptedpackage" in streams:
-            raise Rejected("The document is password-protected (encrypted); encrypted files "
-                           "cannot be inspected and are not accepted.", RejectionCode.ENCRYPTED)
+            # An encrypted OOXML package: the password given with the upload may open it.
+            raise EncryptedInput("ooxml")
         if "worddocument" in streams:
             fib = ole.openstream("WordDocument").read(32)
             if len(fib) >= 12 and struct.unpack_from("<H", fib, 10)[0] & 0x0100:
@@ -282,8 +283,7 @@ def _detect_zip(path: Path) -> Detected:
     with zf:
         infos = zf.infolist()
         if any(info.flag_bits & 0x1 for info in infos):
-            raise Rejected("The archive is password-protected (encrypted); encrypted archives "
-                           "cannot be inspected and are not accepted.", RejectionCode.ENCRYPTED)
+            raise EncryptedInput("zip")  # the password given with the upload may open it
         names = {info.filename: info for info in infos}
         types = names.get("[Content_Types].xml")
         kind, types_readable = _ooxml_kind(zf, types) if types else (None, False)

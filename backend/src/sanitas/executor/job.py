@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.engine.report import RejectionCode
+from sanitas.executor import job_secret
 from sanitas.models import File, Job, QueueState
 from sanitas.scratch import JobScratch
 from sanitas.storage import BlobNotFound, Storage, StorageError, sanitized_key
@@ -172,6 +173,8 @@ class JobFailure(StrEnum):
     INTERNAL = "internal_error"  # a bug
 
 
+PASSWORD_LOST_MESSAGE = ("The password given with the upload could not be read back by the "
+                         "processing server (its secret key differs); upload the file again.")
 INTERRUPTED_MESSAGE = ("Processing of this file was interrupted several times (the worker "
                        "stopped while it ran), so it was not tried again.")
 
@@ -196,6 +199,7 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
         if file is not None and job.attempts > settings.job_max_attempts:
             # Taken over after a crash that many times: the file may be what kills the worker.
             job.state, job.finished_at = "failed", now
+            job.password_secret = None  # a final state: the sealed password goes
             job.error = file.error_message = INTERRUPTED_MESSAGE
             file.error_code = JobFailure.INTERRUPTED
             file.status = "FAILED"
@@ -206,6 +210,7 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
             return "failed", None, None
         if file is None or file.is_expired or file.original_key is None:
             job.state, job.finished_at = "failed", now
+            job.password_secret = None
             job.error = "The file expired before it could be processed."
             if file is not None and file.status in ("PENDING", "PROCESSING"):
                 file.status = "FAILED"
@@ -221,7 +226,10 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
 
 def _finish(factory: sessionmaker[Session], job_id: str, token: str, *, job_values: dict,
             file_values: dict) -> bool:
-    """Write the outcome if we still own the job; False when the claim was lost."""
+    """Write the outcome if we still own the job; False when the claim was lost. A final
+    state wipes the job's sealed password (job_secret.py)."""
+    if job_values.get("state") in ("completed", "failed"):
+        job_values = {**job_values, "password_secret": None}
     with factory() as s:
         result = s.execute(update(Job).where(Job.id == job_id, Job.worker_id == token,
                                              Job.state == "active").values(**job_values)
@@ -248,6 +256,15 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
         return outcome
     assert file is not None and job is not None
     started = time.monotonic()
+    password = None
+    if job.password_secret:
+        try:
+            password = job_secret.unseal(settings, job.id, job.password_secret)
+        except job_secret.SecretUnavailable:
+            log.error("job %s: the password given with the upload cannot be opened with this "
+                      "process's secret key (SANITAS_SECRET_KEY differs?)", job_id)
+            return _fail(factory, job_id, token, PASSWORD_LOST_MESSAGE, started,
+                         code=JobFailure.INTERNAL)
     try:
         scratch = JobScratch(settings, job_id)  # under the data dir, locked while the job runs
     except OSError as exc:  # e.g. the disk is full: the job waits and tries again
@@ -263,7 +280,7 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
                 output_dir.mkdir()
                 result = run_sanitizer(input_path, output_dir, mode=file.mode, settings=settings,
                                        on_progress=_Progress(factory, job_id, token),
-                                       original_name=file.original_name)
+                                       original_name=file.original_name, password=password)
                 if result.status != "ok" or not result.output:
                     if _short_of_room(settings, workdir, file.original_size):
                         # A full disk makes the sandbox's output fail as if the file were bad:
@@ -386,8 +403,11 @@ def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int
                     f.error_message = "The file expired before it could be processed."
                     f.error_code = JobFailure.EXPIRED
                 count += 1
-            s.execute(delete(Job).where(Job.state == "waiting",
-                                        Job.file_id.in_([f.id for f in files if f.is_expired])))
+            expired_ids = [f.id for f in files if f.is_expired]
+            s.execute(delete(Job).where(Job.state == "waiting", Job.file_id.in_(expired_ids)))
+            s.execute(update(Job).where(Job.file_id.in_(expired_ids),
+                                        Job.password_secret.is_not(None))
+                      .values(password_secret=None).execution_options(synchronize_session=False))
             s.commit()
             if len(files) < batch or count == before:
                 return count

@@ -26,7 +26,7 @@ from sanitas.engine import strip_invisible
 from sanitas.errors import ApiError, insufficient_storage, is_out_of_space
 from sanitas.scratch import hold
 
-MAX_FIELD_SIZE = 1024  # plain (non-file) form fields, e.g. mode
+MAX_FIELD_SIZE = 4096  # plain (non-file) form fields: mode, password (1024 characters)
 MAX_FIELDS = 20
 MAX_HEADER_BYTES = 8 * 1024  # one part header line
 MAX_PART_HEADERS = 16

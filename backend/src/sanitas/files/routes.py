@@ -85,8 +85,11 @@ async def _upload(request: Request, user: User, session, settings, *, field: str
     try:
         mode = service.check_mode(limits, received.fields.get("mode")
                                   or request.query_params.get("mode"))
+        # A form field only (never the query string, which ends up in access logs).
+        password = service.check_password(received.fields.pop("password", None))
         pairs = await run_in_threadpool(service.accept_upload, session, settings,
-                                        _storage(request), user, received.files, mode)
+                                        _storage(request), user, received.files, mode,
+                                        password=password)
     finally:
         received.cleanup()
     executor = _executor(request)
@@ -107,7 +110,13 @@ def _multipart_body(field: str, many: bool) -> dict:
         "properties": {
             field: {"type": "array", "items": file_schema} if many else file_schema,
             "mode": {"type": "string", "enum": list(service.KNOWN_MODES),
-                     "description": "Processing mode (default basic)"}}}}}}}
+                     "description": "Processing mode (default basic)"},
+            "password": {"type": "string", "format": "password",
+                         "maxLength": service.MAX_PASSWORD_LENGTH,
+                         "description": "Optional: opens encrypted inputs (PDF, Word/Excel/"
+                                        "PowerPoint 2007 and later, ZIP) for every file of "
+                                        "this upload. Never stored in clear, never returned; "
+                                        "the sanitized output is not encrypted."}}}}}}}
 
 
 _UPLOAD_ERRORS: dict[int | str, dict] = {

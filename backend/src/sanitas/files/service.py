@@ -14,6 +14,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sanitas.config import RoleLimits, Settings
 from sanitas.db import utcnow
 from sanitas.errors import ApiError
+from sanitas.executor import job_secret
 from sanitas.executor.job import HIGH_PRIORITY, NORMAL_PRIORITY
 from sanitas.files.multipart import ReceivedFile
 from sanitas.models import File, Job, User
@@ -124,6 +125,20 @@ def _mb(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB"
 
 
+MAX_PASSWORD_LENGTH = 1024
+
+
+def check_password(password: str | None) -> str | None:
+    """The upload's optional password for encrypted inputs (None when empty). Never echoed in
+    an error, never logged."""
+    if not password:
+        return None
+    if len(password) > MAX_PASSWORD_LENGTH or "\x00" in password:
+        raise ApiError(400, f"The password must be at most {MAX_PASSWORD_LENGTH} characters "
+                            "without NUL characters.", "invalid_password")
+    return password
+
+
 # -- type detection (the engine's, by content) -----------------------------------------------
 def supported_formats() -> list[str]:
     """Extensions the engine accepts (the format registry's list), for the upload screen."""
@@ -151,9 +166,11 @@ def detect_type(received: ReceivedFile) -> str:
 
 # -- accepting an upload ---------------------------------------------------------------------
 def accept_upload(session: Session, settings: Settings, storage: Storage, user: User,
-                  received: list[ReceivedFile], mode: str) -> list[tuple[File, Job]]:
+                  received: list[ReceivedFile], mode: str,
+                  password: str | None = None) -> list[tuple[File, Job]]:
     """Validate, store the blobs, then commit rows for all files at once. Anything refused
-    leaves neither rows nor blobs behind."""
+    leaves neither rows nor blobs behind. `password` (for encrypted inputs) goes to every
+    file's job, sealed; it is wiped when the job ends (executor/job_secret.py)."""
     limits = settings.limits_for(user.role)
     if not received:
         raise ApiError(400, "No file was uploaded.", "no_file")
@@ -188,7 +205,10 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
                         original_size=r.size, detected_type=kind, mode=mode,
                         original_key=key, status="PENDING", created_at=now, expires_at=expires,
                         is_expired=False, download_count=0)
-            job = Job(file_id=file_id, state="waiting", priority=priority, created_at=now)
+            job_id = new_id()
+            job = Job(id=job_id, file_id=file_id, state="waiting", priority=priority,
+                      created_at=now, password_secret=job_secret.seal(settings, job_id, password)
+                      if password else None)
             session.add(file)
             session.add(job)
             out.append((file, job))

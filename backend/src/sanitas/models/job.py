@@ -32,3 +32,6 @@ class Job(Base):
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
     error: Mapped[str | None] = mapped_column(Text)
+    # The password given with the upload, sealed (AES-GCM, key from the app's secret key) and
+    # wiped when the job ends: see executor/job_secret.py. Never in an API answer or a log.
+    password_secret: Mapped[str | None] = mapped_column(Text)

@@ -1,6 +1,9 @@
 """Runs the engine on one file in a sandbox (see bwrap.py). The service calls only this.
 
-    run_sanitizer(input_path, output_dir, mode=..., settings=..., on_progress=...) -> Result
+    run_sanitizer(input_path, output_dir, mode=..., settings=..., on_progress=...,
+                  password=None) -> Result
+        `password` opens an encrypted input; it reaches the sandbox only in the job message
+        over the job socket (never argv, the environment, a file or a log).
         `Result` is sanitas.engine.report.Result; status "rejected" means the file is hostile or
         unusable (never retried). Raises SandboxError for infrastructure faults (no sandbox
         available, crash, timeout not caused by the file...), which a caller may retry.
@@ -32,7 +35,8 @@ class SandboxError(Exception):
 def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str = "basic",
                   settings: Settings, on_progress: Callable[[int], None] | None = None,
                   original_name: str | None = None, policy: Policy | None = None,
-                  limits: SandboxLimits | None = None, prewarm: bool = True) -> Result:
+                  limits: SandboxLimits | None = None, prewarm: bool = True,
+                  password: str | None = None) -> Result:
     """Sanitize `input_path` into `output_dir` in a fresh sandbox.
 
     The output is named after `original_name` (default: the input's name) with the safe
@@ -56,9 +60,10 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str =
 
         output_dir.mkdir(parents=True, exist_ok=True)
         return sanitize_file(input_path, output_dir, mode=mode, policy=policy,  # type: ignore
-                             on_progress=on_progress, original_name=original_name)
+                             on_progress=on_progress, original_name=original_name,
+                             password=password)
     from sanitas.sandbox.bwrap import run_in_bwrap
 
     return run_in_bwrap(input_path, output_dir, mode=mode, settings=settings,
                         on_progress=on_progress, original_name=original_name, policy=policy,
-                        limits=limits, prewarm=prewarm)
+                        limits=limits, prewarm=prewarm, password=password)

@@ -450,7 +450,8 @@ def _needs_office(path: Path, name: str) -> bool:
 def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Settings,
                  on_progress: Callable[[int], None] | None = None,
                  original_name: str | None = None, policy: Policy | None = None,
-                 limits: SandboxLimits | None = None, prewarm: bool = True) -> Result:
+                 limits: SandboxLimits | None = None, prewarm: bool = True,
+                 password: str | None = None) -> Result:
     from sanitas.engine import safe_output_name
 
     started = time.perf_counter()
@@ -486,6 +487,10 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
         raise
     job = {"mode": mode, "name": name, "policy": asdict(policy) if policy else {},
            "limits": job_limits}
+    if password:
+        # Only in the job message over the private socket pair: never in argv, the
+        # environment or a file, so nothing outside this process and the child sees it.
+        job["password"] = password
     try:
         try:
             socket.send_fds(sandbox.sock, [json.dumps(job).encode() + b"\n"], [in_fd, out_fd])

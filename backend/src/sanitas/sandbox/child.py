@@ -159,9 +159,12 @@ def main() -> int:
 
     policy = Policy(**{k: v for k, v in job.get("policy", {}).items()
                        if k in Policy.__dataclass_fields__})
+    password = job.pop("password", None)
     result = sanitize_file(input_path, f"{work}/out", mode=job.get("mode", "basic"),
                            policy=policy, on_progress=on_progress, workdir=work,
-                           original_name=job.get("name") or "file")
+                           original_name=job.get("name") or "file",
+                           password=password if isinstance(password, str) else None)
+    del password
     os.unlink(input_path)
     if result.status == "rejected" and disk_full.seen:
         result.reason, result.code = _disk_reason(limits), RejectionCode.DISK_LIMIT

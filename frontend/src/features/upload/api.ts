@@ -12,10 +12,13 @@ function isItem(value: unknown): value is UploadResultItem {
   return !!value && typeof value === 'object' && typeof (value as UploadResultItem).fileId === 'string';
 }
 
-export async function uploadSingle(file: File, mode?: string): Promise<UploadResultItem[]> {
+/** `password` (optional) opens encrypted PDF, Office and ZIP files; it goes in the form body
+ * only (never the URL), and the server never stores it in clear nor sends it back. */
+export async function uploadSingle(file: File, mode?: string, password?: string): Promise<UploadResultItem[]> {
   const form = new FormData();
   form.append('file', file, file.name);
   if (mode) form.append('mode', mode);
+  if (password) form.append('password', password);
   const res = await apiClient.post<Envelope<unknown>>('/api/upload/single', form);
   const items = normaliseUploadResult(res.data?.data);
   if (!items.length) throw new ApiError(res.data?.message || 'Unknown error occurred', 'api', { serverMessage: res.data?.message });
@@ -35,14 +38,14 @@ export const UPLOAD_PARALLELISM = 4;
 /** One call per file, several in parallel; every file gets an outcome, success or failure,
  * in the order of `files`. */
 export async function uploadAll(files: File[], mode?: string, upload = uploadSingle,
-  parallelism = UPLOAD_PARALLELISM): Promise<UploadOutcome[]> {
+  parallelism = UPLOAD_PARALLELISM, password?: string): Promise<UploadOutcome[]> {
   const outcomes: UploadOutcome[] = new Array(files.length);
   let next = 0;
   async function lane() {
     while (next < files.length) {
       const i = next++;
       try {
-        outcomes[i] = { file: files[i], items: await upload(files[i], mode) };
+        outcomes[i] = { file: files[i], items: await upload(files[i], mode, password) };
       } catch (reason) {
         outcomes[i] = { file: files[i], items: [], error: failureReason(reason) };
       }
@@ -59,7 +62,10 @@ export function failureReason(error: unknown): string {
 }
 
 export function useUploadFiles() {
-  return useMutation({ mutationFn: ({ files, mode }: { files: File[]; mode?: string }) => uploadAll(files, mode) });
+  return useMutation({
+    mutationFn: ({ files, mode, password }: { files: File[]; mode?: string; password?: string }) =>
+      uploadAll(files, mode, uploadSingle, UPLOAD_PARALLELISM, password || undefined),
+  });
 }
 
 /** react-dropzone validator: the server's extensions, with its own "File type must be ..." wording. */

@@ -23,6 +23,7 @@ export default function UploadPage() {
   const [results, setResults] = useState<UploadResultItem[]>([]);
   const [rejections, setRejections] = useState<FileRejection[]>([]);
   const [mode, setMode] = useState('');
+  const [password, setPassword] = useState('');
   const warned = useRef(false);
   const limits = useMemo(() => dropLimits(info.data), [info.data]);
   const modes = info.data?.modes ?? [];
@@ -44,7 +45,7 @@ export default function UploadPage() {
     for (const r of rejected) toast.error(`${r.file.name}: ${r.errors.map((e) => e.message).join('; ')}`);
     if (!accepted.length) return;
     try {
-      const outcomes = await upload.mutateAsync({ files: accepted, mode: modes.length ? mode : undefined });
+      const outcomes = await upload.mutateAsync({ files: accepted, mode: modes.length ? mode : undefined, password: password || undefined });
       const uploaded = outcomes.flatMap((o) => o.items);
       for (const o of outcomes) if (o.error) toast.error(`Failed to upload ${o.file.name}: ${o.error}`);
       if (uploaded.length) {
@@ -54,7 +55,7 @@ export default function UploadPage() {
     } catch {
       toast.error('Upload failed. Please try again later.');
     }
-  }, [upload, mode, modes.length]);
+  }, [upload, mode, modes.length, password]);
 
   const { getRootProps, getInputProps, isDragActive, isDragReject } = useDropzone({
     onDrop,
@@ -79,6 +80,18 @@ export default function UploadPage() {
               <select id="mode" className="input" value={mode} onChange={(e) => setMode(e.target.value)} disabled={upload.isPending}>
                 {modes.map((m) => <option key={m} value={m}>{MODE_TEXT[m] ?? m}</option>)}
               </select>
+            </div>
+          )}
+          {ready && (
+            <div className="card p-5">
+              <label htmlFor="file-password" className="label">Password (for encrypted files)</label>
+              <input id="file-password" name="file-password" type="password" autoComplete="off" className="input"
+                maxLength={1024} value={password} onChange={(e) => setPassword(e.target.value)}
+                disabled={upload.isPending} aria-describedby="file-password-help" />
+              <p id="file-password-help" className="mt-2 text-sm text-slate-500">
+                Optional. Opens password-protected PDF, Word, Excel, PowerPoint and ZIP files of this upload.
+                It is used only to process them and is not kept; the sanitized copies are not encrypted.
+              </p>
             </div>
           )}
           <div {...getRootProps({

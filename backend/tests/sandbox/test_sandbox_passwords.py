@@ -1,0 +1,45 @@
+"""A password reaches the engine inside the real sandbox (in the job message over the job
+socket) and opens an encrypted document there."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+from encrypted_samples import MARKER, aes_zip, encrypted_docx
+
+from sanitas.engine import RejectionCode
+from sanitas.sandbox import run_sanitizer
+
+PASSWORD = "sandbox-Pässword 42"
+
+
+def test_encrypted_docx_opens_in_the_sandbox_with_the_password(sandbox_settings, tmp_path):
+    source = tmp_path / "input"
+    source.write_bytes(encrypted_docx(PASSWORD))
+    result = run_sanitizer(source, tmp_path / "out", mode="basic", settings=sandbox_settings,
+                           original_name="figures.docx", prewarm=False, password=PASSWORD)
+    assert result.status == "ok", result.reason
+    assert result.detected_type == "docx" and Path(result.output).name == "figures.docx"
+    with zipfile.ZipFile(result.output) as zf:
+        assert MARKER in zf.read("word/document.xml").decode()
+    assert any(f.kind == "encryption" for f in result.findings)
+    assert PASSWORD not in json.dumps(result.to_json(), ensure_ascii=False)
+
+
+def test_wrong_and_missing_password_in_the_sandbox(sandbox_settings, tmp_path):
+    source = tmp_path / "input"
+    source.write_bytes(aes_zip({"secret.txt": b"secret\n" * 10}, PASSWORD))
+    wrong = run_sanitizer(source, tmp_path / "out", mode="basic", settings=sandbox_settings,
+                          original_name="bundle.zip", prewarm=False, password="nope")
+    assert (wrong.status, wrong.code) == ("rejected", RejectionCode.WRONG_PASSWORD)
+    missing = run_sanitizer(source, tmp_path / "out", mode="basic", settings=sandbox_settings,
+                            original_name="bundle.zip", prewarm=False)
+    assert (missing.status, missing.code) == ("rejected", RejectionCode.ENCRYPTED)
+    right = run_sanitizer(source, tmp_path / "out", mode="basic", settings=sandbox_settings,
+                          original_name="bundle.zip", prewarm=False, password=PASSWORD)
+    assert right.status == "ok", right.reason
+    with zipfile.ZipFile(io.BytesIO(Path(right.output).read_bytes())) as zf:
+        assert zf.read("secret.txt") == b"secret\n" * 10
