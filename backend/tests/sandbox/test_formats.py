@@ -42,21 +42,22 @@ def test_every_kind_is_accepted_through_the_sandbox(kind, samples, sandbox_setti
     assert result.output.endswith(f".{result.output_type}")
 
 
-def _one_kind_per_family() -> list[str]:
-    chosen: dict[str, str] = {}
+def _one_kind_per_way() -> list[str]:
+    """One kind for each (family, advanced behaviour) pair."""
+    chosen: dict[tuple[str, str], str] = {}
     for kind in sorted(formats.KINDS):
-        chosen.setdefault(formats.KINDS[kind].family, kind)
+        chosen.setdefault((formats.KINDS[kind].family, formats.advanced_of(kind)), kind)
     return sorted(chosen.values())
 
 
-@pytest.mark.parametrize("kind", _one_kind_per_family())
+@pytest.mark.parametrize("kind", _one_kind_per_way())
 def test_advanced_mode_per_family(kind, samples, sandbox_settings, tmp_path):
     result = run_sanitizer(samples[kind], tmp_path / "out", mode="advanced",
                            settings=sandbox_settings, original_name=samples[kind].name,
                            prewarm=False)
     assert result.status == "ok", (kind, result.reason)
     assert result.output_type in formats.allowed_outputs(kind, "advanced")
-    if formats.family_of(kind).advanced != formats.Advanced.SAME:
+    if formats.advanced_of(kind) != formats.Advanced.SAME:
         assert result.output_type == "pdf" and result.pages_rebuilt
 
 

@@ -143,9 +143,10 @@ def sanitize_detected(src: Path, dst: Path, detected: Detected, ctx: Context) ->
 
 def _write_output(src: Path, dst: Path, detected: Detected, ctx: Context) -> str:
     family = formats.family_of(detected.kind)
-    if ctx.mode == "advanced" and family.advanced == formats.Advanced.PIXELS:
+    advanced = formats.advanced_of(detected.kind) if ctx.mode == "advanced" else None
+    if advanced == formats.Advanced.PIXELS:
         return _pixels_from_pdf(src, dst, ctx)
-    if ctx.mode == "advanced" and family.advanced == formats.Advanced.OFFICE_PIXELS:
+    if advanced == formats.Advanced.OFFICE_PIXELS:
         return _office_pixels(src, dst, detected, ctx)
     return _handler(family)(src, dst, ctx, detected.kind)
 
