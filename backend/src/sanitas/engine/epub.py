@@ -59,6 +59,7 @@ from sanitas.engine.text import (
     decode,
     parse_untrusted_xml,
 )
+from sanitas.engine.xmlsafe import xml_parser
 
 MIMETYPE = b"application/epub+zip"
 CONTAINER = "META-INF/container.xml"
@@ -563,8 +564,8 @@ def _xhtml_from_html(data: bytes) -> etree._Element | None:
     try:
         document = lxml.html.document_fromstring(text, parser=parser)
         as_xml = lxml.html.tostring(document, method="xml", encoding="UTF-8")
-        old = etree.fromstring(as_xml, etree.XMLParser(resolve_entities=False, no_network=True,
-                                                      load_dtd=False, huge_tree=False))
+        old = etree.fromstring(as_xml, xml_parser(remove_pis=False, remove_comments=False,
+                                                  collect_ids=True))
     except (etree.ParserError, etree.XMLSyntaxError, ValueError):
         return None
     root = etree.Element(f"{{{XHTML_NS}}}html", nsmap={None: XHTML_NS})

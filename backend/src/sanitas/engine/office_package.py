@@ -15,6 +15,7 @@ from pathlib import Path
 from lxml import etree
 
 from .report import Rejected, RejectionCode
+from .xmlsafe import xml_parser
 
 # Limits: generous for real documents (a 100 MB upload), fatal for bombs.
 MAX_MEMBERS = 10_000
@@ -30,11 +31,7 @@ _BAD_NAME = re.compile(r"[\x00-\x1f\\:*?\"<>|]")
 
 
 def _parser() -> etree.XMLParser:
-    # No entity expansion, no DTD loading, no network; huge_tree stays off (libxml2 depth and
-    # text-size limits stay on).
-    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                           dtd_validation=False, huge_tree=False, remove_pis=True,
-                           remove_comments=True, collect_ids=False)
+    return xml_parser()
 
 
 _DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)

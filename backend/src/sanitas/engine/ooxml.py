@@ -32,6 +32,7 @@ from .office_package import (
     write_package,
 )
 from .report import Context, Rejected, RejectionCode
+from .xmlsafe import xml_parser
 
 PKG_REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
 CT_NS = "http://schemas.openxmlformats.org/package/2006/content-types"
@@ -694,9 +695,7 @@ def _parse_vml(state: _State, part: str, data: bytes):
     if b"<!DOCTYPE" in data[:65536].upper() or b"<!ENTITY" in data[:65536].upper():
         raise Rejected(f"The document part {part} declares a DTD (XML entity attack).",
                        RejectionCode.UNSAFE_STRUCTURE)
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                             recover=True, remove_pis=True, remove_comments=True,
-                             huge_tree=False)
+    parser = xml_parser(collect_ids=True, recover=True)
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError:

@@ -15,6 +15,7 @@ from lxml import etree
 
 from sanitas.engine.css import sanitize_css
 from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.xmlsafe import xml_parser
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -51,9 +52,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "svg") -> str:
 
 
 def _parser() -> etree.XMLParser:
-    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                           dtd_validation=False, huge_tree=False, remove_comments=True,
-                           remove_pis=True, collect_ids=False)
+    return xml_parser()
 
 
 def sanitize_svg_bytes(data: bytes, ctx: Context) -> bytes:

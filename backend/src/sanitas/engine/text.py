@@ -302,11 +302,9 @@ def parse_untrusted_xml(data: bytes, where: str, drop) -> ParsedXml:
 
     from lxml import etree
 
-    # collect_ids stays on: switching it off makes libxml2 read the external DTD a DOCTYPE
-    # names (a local file; the network is off) even with load_dtd off.
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                             dtd_validation=False, huge_tree=False, remove_pis=False,
-                             remove_comments=True)
+    from sanitas.engine.xmlsafe import xml_parser
+
+    parser = xml_parser(remove_pis=False, collect_ids=True)
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:

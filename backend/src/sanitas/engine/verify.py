@@ -252,8 +252,9 @@ def text(path: Path, spec: Output) -> None:
 def _parse(data: bytes, where: str) -> etree._Element:
     from lxml import etree
 
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                             dtd_validation=False, huge_tree=False, collect_ids=False)
+    from sanitas.engine.xmlsafe import xml_parser
+
+    parser = xml_parser(remove_pis=False, remove_comments=False)
     root = etree.fromstring(data, parser)
     if root is None:
         raise Invalid(f"{where} is empty")
