@@ -146,3 +146,47 @@ class Result:
             "findings": [asdict(f) for f in self.findings], "durationMs": self.duration_ms,
             "detectedType": self.detected_type, "pagesRebuilt": self.pages_rebuilt,
         }
+
+    @classmethod
+    def from_json(cls, payload: object, *, name: str) -> Result:
+        """The inverse of `to_json`, for JSON that crossed a trust boundary (the sandbox's
+        answer): strict types, bounded sizes, unknown actions and codes mapped to safe values.
+        `name` replaces the input's name; the output path is never taken from the payload.
+        Raises ValueError when the payload is not a result at all."""
+        if not isinstance(payload, dict) or payload.get("status") not in ("ok", "rejected"):
+            raise ValueError("not a sanitizer result")
+        status = payload["status"]
+        raw_findings = payload.get("findings")
+        findings = [
+            Finding(kind=_bounded_text(item.get("kind"), 100),
+                    location=_bounded_text(item.get("location"), 500),
+                    action=item["action"] if item.get("action") in ACTIONS else "removed",
+                    detail=_bounded_text(item.get("detail"), 1000))
+            for item in (raw_findings if isinstance(raw_findings, list) else [])[:1000]
+            if isinstance(item, dict)]
+        pages = payload.get("pagesRebuilt")
+        detected = payload.get("detectedType")
+        output_type = payload.get("outputType")
+        code = None
+        if status == "rejected":
+            raw_code = payload.get("code")
+            code = (RejectionCode(raw_code) if raw_code in set(RejectionCode)
+                    else RejectionCode.DAMAGED)
+        duration = payload.get("durationMs")
+        return cls(
+            input=name, status=status, output=None,
+            output_type=_bounded_text(output_type, 16) if status == "ok" and output_type
+            else None,
+            reason=_bounded_text(payload.get("reason"), 2000) if status == "rejected" else None,
+            code=code, findings=findings,
+            duration_ms=duration if isinstance(duration, int) and duration >= 0 else 0,
+            detected_type=_bounded_text(detected, 40) if detected else None,
+            pages_rebuilt=([p for p in pages[:100_000] if isinstance(p, int)]
+                           if isinstance(pages, list) else []))
+
+
+ACTIONS: frozenset[str] = frozenset(("removed", "converted", "kept", "blocked"))
+
+
+def _bounded_text(value: object, limit: int) -> str:
+    return str(value)[:limit] if value is not None else ""

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 
 from sanitas.engine import formats
 from sanitas.engine.detect import HEAD_SIZE, sniff
-from sanitas.engine.report import Finding, Rejected, RejectionCode, Result
+from sanitas.engine.report import Rejected, RejectionCode, Result
 from sanitas.sandbox import SandboxError, cgroups
 from sanitas.sandbox.cgroups import CgroupHost, JobCgroup
 
@@ -61,7 +61,6 @@ MB = 1024 * 1024
 MAX_STDOUT_BYTES = 8 * MB
 MAX_STDERR_KEPT = 16 * 1024
 STARTUP_TIMEOUT = 60.0
-ACTIONS = {"removed", "converted", "kept", "blocked"}
 
 
 @dataclass
@@ -648,46 +647,18 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
                           RejectionCode.CRASHED)
 
 
-def _text(value, limit: int = 1000) -> str:
-    return str(value)[:limit] if value is not None else ""
-
-
 def _result_from_payload(payload: dict, name: str, mode: str) -> Result:
-    """Rebuild a Result from untrusted JSON: strict types, bounded sizes, and an output type
+    """The sandbox's answer as a Result (parsed by `Result.from_json`), with an output type
     the format registry allows for the detected kind in this mode."""
-
-    status = payload.get("status")
-    if status not in ("ok", "rejected"):
-        raise SandboxError("The sandbox returned a malformed result.")
-    findings = []
-    raw_findings = payload.get("findings")
-    for item in (raw_findings if isinstance(raw_findings, list) else [])[:1000]:
-        if not isinstance(item, dict):
-            continue
-        action = item.get("action")
-        findings.append(Finding(kind=_text(item.get("kind"), 100),
-                                location=_text(item.get("location"), 500),
-                                action=action if action in ACTIONS else "removed",
-                                detail=_text(item.get("detail"), 1000)))
-    pages = payload.get("pagesRebuilt")
-    pages = [p for p in pages[:100_000] if isinstance(p, int)] if isinstance(pages, list) else []
-    output_type = payload.get("outputType")
-    detected = payload.get("detectedType")
-    if status == "ok" and output_type not in formats.allowed_outputs(
-            detected if isinstance(detected, str) else None, mode):
+    try:
+        result = Result.from_json(payload, name=name)
+    except ValueError:
+        raise SandboxError("The sandbox returned a malformed result.") from None
+    if result.status == "ok" and result.output_type not in formats.allowed_outputs(
+            result.detected_type, mode):
         raise Rejected("The sanitizer produced an output of a type that is not allowed.",
                        RejectionCode.INVALID_OUTPUT)
-    code = None
-    if status == "rejected":
-        raw_code = payload.get("code")
-        code = (RejectionCode(raw_code) if raw_code in RejectionCode.__members__.values()
-                else RejectionCode.DAMAGED)
-    return Result(input=name, status=status, output=None,
-                  output_type=output_type if status == "ok" else None,
-                  reason=_text(payload.get("reason"), 2000) if status == "rejected" else None,
-                  code=code,
-                  findings=findings, detected_type=_text(detected, 40) if detected else None,
-                  pages_rebuilt=pages)
+    return result
 
 
 def _check_output(path: Path, output_type: str, limits: SandboxLimits) -> None:
