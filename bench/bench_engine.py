@@ -1,6 +1,7 @@
 """Engine and sandbox benchmark (`make bench`): per family files/s and MB/s in process and
-through the sandbox, sandbox start-up cost and per-job overhead, advanced-mode seconds per page,
-and the 12-megapixel JPEG against a bare Pillow decode + encode.
+through the sandbox, sandbox start-up cost and per-job overhead, advanced-mode seconds per page
+(and output / input bytes on a text-only and a photo PDF), and the 12-megapixel JPEG against a
+bare Pillow decode + encode.
 
 Targets (2-core machine): sandbox overhead <= 50 ms/job; 10-page PDF basic <= 150 ms end to end
 through the sandbox; advanced <= 0.05 s/page at 150 DPI; 12-MP JPEG <= 1.3x bare Pillow.
@@ -31,6 +32,7 @@ from corpus import (
     save_pdf,
     zip_bytes,
 )
+from papers import photo_pdf, two_column_paper
 from PIL import Image
 
 from sanitas.config import Settings
@@ -87,6 +89,15 @@ def in_process(path: Path, out: Path, mode: str = "basic") -> float:
         assert result.status == "ok", result.reason
         Path(result.output).unlink()
     return median_time(job, 5)
+
+
+def advanced_ratio(path: Path, out: Path) -> float:
+    """Output bytes / input bytes of one advanced-mode run."""
+    result = sanitize_file(path, out, mode="advanced")
+    assert result.status == "ok", result.reason
+    size = Path(result.output).stat().st_size
+    Path(result.output).unlink()
+    return size / path.stat().st_size
 
 
 def sandboxed(path: Path, out: Path, settings: Settings, mode: str = "basic",
@@ -165,6 +176,15 @@ def main() -> None:
         print(f"advanced, 150 DPI, in process:           {advanced_bare / 10:7.3f} s/page "
               "target <= 0.05")
         print(f"advanced, 150 DPI, through the sandbox:  {advanced_boxed / 10:7.3f} s/page")
+        for label, pdf, pages in (("text-only PDF", two_column_paper(10), 10),
+                                  ("photo PDF", photo_pdf(4), 4)):
+            path = work / f"{label.split()[0]}.pdf"
+            pdf.save(path, compress_streams=True)
+            bare = in_process(path, out, mode="advanced") / pages
+            boxed = sandboxed(path, out, settings, mode="advanced", repeat=3) / pages
+            name = f"{label} ({pages} pages):"
+            print(f"advanced, {name:31}{bare:7.3f} s/page in process, {boxed:.3f} through "
+                  f"the sandbox; output {advanced_ratio(path, out):.2f}x the input")
         if shutil.which("tesseract"):
             ocr_boxed = sandboxed(ten, out, settings.model_copy(update={"ocr": True}),
                                   mode="advanced", repeat=1)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pikepdf
+import pypdfium2 as pdfium
+import pytest
 from corpus import clean_pdf, save_pdf
-from fidelity import min_page_ssim, pdf_text
+from fidelity import min_page_ssim, pdf_text, render_pdf, ssim
+from papers import label_pdf, photo_pdf, two_column_paper
 from pdfscan import pdf_dangers
 
 from sanitas.engine import sanitize_file
+from sanitas.engine.raster import MAX_PIXELS_PER_PAGE, page_scale
 from sanitas.engine.report import Policy
 
 
@@ -68,3 +73,115 @@ def test_ocr_requested_without_tesseract_says_so(out_dir, tmp_path, monkeypatch)
     result = sanitize_file(source, out_dir, mode="advanced", policy=Policy(ocr=True))
     assert result.status == "ok"
     assert any("tesseract is not installed" in f.detail for f in result.findings)
+
+
+# --- per-page encoding, size and legibility ---------------------------------------------------
+
+def _images(path: Path) -> list[tuple[str, str, int]]:
+    """Each page's image as (filter, colour space family, bits per component)."""
+    with pikepdf.open(path) as pdf:
+        found = []
+        for page in pdf.pages:
+            (image,) = page.Resources.XObject.values()
+            space = image.ColorSpace
+            found.append((str(image.Filter), str(space[0] if isinstance(space, pikepdf.Array)
+                                                     else space), int(image.BitsPerComponent)))
+        return found
+
+
+def _filters(path: Path) -> list[str]:
+    return [image[0] for image in _images(path)]
+
+
+def _as_jpeg_pages(path: Path) -> int:
+    """Bytes the previous encoding (one quality-90 JPEG per 150 DPI page) would have written."""
+    document = pdfium.PdfDocument(str(path))
+    try:
+        total = 0
+        for page in document:
+            buffer = io.BytesIO()
+            page.render(scale=150 / 72, fill_color=(255, 255, 255, 255)).to_pil() \
+                .convert("RGB").save(buffer, "JPEG", quality=90)
+            total += len(buffer.getvalue())
+        return total
+    finally:
+        document.close()
+
+
+def test_text_pages_are_bilevel_small_and_faithful(out_dir, tmp_path):
+    """The issue's 78 KB LaTeX paper came out as 871 KB of JPEG pages (11x): ten times fewer
+    bytes than JPEG pages puts such a paper at about its own size. This one takes 3 KB a page
+    (fonts not embedded), so its output is ~20x its input: no pixel coding gets near 2x of
+    that. The per-page budget and the JPEG comparison are what hold for any text page."""
+    source = save_pdf(two_column_paper(pages=3), tmp_path / "paper.pdf")
+    result = sanitize_file(source, out_dir, mode="advanced")
+    assert result.status == "ok"
+    output = Path(result.output)
+    assert _filters(output) == ["/CCITTFaxDecode"] * 3
+    assert min_page_ssim(source, output) >= 0.90
+    size = output.stat().st_size
+    assert size <= 3 * 64 * 1024  # dense 10 pt text: ~50 KB a page
+    assert size * 10 <= _as_jpeg_pages(source)
+    (detail,) = [f.detail for f in result.findings if f.kind == "pixel_reconstruction"]
+    assert "3 black-and-white (CCITT G4)" in detail
+
+
+def test_each_page_gets_the_encoding_that_suits_it(out_dir, tmp_path):
+    text = two_column_paper(pages=1)
+    grey_box = two_column_paper(pages=1, extra="q 0.8 g 54 300 243 120 re f Q")
+    combined = pikepdf.new()
+    for part in (text, clean_pdf(pages=1), grey_box, photo_pdf(pages=1)):
+        combined.pages.extend(part.pages)
+    source = save_pdf(combined, tmp_path / "mixed.pdf")
+    result = sanitize_file(source, out_dir, mode="advanced")
+    assert result.status == "ok"
+    output = Path(result.output)
+    assert _images(output) == [("/CCITTFaxDecode", "/DeviceGray", 1),
+                               ("/FlateDecode", "/Indexed", 4),  # colour shapes
+                               ("/FlateDecode", "/Indexed", 4),  # a grey fill is not ink
+                               ("/DCTDecode", "/DeviceRGB", 8)]
+    assert min_page_ssim(source, output) >= 0.90
+    (detail,) = [f.detail for f in result.findings if f.kind == "pixel_reconstruction"]
+    assert "1 black-and-white (CCITT G4), 2 palette (Flate), 1 JPEG" in detail
+
+
+def test_photo_pages_stay_jpeg(out_dir, tmp_path):
+    source = save_pdf(photo_pdf(pages=2), tmp_path / "photos.pdf")
+    result = sanitize_file(source, out_dir, mode="advanced")
+    assert result.status == "ok"
+    assert _filters(Path(result.output)) == ["/DCTDecode"] * 2
+    assert min_page_ssim(source, Path(result.output)) >= 0.95
+
+
+def test_light_grey_text_survives_the_bilevel_threshold(out_dir, tmp_path):
+    footer = "BT 0.6 g /F1 8 Tf 54 20 Td (Preprint under review: light grey footer text) Tj ET"
+    source = save_pdf(two_column_paper(pages=1, extra=footer), tmp_path / "footer.pdf")
+    result = sanitize_file(source, out_dir, mode="advanced")
+    assert _filters(Path(result.output)) == ["/CCITTFaxDecode"]
+    (before,), (after,) = render_pdf(source, 150), render_pdf(Path(result.output), 150)
+    box = (100, 792 * 150 // 72 - 52, 700, 792 * 150 // 72 - 30)  # the footer line
+    assert before.crop(box).convert("L").getextrema()[0] < 200
+    assert ssim(before.crop(box), after.crop(box)) >= 0.6  # there, legible: not paper
+
+
+def test_tiny_page_rendered_legibly(out_dir, tmp_path):
+    source = save_pdf(label_pdf(20, 30), tmp_path / "label.pdf")
+    result = sanitize_file(source, out_dir, mode="advanced")
+    assert result.status == "ok"
+    output = Path(result.output)
+    with pikepdf.open(output) as out:
+        page = out.pages[0]
+        assert [float(v) for v in page.MediaBox] == [0, 0, 20, 30]
+        (image,) = page.Resources.XObject.values()
+        assert (int(image.Width), int(image.Height)) == (1000, 1500)  # 42 x 62 at 150 DPI
+    assert min_page_ssim(source, output, dpi=3600) >= 0.90
+    (detail,) = [f.detail for f in result.findings if f.kind == "pixel_reconstruction"]
+    assert "1 small page(s) at more DPI" in detail
+
+
+def test_page_scale_floor_and_ceilings():
+    assert page_scale(612, 792) == 150 / 72
+    assert page_scale(20, 30) == 50  # short side 1000 px
+    assert page_scale(252, 144) == pytest.approx(1000 / 144)  # a business card
+    assert round(14_400 * page_scale(1, 14_400)) <= 30_000  # a strip: not raised past 30000 px
+    assert (14_400 * page_scale(14_400, 14_400)) ** 2 <= MAX_PIXELS_PER_PAGE * 1.0001

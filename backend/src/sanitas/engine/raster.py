@@ -1,6 +1,44 @@
 """Advanced mode: pixel reconstruction (the Dangerzone idea). Each page is rendered with PDFium
-and a new PDF is built from nothing but those pixels, one JPEG image per page at the page's own
+and a new PDF is built from nothing but those pixels, one image per page at the page's own
 size. Fonts, scripts, forms, annotations and any parser trick of the source are gone.
+
+Resolution: 150 DPI, except that a page whose short side would get fewer than MIN_SHORT_SIDE
+(1000) pixels, i.e. is under 480 pt (6.7 in) across (A5, slides, cards, labels), is rendered at
+the scale that gives it 1000: A5 at 171 DPI, a business card at 500, a 20 x 30 pt label at 3600
+instead of 42 x 62 pixels. 1000 px is about what a letter or A4 page gets at 150 DPI (1240-1275),
+so a small page shown full-screen is about as sharp as a normal one. The raise never makes the
+long side exceed 30000 px (what the longest possible page gets at 150 DPI, within JPEG's 65500),
+and MAX_PIXELS_PER_PAGE bounds every page.
+
+Encoding, chosen per page from a 1/4 nearest-neighbour sample of the rendered bitmap (~2 ms;
+the sample keeps real pixel values, where a box-filtered copy would invent blends):
+- photographic (more than 1024 distinct colours in the sample, or more than 5% of neighbouring
+  sample pixels differing by 1-6 grey levels: photographs and gradients): JPEG, quality 90.
+- colour, or grey that is a fill rather than anti-aliasing (a grey level ten times as frequent
+  as its neighbours; anti-aliasing spreads evenly over all of them): an indexed image of at most
+  16 of the page's own colours (the most frequent ones at least 32 apart), 4 bits a pixel,
+  Flate. Flat colours stay exact; edges snap to the nearest palette colour.
+- everything else, black-and-white text and line art: 1 bit a pixel, CCITT Group 4 (Pillow's
+  libtiff). Ink is what is darker than 128, plus anything darker than 224 more than a pixel
+  from such ink: light-grey text and hairlines, which a plain threshold drops, survive (as
+  black); next to dark ink the same shades are anti-aliasing and stay paper.
+
+Measured at 150 DPI (tests/engine/papers.py, LibreOffice exports, tests/engine/corpus.py), KB
+per page and SSIM against the original at 72 DPI (tests/engine/fidelity.py); * = chosen:
+  dense two-column text     JPEG 596 0.978 | palette 155 0.978 | G4* 53 0.952
+  LibreOffice letter        JPEG 438 0.972 | palette 110 0.972 | G4* 31 0.956
+  text and colour shapes    JPEG 290 0.986 | palette* 34 0.986 | G4 17 0.913 (colour lost)
+  text and grey fills       JPEG 454 0.984 | palette* 124 0.984 | G4 39 0.877 (fills lost)
+  full-page photograph      JPEG* 286 0.984 | palette 121 0.700
+Also measured on the dense page: 2-bit grey 94 KB 0.975; 1-bit Flate 58 KB (level 1) to 53 KB
+(level 6, as slow as G4). A text page as G4 is 11-14x smaller than as JPEG, so the issue's
+paper (78 KB in, 871 KB of JPEG pages: 11x) comes out at about its own size. Not every text
+document does: a dense page costs ~50 KB of pixels however few bytes its text took. Output /
+input, JPEG then G4: a one-page LibreOffice letter 21x, 1.5x; a 4-page report 51x, 3.8x; a
+5-page two-column paper 62x, 5.1x; a generated one, fonts not embedded (3 KB a page), 223x, 20x.
+Only symbol coding (JBIG2 text regions, no encoder here) would get under that.
+Per text page, thresholding and coding take ~25 ms against JPEG's ~13 (a 10-page paper: 0.051
+s/page against 0.038); palette pages cost what JPEG pages did.
 
 Optional OCR text layer (policy `ocr`, setting SANITAS_OCR): each page image also goes through
 `tesseract ... pdf` and its invisible text layer is overlaid, so the text stays searchable.
@@ -13,20 +51,49 @@ import io
 import os
 import shutil
 import subprocess
+import zlib
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import pikepdf
 import pypdfium2 as pdfium
 from pikepdf import Array, Dictionary, Name
+from PIL import Image, ImageChops, TiffImagePlugin
 
 from sanitas.engine.pdf import check_output
 from sanitas.engine.report import Context, Rejected, RejectionCode
 
 DPI = 150
+MIN_SHORT_SIDE = 1000  # pixels on a page's short side: small pages are rendered at more DPI
+MAX_RAISED_SIDE = 30_000  # the raise stops at this long side (14400 pt at 150 DPI)
 JPEG_QUALITY = 90
 MAX_PAGES = 5000
 MAX_PIXELS_PER_PAGE = 60_000_000  # a poster-sized page is rendered at a lower DPI
 MAX_PAGE_POINTS = 14_400  # the PDF limit (200 inches)
+
+SAMPLE_STEP = 4  # the classifier looks at every 4th pixel of every 4th row
+MAX_FLAT_COLOURS = 1024  # more distinct colours in the sample: photographic
+SMOOTH_STEP = 6  # neighbours differing by 1..6 grey levels are a gradient or a photograph
+MAX_SMOOTH_SHARE = 0.05  # dense text: <= 0.03; a page-wide gradient 0.11, a photograph 0.64
+GREY_CHROMA = 24  # max - min channel above this is colour
+MAX_COLOUR_SHARE = 0.0002  # about 10 x 10 pt of colour makes a page a palette page
+FILL_SPIKE = 10  # a fill: 10x as frequent as its neighbouring grey levels (text peaks at 5x)
+MIN_FILL_SHARE = 0.001
+PALETTE_SIZE = 16
+PALETTE_APART = 32  # palette colours are at least this far apart (RGB distance)
+INK_LEVEL = 128  # darker is ink
+MARK_LEVEL = 224  # darker, a pixel from ink: ink too (light text, lines); + 31 must be <= 255
+FLATE_LEVEL = 1  # palette pages: level 6 saves 12-50% of the bytes in 3-5x the time (~15 ms)
+
+_CEILING = [(INK_LEVEL if v < INK_LEVEL else MARK_LEVEL) + 31 for v in range(256)]
+
+
+@dataclass(frozen=True)
+class Encoded:
+    kind: str  # "bilevel", "palette" or "jpeg": the finding counts the pages of each
+    data: bytes  # the image stream, encoded
+    entries: dict  # the image dictionary's ColorSpace, BitsPerComponent, Filter, ...
 
 
 def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> str:
@@ -36,6 +103,8 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
         raise Rejected("The document cannot be rendered (PDFium refused it).",
                        RejectionCode.DAMAGED) from exc
     ocr = shutil.which("tesseract") if ctx.policy.ocr else None
+    kinds: Counter[str] = Counter()
+    raised = 0
     try:
         count = len(document)
         if count == 0:
@@ -47,23 +116,19 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
         for index in range(count):
             page = document[index]
             try:
-                width, height = page.get_size()  # points, after /Rotate
-                if not (0 < width <= MAX_PAGE_POINTS and 0 < height <= MAX_PAGE_POINTS):
-                    raise Rejected(f"Page {index + 1} has an impossible size.",
-                                   RejectionCode.DAMAGED)
-                scale = dpi / 72
-                if width * height * scale * scale > MAX_PIXELS_PER_PAGE:
-                    scale = (MAX_PIXELS_PER_PAGE / (width * height)) ** 0.5
+                points = _page_points(page, index)
+                scale = page_scale(*points, dpi)
+                raised += scale > dpi / 72
                 bitmap = page.render(scale=scale, may_draw_forms=False, draw_annots=True,
                                      rev_byteorder=True, fill_color=(255, 255, 255, 255))
                 picture = bitmap.to_pil()
                 if picture.mode != "RGB":
                     picture = picture.convert("RGB")
-                buffer = io.BytesIO()
-                picture.save(buffer, "JPEG", quality=JPEG_QUALITY)  # 4:2:0: text edges are luma
-                _add_image_page(out, buffer.getvalue(), picture.size, (width, height))
+                encoded = encode(picture)
+                kinds[encoded.kind] += 1
+                _add_image_page(out, encoded, picture.size, points)
                 if ocr:
-                    _overlay_ocr(out, picture, (width, height), ocr, ctx)
+                    _overlay_ocr(out, picture, points, ocr, ctx)
                 bitmap.close()
             finally:
                 page.close()
@@ -75,19 +140,144 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
         document.close()
     check_output(dst, count)  # read back by qpdf and PDFium before it is accepted
     ctx.add("pixel_reconstruction", f"{count} page(s)", action="converted",
-            detail=f"every page rebuilt from {dpi} DPI pixels" +
-            ("; OCR text layer added" if ocr else
-             "; no text layer (OCR requested but tesseract is not installed)" if ctx.policy.ocr
-             else ""))
+            detail=_detail(dpi, raised, kinds, ocr, ctx.policy.ocr))
     return "pdf"
 
 
-def _add_image_page(out: pikepdf.Pdf, jpeg: bytes, pixels: tuple[int, int],
+def _page_points(page: pdfium.PdfPage, index: int) -> tuple[float, float]:
+    width, height = page.get_size()  # points, after /Rotate
+    if not (0 < width <= MAX_PAGE_POINTS and 0 < height <= MAX_PAGE_POINTS):
+        raise Rejected(f"Page {index + 1} has an impossible size.", RejectionCode.DAMAGED)
+    return width, height
+
+
+def page_scale(width: float, height: float, dpi: int = DPI) -> float:
+    """Pixels per point: dpi / 72, raised so the short side gets MIN_SHORT_SIDE pixels (the
+    long side at most MAX_RAISED_SIDE), lowered so the page stays within MAX_PIXELS_PER_PAGE."""
+    raised = min(MIN_SHORT_SIDE / min(width, height), MAX_RAISED_SIDE / max(width, height))
+    scale = max(dpi / 72, raised)
+    if width * height * scale * scale > MAX_PIXELS_PER_PAGE:
+        scale = (MAX_PIXELS_PER_PAGE / (width * height)) ** 0.5
+    return scale
+
+
+def _detail(dpi: int, raised: int, kinds: Counter[str], ocr: str | None,
+            ocr_requested: bool) -> str:
+    detail = f"every page rebuilt from {dpi} DPI pixels"
+    if raised:
+        detail += f" ({raised} small page(s) at more DPI: {MIN_SHORT_SIDE} px on the short side)"
+    names = {"bilevel": "black-and-white (CCITT G4)", "palette": "palette (Flate)",
+             "jpeg": "JPEG"}
+    detail += "; pages encoded as " + ", ".join(
+        f"{kinds[kind]} {name}" for kind, name in names.items() if kinds[kind])
+    if ocr:
+        return detail + "; OCR text layer added"
+    if ocr_requested:
+        return detail + "; no text layer (OCR requested but tesseract is not installed)"
+    return detail
+
+
+# --- choosing and writing the encoding ------------------------------------------------------
+
+def encode(picture: Image.Image) -> Encoded:
+    """The page's pixels in the encoding that suits them (see the module docstring)."""
+    width, height = picture.size
+    sample = picture.resize((max(2, width // SAMPLE_STEP), max(2, height // SAMPLE_STEP)),
+                            Image.Resampling.NEAREST)
+    colours = sample.getcolors(MAX_FLAT_COLOURS)
+    grey = sample.convert("L")
+    if colours is None or _smooth_share(grey) > MAX_SMOOTH_SHARE:
+        return _jpeg(picture)
+    total = sample.width * sample.height
+    colourful = sum(n for n, rgb in colours if max(rgb) - min(rgb) > GREY_CHROMA)
+    if colourful > MAX_COLOUR_SHARE * total or _has_grey_fill(grey.histogram(), total):
+        return _palette(picture, colours)
+    return _bilevel(picture)
+
+
+def _smooth_share(grey: Image.Image) -> float:
+    """The larger share, across and down, of neighbouring pixels that differ a little."""
+    width, height = grey.size
+
+    def share(a: Image.Image, b: Image.Image) -> float:
+        counts = ImageChops.difference(a, b).histogram()
+        return sum(counts[1:SMOOTH_STEP + 1]) / sum(counts)
+
+    return max(share(grey.crop((1, 0, width, height)), grey.crop((0, 0, width - 1, height))),
+               share(grey.crop((0, 1, width, height)), grey.crop((0, 0, width, height - 1))))
+
+
+def _has_grey_fill(counts: list[int], total: int) -> bool:
+    """A grey level (not ink, not paper) standing well above the eight levels on each side."""
+    for level in range(16, 247):
+        around = counts[level - 8:level] + counts[level + 1:level + 9]
+        if counts[level] >= max(MIN_FILL_SHARE * total, FILL_SPIKE * sum(around) / 16):
+            return True
+    return False
+
+
+def _jpeg(picture: Image.Image) -> Encoded:
+    buffer = io.BytesIO()
+    picture.save(buffer, "JPEG", quality=JPEG_QUALITY)  # 4:2:0: text edges are luma
+    return Encoded("jpeg", buffer.getvalue(), {"ColorSpace": Name.DeviceRGB,
+                                               "BitsPerComponent": 8, "Filter": Name.DCTDecode})
+
+
+def _palette(picture: Image.Image, colours: list[tuple[int, tuple[int, int, int]]]) -> Encoded:
+    """Each pixel as the nearest of the page's most frequent colours, 4 bits, Flate."""
+    chosen: list[tuple[int, int, int]] = []
+    for _count, colour in sorted(colours, reverse=True):
+        if all(sum((a - b) ** 2 for a, b in zip(colour, other, strict=True))
+               > PALETTE_APART ** 2 for other in chosen):
+            chosen.append(colour)
+            if len(chosen) == PALETTE_SIZE:
+                break
+    lookup = bytes(value for colour in chosen for value in colour)
+    palette = Image.new("P", (1, 1))
+    palette.putpalette(lookup)
+    indexed = picture.quantize(palette=palette, dither=Image.Dither.NONE)  # nearest colour
+    space = Array([Name.Indexed, Name.DeviceRGB, len(chosen) - 1, pikepdf.String(lookup)])
+    return Encoded("palette", zlib.compress(indexed.tobytes("raw", "P;4"), FLATE_LEVEL),
+                   {"ColorSpace": space, "BitsPerComponent": 4, "Filter": Name.FlateDecode})
+
+
+def _bilevel(picture: Image.Image) -> Encoded:
+    """Ink (see `_ink`) as one CCITT Group 4 strip, taken out of Pillow's TIFF. (Cropping the
+    paper margins would save a third of the work, but readers snap an image's edges to device
+    pixels: a crop placed inside the page shifts by up to a pixel; the whole page cannot.)"""
+    ink = _ink(picture.convert("L"))
+    buffer = io.BytesIO()
+    ink.save(buffer, "TIFF", compression="group4",
+             tiffinfo={TiffImagePlugin.ROWSPERSTRIP: ink.height})
+    with Image.open(buffer) as tiff:
+        (offset,) = tiff.tag_v2[TiffImagePlugin.STRIPOFFSETS]
+        (length,) = tiff.tag_v2[TiffImagePlugin.STRIPBYTECOUNTS]
+    return Encoded("bilevel", buffer.getvalue()[offset:offset + length],
+                   {"ColorSpace": Name.DeviceGray, "BitsPerComponent": 1,
+                    "Filter": Name.CCITTFaxDecode,
+                    "DecodeParms": Dictionary(K=-1, Columns=ink.width, Rows=ink.height)})
+
+
+def _ink(grey: Image.Image) -> Image.Image:
+    """1 where there is ink: darker than INK_LEVEL, or darker than MARK_LEVEL and more than a
+    pixel (8-neighbourhood) from such ink. Each pixel gets a ceiling, the minimum over its 3 x 3
+    neighbourhood (taken over shifted copies: Pillow's MinFilter is ten times slower; the shifts
+    wrap around the edges, which only an edge pixel notices), and is ink below it. 1 is the
+    CCITT black run: a PDF reader decodes black runs as 0, DeviceGray black."""
+    ceiling = grey.point(_CEILING)
+    across = ImageChops.darker(ceiling, ImageChops.darker(ImageChops.offset(ceiling, 1, 0),
+                                                          ImageChops.offset(ceiling, -1, 0)))
+    ceiling = ImageChops.darker(across, ImageChops.darker(ImageChops.offset(across, 0, 1),
+                                                          ImageChops.offset(across, 0, -1)))
+    # (ceiling - grey) + 96 reaches 128, where convert("1") sets 1, when grey < ceiling - 31
+    return ImageChops.subtract(ceiling, grey, 1.0, 96).convert("1", dither=Image.Dither.NONE)
+
+
+def _add_image_page(out: pikepdf.Pdf, encoded: Encoded, pixels: tuple[int, int],
                     points: tuple[float, float]) -> None:
     width, height = points
-    image = pikepdf.Stream(out, jpeg, Type=Name.XObject, Subtype=Name.Image,
-                           Width=pixels[0], Height=pixels[1], ColorSpace=Name.DeviceRGB,
-                           BitsPerComponent=8, Filter=Name.DCTDecode)
+    image = pikepdf.Stream(out, encoded.data, Type=Name.XObject, Subtype=Name.Image,
+                           Width=pixels[0], Height=pixels[1], **encoded.entries)
     content = pikepdf.Stream(out, f"q {width:.4f} 0 0 {height:.4f} 0 0 cm /P0 Do Q".encode())
     page = Dictionary(Type=Name.Page, MediaBox=Array([0, 0, width, height]),
                       Resources=Dictionary(XObject=Dictionary(P0=image)), Contents=content)

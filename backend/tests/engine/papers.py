@@ -1,0 +1,110 @@
+"""Generated documents for advanced-mode size and fidelity checks: a two-column text-only paper
+(the shape of a LaTeX article, standard fonts, not embedded), pages filled with a photograph and
+a label-sized page."""
+
+from __future__ import annotations
+
+import random
+import zlib
+
+import numpy as np
+import pikepdf
+from pikepdf import Dictionary, Name
+
+_VOCABULARY = (
+    "the of and to in a is that for we this with as on are by be from an which our model "
+    "results data method can each it not these two when more than one between using based "
+    "show first where also used all has have its only such over time number given into set "
+    "approach paper section figure table shown value values function system systems problem "
+    "analysis performance proposed network networks training learning algorithm algorithms "
+    "error large small case cases different however while both under three new high low "
+    "order structure simple general large sample samples distribution estimate estimates "
+    "observed measured parameter parameters linear nonlinear optimal bound bounds theorem "
+    "lemma proof follows hence therefore thus consider let suppose assume denote defined "
+    "equation equations terms term process processes state states space random variable "
+    "variables probability expected mean variance standard deviation experiment experiments "
+    "evaluation evaluate compare compared comparison baseline baselines improvement accuracy"
+)
+_WORDS = _VOCABULARY.split()
+
+
+def _font(pdf: pikepdf.Pdf, base: str):
+    return pdf.make_indirect(Dictionary(Type=Name.Font, Subtype=Name.Type1,
+                                        BaseFont=Name(f"/{base}"),
+                                        Encoding=Name.WinAnsiEncoding))
+
+
+def _column_lines(rng: random.Random, count: int, chars: int = 54) -> list[str]:
+    """Lines of random words, at most `chars` long (10 pt Times fits ~54 in a 243 pt column)."""
+    lines = []
+    for _ in range(count):
+        words = [rng.choice(_WORDS)]
+        while len(" ".join(words)) + 1 + len(word := rng.choice(_WORDS)) <= chars:
+            words.append(word)
+        lines.append(" ".join(words))
+    return lines
+
+
+def _page_text(rng: random.Random, number: int) -> str:
+    """Two columns of 10 pt Times with 12 pt leading, a heading now and then, a page number."""
+    ops = []
+    if number == 1:
+        ops.append("BT /F2 17 Tf 120 730 Td (A Study of Generated Two-Column Papers) Tj ET")
+    top = 700 if number == 1 else 740
+    for left in (54, 315):
+        y = top
+        for index, line in enumerate(_column_lines(rng, (top - 72) // 12)):
+            if index % 24 == 0 and index:
+                ops.append(f"BT /F2 12 Tf {left} {y} Td ({index // 24}. Results) Tj ET")
+                y -= 14
+            ops.append(f"BT /F1 10 Tf {left} {y} Td ({line}) Tj ET")
+            y -= 12
+    ops.append(f"BT /F1 10 Tf 300 40 Td ({number}) Tj ET")
+    return "\n".join(ops)
+
+
+def two_column_paper(pages: int = 6, seed: int = 1, extra: str = "") -> pikepdf.Pdf:
+    """Text only (black on white), Times and Times-Bold. `extra` is appended to every page's
+    content stream (F1 is Times-Roman)."""
+    rng = random.Random(seed)
+    pdf = pikepdf.new()
+    fonts = Dictionary(F1=_font(pdf, "Times-Roman"), F2=_font(pdf, "Times-Bold"))
+    for number in range(1, pages + 1):
+        page = pdf.add_blank_page(page_size=(612, 792))
+        page.Resources = Dictionary(Font=fonts)
+        page.Contents = pdf.make_stream(f"{_page_text(rng, number)}\n{extra}".encode())
+    return pdf
+
+
+def photo_pixels(width: int, height: int, seed: int = 1) -> np.ndarray:
+    """Smooth colour gradients with sensor-like noise: what JPEG is for."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:height, 0:width]
+    base = np.stack([(x * 0.7) % 256, (y * 0.5) % 256, ((x + y) * 0.3) % 256], axis=-1)
+    return np.clip(base + rng.normal(0, 10, size=base.shape), 0, 255).astype(np.uint8)
+
+
+def photo_pdf(pages: int = 2, pixels: tuple[int, int] = (800, 600)) -> pikepdf.Pdf:
+    """Each page one full-bleed photograph, stored losslessly (Flate)."""
+    pdf = pikepdf.new()
+    for number in range(1, pages + 1):
+        data = photo_pixels(*pixels, seed=number)
+        image = pikepdf.Stream(pdf, zlib.compress(data.tobytes()), Type=Name.XObject,
+                               Subtype=Name.Image, Width=pixels[0], Height=pixels[1],
+                               ColorSpace=Name.DeviceRGB, BitsPerComponent=8,
+                               Filter=Name.FlateDecode)
+        page = pdf.add_blank_page(page_size=(612, 459))
+        page.Resources = Dictionary(XObject=Dictionary(Im1=image))
+        page.Contents = pdf.make_stream(b"q 612 0 0 459 0 0 cm /Im1 Do Q")
+    return pdf
+
+
+def label_pdf(width: float = 20, height: float = 30) -> pikepdf.Pdf:
+    """One tiny page (points) with a word and a frame on it."""
+    pdf = pikepdf.new()
+    page = pdf.add_blank_page(page_size=(width, height))
+    page.Resources = Dictionary(Font=Dictionary(F1=_font(pdf, "Helvetica")))
+    page.Contents = pdf.make_stream(
+        f"0.3 w 1 1 {width - 2} {height - 2} re S BT /F1 5 Tf 2 {height / 2 - 2} Td (Ab3) Tj ET"
+        .encode())
+    return pdf
