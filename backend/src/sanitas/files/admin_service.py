@@ -1,0 +1,178 @@
+"""Every user's files, for admins: the filtered, sorted and paged list, one file with its
+report and job, deleting a file (blobs, job and row), and sending a FAILED file back to the
+queue. The routes in files/admin_routes.py only parse, call these and shape the answer."""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from sanitas.config import Settings
+from sanitas.db import contains_text, utcnow
+from sanitas.errors import ApiError
+from sanitas.executor.job import HIGH_PRIORITY, NORMAL_PRIORITY
+from sanitas.files.admin_schemas import (
+    AdminFileDetail,
+    AdminFileList,
+    AdminFileOut,
+    AdminFileSummary,
+)
+from sanitas.files.service import file_out, file_summary, is_expired, job_out
+from sanitas.models import File, Job, User
+from sanitas.schemas import Pagination
+from sanitas.storage import Storage, StorageError
+
+log = logging.getLogger(__name__)
+
+SORT_COLUMNS = {"createdAt": File.created_at, "originalName": func.lower(File.original_name),
+                "originalSize": File.original_size, "status": File.status,
+                "userEmail": User.email}
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    """A query's date as UTC; one without a zone is taken as UTC."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class FileFilters:
+    user_id: str | None = None
+    user: str | None = None  # part of the owner's email address, any case
+    status: str | None = None  # None: every status
+    detected_type: str | None = None
+    created_from: datetime | None = None  # inclusive
+    created_before: datetime | None = None  # exclusive
+
+    def conditions(self) -> list:
+        out = []
+        if self.user_id:
+            out.append(File.user_id == self.user_id)
+        if self.user and self.user.strip():
+            # Addresses are stored lower-cased in NFC (auth.service.normalise_email).
+            out.append(contains_text(User.email,
+                                     unicodedata.normalize("NFC", self.user.strip())))
+        if self.status:
+            out.append(File.status == self.status)
+        if self.detected_type:
+            out.append(File.detected_type == self.detected_type)
+        if (start := _aware(self.created_from)) is not None:
+            out.append(File.created_at >= start)
+        if (end := _aware(self.created_before)) is not None:
+            out.append(File.created_at < end)
+        return out
+
+
+def file_list(session: Session, filters: FileFilters, *, page: int, limit: int,
+              sort_by: str = "createdAt", sort_order: str = "desc") -> AdminFileList:
+    """One page of the files matching `filters` (newest first unless `sort_by`/`sort_order`
+    say otherwise), each with its owner's address, and every detected type for the filter."""
+    conditions = filters.conditions()
+    total = session.scalar(select(func.count()).select_from(File)
+                           .join(User, User.id == File.user_id).where(*conditions)) or 0
+    column = SORT_COLUMNS[sort_by]
+    order = column.asc() if sort_order == "asc" else column.desc()
+    rows = session.execute(select(File, User.email).join(User, User.id == File.user_id)
+                           .where(*conditions).order_by(order, File.id)
+                           .offset(Pagination.offset(page, limit)).limit(limit)).all()
+    return AdminFileList(
+        files=[AdminFileSummary(**dict(file_summary(file)), user_id=file.user_id,
+                                user_email=email) for file, email in rows],
+        pagination=Pagination.of(page, limit, total), types=detected_types(session))
+
+
+def detected_types(session: Session) -> list[str]:
+    """Every detected type some file has."""
+    return sorted(t for t in session.scalars(
+        select(File.detected_type).where(File.detected_type.is_not(None)).distinct()) if t)
+
+
+def _find(session: Session, file_id: str) -> tuple[File, str, Job | None]:
+    """The file, its owner's address and its job (None once cleared); 404 when unknown."""
+    row = session.execute(select(File, User.email).join(User, User.id == File.user_id)
+                          .where(File.id == file_id)).first() if len(file_id) <= 64 else None
+    if row is None:
+        raise ApiError(404, "File not found", "not_found")
+    file, email = row
+    return file, email, session.scalar(select(Job).where(Job.file_id == file.id))
+
+
+def file_detail(session: Session, file_id: str) -> AdminFileDetail:
+    """One file with its owner, its findings report and its job."""
+    file, email, job = _find(session, file_id)
+    return AdminFileDetail(file=AdminFileOut(**dict(file_out(file)), user_id=file.user_id,
+                                             user_email=email), job=job_out(job))
+
+
+def delete_file(session: Session, storage: Storage, file_id: str) -> None:
+    """Remove the file's job, its row and then both its blobs. A file being processed is
+    refused (409): its job would store a sanitized copy after the row is gone. The row goes
+    first, so a blob whose deletion fails is an orphan the orphan sweep removes
+    (executor/job.py), never a row naming a blob that is gone."""
+    file, _email, _job = _find(session, file_id)
+    # Conditional, so an executor claiming the job at this moment either wins (and the file
+    # is refused below) or finds no job to claim.
+    session.execute(delete(Job).where(Job.file_id == file.id, Job.state != "active")
+                    .execution_options(synchronize_session=False))
+    running = session.scalar(select(func.count()).select_from(Job)
+                             .where(Job.file_id == file.id))
+    if running or file.status == "PROCESSING":
+        session.rollback()
+        raise ApiError(409, "The file is being processed; delete it once it has finished.",
+                       "file_processing")
+    keys = [key for key in (file.original_key, file.sanitized_key) if key]
+    session.delete(file)
+    session.commit()
+    for key in keys:
+        try:
+            storage.delete(key)
+        except StorageError:
+            log.warning("admin delete: blob %s of file %s left to the orphan sweep", key,
+                        file_id, exc_info=True)
+
+
+def requeue_file(session: Session, settings: Settings, storage: Storage,
+                 file_id: str) -> Job:
+    """Send a FAILED file back to the queue: the file PENDING with its error cleared, its job
+    (or a new one when the job record was cleared) waiting with no attempts. The caller hands
+    the job to the executor as an upload does. 409 when the file is not FAILED or its
+    original is gone."""
+    file, _email, job = _find(session, file_id)
+    if file.status != "FAILED":
+        raise ApiError(409, f"Only a failed file can be queued again (this one is "
+                            f"{file.status}).", "not_failed")
+    if is_expired(file) or not file.original_key or not storage.exists(file.original_key):
+        raise ApiError(409, "The uploaded file has expired and was deleted; it cannot be "
+                            "processed again.", "expired")
+    now = utcnow()
+    # Conditional on FAILED: two admins re-queueing at once queue it once.
+    result = session.execute(
+        update(File).where(File.id == file.id, File.status == "FAILED")
+        .values(status="PENDING", error_message=None, error_code=None,
+                processing_started_at=None, processing_completed_at=None,
+                processing_duration=None, report=None)
+        .execution_options(synchronize_session=False))
+    if result.rowcount != 1:
+        session.rollback()
+        raise ApiError(409, "The file is no longer failed; it was queued again already.",
+                       "not_failed")
+    if job is None:
+        owner = session.get(User, file.user_id)
+        high = owner is not None and settings.limits_for(owner.role).high_priority
+        job = Job(file_id=file.id, state="waiting", created_at=now,
+                  priority=HIGH_PRIORITY if high else NORMAL_PRIORITY)
+        session.add(job)
+    else:
+        job.state, job.progress, job.attempts = "waiting", 0, 0
+        job.worker_id = job.heartbeat_at = job.run_after = None
+        job.started_at = job.finished_at = None
+        job.error = job.password_secret = None
+        job.created_at = now
+    session.commit()
+    return job
