@@ -308,3 +308,21 @@ def test_a_pdf_without_annotations_reports_no_authors(corpus, out_dir):
     result = sanitize_file(corpus["clean.pdf"], out_dir)
     assert result.status == "ok"
     assert not [f for f in result.findings if f.kind == "personal_data"]
+
+
+def test_the_original_document_id_does_not_survive(tmp_path):
+    import pikepdf
+
+    from sanitas.engine import sanitize_file
+
+    source = pikepdf.new()
+    source.add_blank_page()
+    source.trailer.ID = pikepdf.Array([pikepdf.String(b"ORIGINAL-ID-0123"),
+                                       pikepdf.String(b"ORIGINAL-ID-4567")])
+    source.save(tmp_path / "in.pdf")
+    (tmp_path / "out").mkdir()
+    result = sanitize_file(tmp_path / "in.pdf", tmp_path / "out")
+    assert result.status == "ok", result.reason
+    with pikepdf.open(result.output) as out:
+        assert bytes(out.trailer.ID[0]) not in (b"ORIGINAL-ID-0123", b"ORIGINAL-ID-4567")
+    assert b"ORIGINAL-ID" not in open(result.output, "rb").read()

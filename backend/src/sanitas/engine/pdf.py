@@ -177,8 +177,13 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "pdf") -> str:
             # A trailer qpdf reconstructed has no /Size, and qpdf's writer then leaves it out
             # of an xref stream, which makes the output unreadable (the value is rewritten).
             pdf.trailer.Size = 0
+        # The original's /ID would link the clean copy to it: the writer makes a new one.
+        # (Not deterministic_id: with it qpdf throws from a destructor when the job's
+        # file-size limit cuts the write, which aborts the process instead of raising.)
+        if "/ID" in pdf.trailer:
+            del pdf.trailer.ID
         pdf.save(dst, compress_streams=True, object_stream_mode=pikepdf.ObjectStreamMode.generate,
-                 deterministic_id=True, fix_metadata_version=False)
+                 fix_metadata_version=False)
         warnings += pdf.get_warnings()  # damaged objects qpdf met only while reading them
     except Rejected:
         raise

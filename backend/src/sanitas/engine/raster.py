@@ -134,7 +134,9 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                 page.close()
             ctx.pages_rebuilt.append(index + 1)
             ctx.progress(10 + 85 * (index + 1) // count)
-        out.save(dst, compress_streams=True, deterministic_id=True)
+        # No deterministic_id: with it, qpdf throws from a destructor when the job's file-size
+        # limit cuts the write, which aborts the process instead of raising (pikepdf 10).
+        out.save(dst, compress_streams=True)
         out.close()
     finally:
         document.close()
