@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { adminFileManagement } from './e2e/admin-files.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FRONTEND = path.resolve(HERE, '..');
@@ -432,13 +433,19 @@ async function main() {
       await page.getByText('Files by status').waitFor();
       await shots(page, 'admin-analytics');
       await page.getByRole('tab', { name: 'File Management' }).click();
-      await page.getByText('File management interface coming soon...').waitFor();
+      await page.getByRole('search', { name: 'File filters' }).waitFor();
       await page.getByRole('tab', { name: 'Messages' }).click();
       await page.getByTestId('contact-message').filter({ hasText: 'Enterprise pricing' }).filter({ hasText: 'grace@e2e-sanitas.org' }).waitFor();
       // The promotion is real: the user's next sign-in is ENTERPRISE.
       const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) });
       const body = await res.json();
       assert(body?.data?.user?.role === 'ENTERPRISE', `role after change is ${body?.data?.user?.role}`);
+      await page.context().close();
+    });
+
+    await test('an admin filters to a user\'s FAILED file, opens its report, re-queues and deletes it', async () => {
+      const page = await newPage();
+      await adminFileManagement({ page, base, admin: ADMIN, login, toast, shots, assert });
       await page.context().close();
     });
 

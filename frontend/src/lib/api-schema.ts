@@ -4,6 +4,58 @@
  */
 
 export interface paths {
+    "/api/admin/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Files */
+        get: operations["list_files_api_admin_files_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** File Detail */
+        get: operations["file_detail_api_admin_files__file_id__get"];
+        put?: never;
+        post?: never;
+        /** Delete File */
+        delete: operations["delete_file_api_admin_files__file_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/files/{file_id}/requeue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Requeue File */
+        post: operations["requeue_file_api_admin_files__file_id__requeue_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/forgot-password": {
         parameters: {
             query?: never;
@@ -585,6 +637,135 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AdminFileDeleted */
+        AdminFileDeleted: {
+            /** Id */
+            id: string;
+        };
+        /** AdminFileDetail */
+        AdminFileDetail: {
+            file: components["schemas"]["AdminFileOut"];
+            job?: components["schemas"]["JobOut"] | null;
+        };
+        /** AdminFileList */
+        AdminFileList: {
+            /** Files */
+            files: components["schemas"]["AdminFileSummary"][];
+            pagination: components["schemas"]["Pagination"];
+            /**
+             * Types
+             * @description Every detected type some file has (for a filter)
+             */
+            types: string[];
+        };
+        /**
+         * AdminFileOut
+         * @description One file with its owner and its findings report.
+         */
+        AdminFileOut: {
+            /** Compressionratio */
+            compressionRatio?: number | null;
+            /** Createdat */
+            createdAt?: string | null;
+            /** Detectedtype */
+            detectedType?: string | null;
+            /**
+             * Downloadcount
+             * @default 0
+             */
+            downloadCount: number;
+            /** @description With FAILED: why, for programs (errorMessage says it for people). */
+            errorCode?: components["schemas"]["FileErrorCode"] | null;
+            /** Errormessage */
+            errorMessage?: string | null;
+            /** Expiresat */
+            expiresAt?: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Isexpired
+             * @default false
+             */
+            isExpired: boolean;
+            /** Mode */
+            mode?: string | null;
+            /** Originalname */
+            originalName: string;
+            /** Originalsize */
+            originalSize: number;
+            /** Processingcompletedat */
+            processingCompletedAt?: string | null;
+            /** Processingduration */
+            processingDuration?: number | null;
+            /** Processingstartedat */
+            processingStartedAt?: string | null;
+            /** Report */
+            report?: {
+                [key: string]: unknown;
+            } | null;
+            /** Sanitizedname */
+            sanitizedName?: string | null;
+            /** Sanitizedsize */
+            sanitizedSize?: number | null;
+            /** Status */
+            status: string;
+            /** Useremail */
+            userEmail: string;
+            /** Userid */
+            userId: string;
+        };
+        /**
+         * AdminFileSummary
+         * @description A row of the admins' file list: the file and its owner.
+         */
+        AdminFileSummary: {
+            /** Compressionratio */
+            compressionRatio?: number | null;
+            /** Createdat */
+            createdAt?: string | null;
+            /** Detectedtype */
+            detectedType?: string | null;
+            /**
+             * Downloadcount
+             * @default 0
+             */
+            downloadCount: number;
+            /** @description With FAILED: why, for programs (errorMessage says it for people). */
+            errorCode?: components["schemas"]["FileErrorCode"] | null;
+            /** Errormessage */
+            errorMessage?: string | null;
+            /** Expiresat */
+            expiresAt?: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Isexpired
+             * @default false
+             */
+            isExpired: boolean;
+            /** Mode */
+            mode?: string | null;
+            /** Originalname */
+            originalName: string;
+            /** Originalsize */
+            originalSize: number;
+            /** Processingcompletedat */
+            processingCompletedAt?: string | null;
+            /** Processingduration */
+            processingDuration?: number | null;
+            /** Processingstartedat */
+            processingStartedAt?: string | null;
+            /** Sanitizedname */
+            sanitizedName?: string | null;
+            /** Sanitizedsize */
+            sanitizedSize?: number | null;
+            /** Status */
+            status: string;
+            /** Useremail */
+            userEmail: string;
+            /** Userid */
+            userId: string;
+        };
         /** AdminUserUpdateIn */
         AdminUserUpdateIn: {
             /** Isactive */
@@ -693,6 +874,48 @@ export interface components {
             subject: string;
             /** Userid */
             userId: string | null;
+        };
+        /** Envelope[AdminFileDeleted] */
+        Envelope_AdminFileDeleted_: {
+            data?: components["schemas"]["AdminFileDeleted"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[AdminFileDetail] */
+        Envelope_AdminFileDetail_: {
+            data?: components["schemas"]["AdminFileDetail"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[AdminFileList] */
+        Envelope_AdminFileList_: {
+            data?: components["schemas"]["AdminFileList"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
         };
         /** Envelope[Analytics] */
         Envelope_Analytics_: {
@@ -969,11 +1192,14 @@ export interface components {
         /** FileHistory */
         FileHistory: {
             /** Files */
-            files: components["schemas"]["FileOut"][];
+            files: components["schemas"]["FileSummary"][];
             pagination: components["schemas"]["Pagination"];
             stats: components["schemas"]["FileStats"];
         };
-        /** FileOut */
+        /**
+         * FileOut
+         * @description A file with the report of what its processing found and did.
+         */
         FileOut: {
             /** Compressionratio */
             compressionRatio?: number | null;
@@ -1039,6 +1265,54 @@ export interface components {
         FileStatusData: {
             file: components["schemas"]["FileOut"];
             job?: components["schemas"]["JobOut"] | null;
+        };
+        /**
+         * FileSummary
+         * @description A file as its owner's history lists it (FileOut without the report).
+         */
+        FileSummary: {
+            /** Compressionratio */
+            compressionRatio?: number | null;
+            /** Createdat */
+            createdAt?: string | null;
+            /** Detectedtype */
+            detectedType?: string | null;
+            /**
+             * Downloadcount
+             * @default 0
+             */
+            downloadCount: number;
+            /** @description With FAILED: why, for programs (errorMessage says it for people). */
+            errorCode?: components["schemas"]["FileErrorCode"] | null;
+            /** Errormessage */
+            errorMessage?: string | null;
+            /** Expiresat */
+            expiresAt?: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Isexpired
+             * @default false
+             */
+            isExpired: boolean;
+            /** Mode */
+            mode?: string | null;
+            /** Originalname */
+            originalName: string;
+            /** Originalsize */
+            originalSize: number;
+            /** Processingcompletedat */
+            processingCompletedAt?: string | null;
+            /** Processingduration */
+            processingDuration?: number | null;
+            /** Processingstartedat */
+            processingStartedAt?: string | null;
+            /** Sanitizedname */
+            sanitizedName?: string | null;
+            /** Sanitizedsize */
+            sanitizedSize?: number | null;
+            /** Status */
+            status: string;
         };
         /** ForgotPasswordIn */
         ForgotPasswordIn: {
@@ -1358,6 +1632,369 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_files_api_admin_files_get: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                /** @description Only this user's files */
+                userId?: string | null;
+                /** @description Only files of users whose email contains this */
+                user?: string | null;
+                status?: "ALL" | "COMPLETED" | "PROCESSING" | "PENDING" | "FAILED";
+                /** @description Only files of this detected type */
+                type?: string | null;
+                /** @description Uploaded at or after (UTC if no zone) */
+                createdFrom?: string | null;
+                /** @description Uploaded before (UTC if no zone) */
+                createdBefore?: string | null;
+                sortBy?: "createdAt" | "originalName" | "originalSize" | "status" | "userEmail";
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_AdminFileList_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    file_detail_api_admin_files__file_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_AdminFileDetail_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    delete_file_api_admin_files__file_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_AdminFileDeleted_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The file is being processed (`file_processing`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    requeue_file_api_admin_files__file_id__requeue_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_AdminFileDetail_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The file is not FAILED (`not_failed`), or its original has expired (`expired`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     forgot_password_api_auth_forgot_password_post: {
         parameters: {
             query?: never;
@@ -2836,15 +3473,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
             429: {
                 headers: {
@@ -2903,15 +3531,6 @@ export interface operations {
             };
             /** @description Signed in, but not allowed (role or plan) */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Not Found */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2984,15 +3603,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
             429: {
                 headers: {
@@ -3058,15 +3668,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
             429: {
                 headers: {
@@ -3125,15 +3726,6 @@ export interface operations {
             };
             /** @description Signed in, but not allowed (role or plan) */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Not Found */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };

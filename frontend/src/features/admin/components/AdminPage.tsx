@@ -3,6 +3,7 @@ import { Container } from '../../../components/Layout';
 import { Alert, PageHeader } from '../../../components/ui';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { AnalyticsTab } from './AnalyticsTab';
+import { FilesTab } from './FilesTab';
 import { MessagesTab } from './MessagesTab';
 import { OverviewTab } from './OverviewTab';
 import { UsersTab } from './UsersTab';
@@ -55,7 +56,7 @@ export default function AdminPage() {
         {tab === 'overview' && <OverviewTab />}
         {tab === 'users' && <UsersTab currentUserId={user.id} />}
         {tab === 'analytics' && <AnalyticsTab />}
-        {tab === 'files' && <div className="card p-10 text-center text-slate-600">File management interface coming soon...</div>}
+        {tab === 'files' && <FilesTab />}
         {tab === 'messages' && <MessagesTab />}
       </div>
     </Container>

@@ -1,0 +1,2 @@
+/** What the files feature offers the others: the sanitization report of a file. */
+export { FindingsReport, kindLabel } from './components/FindingsReport';
