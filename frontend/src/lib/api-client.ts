@@ -3,7 +3,7 @@
  * access token on every request, a refresh when the stored expiry has passed, the error texts
  * of section 8, and a forced sign-out on any 401.
  */
-import axios, { AxiosError, type AxiosRequestConfig, type InternalAxiosRequestConfig } from 'axios';
+import axios, { type AxiosError, type AxiosRequestConfig, type InternalAxiosRequestConfig } from 'axios';
 import { REQUEST_TIMEOUT_MS } from './constants';
 import {
   clearStoredAuth, getStoredExpiry, getStoredTokens, nowSeconds, storeAuth,
@@ -34,7 +34,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const err = error as AxiosError<ErrorBody>;
   if (err?.response) {
-    const body = (err.response.data ?? {}) as ErrorBody;
+    const body = err.response.data ?? {};
     const fromError = typeof body.error === 'object' && body.error ? body.error.message : undefined;
     const serverMessage = fromError || body.message || undefined;
     const code = typeof body.error === 'string' ? body.error : body.error?.code;
@@ -129,12 +129,13 @@ apiClient.interceptors.response.use(
       clearStoredAuth();
       onUnauthorized?.();
     }
-    const data = error.response?.data;
-    if (typeof Blob !== 'undefined' && data instanceof Blob) {
+    const response = error.response;
+    const data = response?.data;
+    if (response && typeof Blob !== 'undefined' && data instanceof Blob) {
       // A blob request (download) gets its JSON error body as a Blob: read it first.
       return data.text().then((text) => {
         try {
-          error.response!.data = JSON.parse(text);
+          response.data = JSON.parse(text);
         } catch { /* not JSON */ }
         return Promise.reject(toApiError(error));
       }, () => Promise.reject(toApiError(error)));

@@ -1,4 +1,6 @@
 /** Business constants of SPEC section 9. */
+import type { Role } from './types';
+
 export const REQUEST_TIMEOUT_MS = 30000;
 export const CHUNK_LOAD_TIMEOUT_MS = 120000;
 export const TOAST_AUTO_CLOSE_MS = 5000;
@@ -13,10 +15,17 @@ export const ADMIN_USERS_PAGE_SIZE = 10;
 export const USAGE_HISTORY_MONTHS = 6;
 export const FILE_RETENTION_HOURS = 24;
 
-export const ROLE_DESCRIPTIONS: Record<string, string> = {
+/** One text per role of the API (a role the API adds fails the type check until it has one). */
+export const ROLE_DESCRIPTIONS: Record<Role, string> = {
   GUEST: 'Guest Account - Limited access',
   USER: 'Standard User Account',
   ENTERPRISE: 'Enterprise Account - Enhanced limits',
   ADMIN: 'Administrator Account',
 };
-export const ROLES = ['GUEST', 'USER', 'ENTERPRISE', 'ADMIN'] as const;
+/** Every role, lowest first. */
+export const ROLES = Object.keys(ROLE_DESCRIPTIONS) as Role[];
+
+/** The description of a role as an answer spells it (a plain string), if it is a known role. */
+export function roleDescription(role: string | null | undefined): string | undefined {
+  return role && Object.hasOwn(ROLE_DESCRIPTIONS, role) ? ROLE_DESCRIPTIONS[role as Role] : undefined;
+}

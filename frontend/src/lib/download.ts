@@ -1,3 +1,4 @@
+import { apiPath, type PathsFor } from './api';
 import { apiClient } from './api-client';
 import type { FileRecord } from './types';
 
@@ -18,7 +19,9 @@ export function downloadName(disposition: string | undefined | null, file?: Pick
 }
 
 export async function downloadFile(file: Pick<FileRecord, 'id' | 'sanitizedName' | 'originalName'>): Promise<string> {
-  const res = await apiClient.get<Blob>(`/api/process/download/${encodeURIComponent(file.id)}`, { responseType: 'blob' });
+  // A file, not an envelope: the one call that goes around `api()`, with the same typed path.
+  const path: PathsFor<'get'> = '/api/process/download/{file_id}';
+  const res = await apiClient.get<Blob>(apiPath(path, { file_id: file.id }), { responseType: 'blob' });
   const name = downloadName(res.headers['content-disposition'] as string | undefined, file);
   const url = URL.createObjectURL(res.data);
   const a = document.createElement('a');

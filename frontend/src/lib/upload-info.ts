@@ -1,14 +1,16 @@
-import { useQuery } from '@tanstack/react-query';
-import { get } from './api-client';
+/** The server's upload limits and formats: read by the home and upload pages. */
+import { queryOptions, useQuery } from '@tanstack/react-query';
+import { api } from './api';
 import { FALLBACK_MAX_FILES, FALLBACK_MAX_FILE_SIZE } from './constants';
 import type { UploadInfo } from './types';
 
+export const uploadInfoKeys = { detail: ['upload-info'] as const };
+
 export async function fetchUploadInfo(): Promise<UploadInfo> {
-  const body = await get<UploadInfo>('/api/upload/info');
-  return body.data;
+  return (await api('get', '/api/upload/info')).data;
 }
 
-export const uploadInfoQuery = { queryKey: ['upload-info'] as const, queryFn: fetchUploadInfo, staleTime: 5 * 60_000 };
+export const uploadInfoQuery = queryOptions({ queryKey: uploadInfoKeys.detail, queryFn: fetchUploadInfo, staleTime: 5 * 60_000 });
 
 export function useUploadInfo(enabled = true) {
   return useQuery({ ...uploadInfoQuery, enabled });

@@ -26,7 +26,7 @@ describe('protected routes', () => {
     const probes = await screen.findAllByTestId('location');
     await waitFor(() => expect(probes[0]).toHaveTextContent('/login'));
     expect(screen.queryByText('secret')).not.toBeInTheDocument();
-    expect(JSON.parse(screen.getAllByTestId('location')[0].dataset.state!).from.pathname).toBe('/history');
+    expect((JSON.parse(screen.getAllByTestId('location')[0].dataset.state!) as { from: { pathname: string } }).from.pathname).toBe('/history');
   });
   it('render the page for a restored session', async () => {
     storeAuth(user, tokens);

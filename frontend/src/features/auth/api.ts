@@ -1,9 +1,9 @@
-import { post } from '../../lib/api-client';
-import type { User } from '../../lib/types';
+import { api } from '../../lib/api';
 
-export const verifyEmail = (token: string) => post<User>('/api/auth/verify-email', { token });
-export const forgotPassword = (email: string) => post<null>('/api/auth/forgot-password', { email: email.trim() });
-export const resetPassword = (token: string, password: string) => post<null>('/api/auth/reset-password', { token, password });
+export const verifyEmail = (token: string) => api('post', '/api/auth/verify-email', { body: { token } });
+export const forgotPassword = (email: string) => api('post', '/api/auth/forgot-password', { body: { email: email.trim() } });
+export const resetPassword = (token: string, password: string) =>
+  api('post', '/api/auth/reset-password', { body: { token, password } });
 
 const LOGIN_ERRORS: Record<string, string> = {
   google_failed: 'Google sign-in failed. Please try again.',

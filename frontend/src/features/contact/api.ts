@@ -1,6 +1,6 @@
-import { post } from '../../lib/api-client';
+import { api, type ApiBody } from '../../lib/api';
 
-export interface ContactInput { name: string; email: string; subject: string; message: string }
+export type ContactInput = ApiBody<'/api/contact', 'post'>;
 
 export function validateContact(v: ContactInput): string | null {
   if (!v.name.trim() || !v.email.trim() || !v.subject.trim() || !v.message.trim()) return 'Please fill in all fields';
@@ -9,4 +9,4 @@ export function validateContact(v: ContactInput): string | null {
 }
 
 export const sendContact = (v: ContactInput) =>
-  post<{ id: string }>('/api/contact', { name: v.name.trim(), email: v.email.trim(), subject: v.subject.trim(), message: v.message.trim() });
+  api('post', '/api/contact', { body: { name: v.name.trim(), email: v.email.trim(), subject: v.subject.trim(), message: v.message.trim() } });

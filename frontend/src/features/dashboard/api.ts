@@ -1,13 +1,23 @@
-import { useQuery } from '@tanstack/react-query';
-import { get, post } from '../../lib/api-client';
+import { queryOptions, useQuery } from '@tanstack/react-query';
+import { api } from '../../lib/api';
 import { USAGE_HISTORY_MONTHS } from '../../lib/constants';
 import type { UsageHistoryItem, UsageStats } from '../../lib/types';
 
-export const fetchUsageStats = async () => (await get<UsageStats>('/api/usage/stats')).data;
-export const fetchUsageHistory = async () => (await get<UsageHistoryItem[]>(`/api/usage/history?months=${USAGE_HISTORY_MONTHS}`)).data;
+export const usageKeys = {
+  all: ['usage'] as const,
+  stats: () => [...usageKeys.all, 'stats'] as const,
+  history: () => [...usageKeys.all, 'history'] as const,
+};
 
-export const useUsageStats = () => useQuery({ queryKey: ['usage', 'stats'], queryFn: fetchUsageStats, staleTime: 0 });
-export const useUsageHistory = () => useQuery({ queryKey: ['usage', 'history'], queryFn: fetchUsageHistory, staleTime: 0 });
+export const fetchUsageStats = async () => (await api('get', '/api/usage/stats')).data;
+export const fetchUsageHistory = async () =>
+  (await api('get', '/api/usage/history', { query: { months: USAGE_HISTORY_MONTHS }, inlineQuery: true })).data;
+
+export const usageStatsQuery = () => queryOptions({ queryKey: usageKeys.stats(), queryFn: fetchUsageStats, staleTime: 0 });
+export const usageHistoryQuery = () => queryOptions({ queryKey: usageKeys.history(), queryFn: fetchUsageHistory, staleTime: 0 });
+
+export const useUsageStats = () => useQuery(usageStatsQuery());
+export const useUsageHistory = () => useQuery(usageHistoryQuery());
 
 export type QuotaState = 'unlimited' | 'normal' | 'near' | 'over';
 
@@ -29,4 +39,4 @@ export function successRate(item: Pick<UsageHistoryItem, 'uploads' | 'successful
   return `${Math.round((item.successful / item.uploads) * 100)}%`;
 }
 
-export const resendVerification = () => post<null>('/api/auth/resend-verification');
+export const resendVerification = () => api('post', '/api/auth/resend-verification');

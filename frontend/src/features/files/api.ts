@@ -1,16 +1,12 @@
-import { useQuery } from '@tanstack/react-query';
+import { skipToken, useQuery } from '@tanstack/react-query';
+import { fileStatusQuery } from '../../lib/file-status';
 
-export { fetchFileStatus, statusRefetchInterval } from '../../lib/file-status';
-import { fetchFileStatus, statusRefetchInterval } from '../../lib/file-status';
+export { fetchFileStatus, fileStatusKeys, fileStatusQuery, statusRefetchInterval } from '../../lib/file-status';
 
+/** The status page's and download page's query: polled while in progress unless `poll` is false. */
 export function useFileStatus(id: string | undefined, poll = true) {
-  return useQuery({
-    queryKey: ['file-status', id],
-    queryFn: () => fetchFileStatus(id!),
-    enabled: !!id,
-    staleTime: 0,
-    refetchInterval: (query) => (poll ? statusRefetchInterval(query.state.data?.file?.status) : false),
-  });
+  const options = fileStatusQuery(id ?? '', { poll });
+  return useQuery(id ? options : { ...options, queryFn: skipToken });
 }
 
 /** The job's percent, capped to 0..100. */

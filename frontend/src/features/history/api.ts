@@ -1,29 +1,30 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { get } from '../../lib/api-client';
+import { keepPreviousData, queryOptions, skipToken, useQuery } from '@tanstack/react-query';
+import { api, type ApiQuery } from '../../lib/api';
 import { HISTORY_PAGE_SIZE } from '../../lib/constants';
-import type { FileHistory } from '../../lib/types';
 
-export const STATUS_FILTERS = ['ALL', 'COMPLETED', 'PROCESSING', 'PENDING', 'FAILED'] as const;
+type HistoryQuery = ApiQuery<'/api/users/{user_id}/files', 'get'>;
+
+export const STATUS_FILTERS = ['ALL', 'COMPLETED', 'PROCESSING', 'PENDING', 'FAILED'] as const satisfies readonly NonNullable<HistoryQuery['status']>[];
 export const SORT_FIELDS = [
   { value: 'createdAt', label: 'Upload date' },
   { value: 'originalName', label: 'File name' },
   { value: 'originalSize', label: 'File size' },
   { value: 'status', label: 'Status' },
-] as const;
+] as const satisfies readonly { value: NonNullable<HistoryQuery['sortBy']>; label: string }[];
 
 export interface HistoryFilters {
   page: number;
   status: (typeof STATUS_FILTERS)[number];
-  sortBy: 'createdAt' | 'originalName' | 'originalSize' | 'status';
-  sortOrder: 'asc' | 'desc';
+  sortBy: NonNullable<HistoryQuery['sortBy']>;
+  sortOrder: NonNullable<HistoryQuery['sortOrder']>;
   search: string;
 }
 
 export const DEFAULT_FILTERS: HistoryFilters = { page: 1, status: 'ALL', sortBy: 'createdAt', sortOrder: 'desc', search: '' };
 
 /** Query parameters: page, limit=20, status, sortBy, sortOrder, and search only when not blank. */
-export function historyParams(f: HistoryFilters): Record<string, string | number> {
-  const params: Record<string, string | number> = {
+export function historyParams(f: HistoryFilters): HistoryQuery {
+  const params: HistoryQuery = {
     page: Math.max(1, Math.floor(f.page) || 1), limit: HISTORY_PAGE_SIZE, status: f.status, sortBy: f.sortBy, sortOrder: f.sortOrder,
   };
   const search = f.search.trim();
@@ -40,15 +41,22 @@ export function emptyHistoryMessage(f: HistoryFilters): string {
   return hasActiveFilters(f) ? 'No files match your current filters.' : "You haven't uploaded any files yet.";
 }
 
-export const fetchHistory = async (userId: string, f: HistoryFilters) =>
-  (await get<FileHistory>(`/api/users/${encodeURIComponent(userId)}/files`, { params: historyParams(f) })).data;
+export const historyKeys = {
+  all: ['history'] as const,
+  list: (userId: string | undefined, params: HistoryQuery) => [...historyKeys.all, userId, params] as const,
+};
 
-export function useHistory(userId: string | undefined, f: HistoryFilters) {
-  return useQuery({
-    queryKey: ['history', userId, historyParams(f)],
-    queryFn: () => fetchHistory(userId!, f),
-    enabled: !!userId,
+export const fetchHistory = async (userId: string, f: HistoryFilters) =>
+  (await api('get', '/api/users/{user_id}/files', { path: { user_id: userId }, query: historyParams(f) })).data;
+
+/** One page of a user's files; the previous page stays on screen while the next loads. */
+export function historyQuery(userId: string | undefined, f: HistoryFilters) {
+  return queryOptions({
+    queryKey: historyKeys.list(userId, historyParams(f)),
+    queryFn: userId ? () => fetchHistory(userId, f) : skipToken,
     placeholderData: keepPreviousData,
     staleTime: 0,
   });
 }
+
+export const useHistory = (userId: string | undefined, f: HistoryFilters) => useQuery(historyQuery(userId, f));

@@ -1,8 +1,11 @@
-import { useQuery } from '@tanstack/react-query';
-import { get, put } from '../../lib/api-client';
-import type { User } from '../../lib/types';
+import { queryOptions, useQuery } from '@tanstack/react-query';
+import { api } from '../../lib/api';
 
-export const fetchProfile = async () => (await get<User>('/api/auth/profile')).data;
-export const useProfile = () => useQuery({ queryKey: ['profile'], queryFn: fetchProfile, staleTime: 0 });
+export const profileKeys = { detail: ['profile'] as const };
+
+export const fetchProfile = async () => (await api('get', '/api/auth/profile')).data;
+export const profileQuery = () => queryOptions({ queryKey: profileKeys.detail, queryFn: fetchProfile, staleTime: 0 });
+export const useProfile = () => useQuery(profileQuery());
+
 export const changePassword = (currentPassword: string, newPassword: string) =>
-  put<null>('/api/auth/password', { currentPassword, newPassword });
+  api('put', '/api/auth/password', { body: { currentPassword, newPassword } });

@@ -1,6 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
-import { ApiError, apiClient } from '../../lib/api-client';
-import type { Envelope, UploadResultItem } from '../../lib/types';
+import { api } from '../../lib/api';
+import { ApiError } from '../../lib/api-client';
+import type { UploadResultItem } from '../../lib/types';
 
 /** The server answers one item or a list of items; both become a list. */
 export function normaliseUploadResult(data: unknown): UploadResultItem[] {
@@ -19,9 +20,9 @@ export async function uploadSingle(file: File, mode?: string, password?: string)
   form.append('file', file, file.name);
   if (mode) form.append('mode', mode);
   if (password) form.append('password', password);
-  const res = await apiClient.post<Envelope<unknown>>('/api/upload/single', form);
-  const items = normaliseUploadResult(res.data?.data);
-  if (!items.length) throw new ApiError(res.data?.message || 'Unknown error occurred', 'api', { serverMessage: res.data?.message });
+  const body = await api('post', '/api/upload/single', { body: form });
+  const items = normaliseUploadResult(body?.data);
+  if (!items.length) throw new ApiError(body?.message || 'Unknown error occurred', 'api', { serverMessage: body?.message });
   return items;
 }
 
@@ -39,7 +40,7 @@ export const UPLOAD_PARALLELISM = 4;
  * in the order of `files`. */
 export async function uploadAll(files: File[], mode?: string, upload = uploadSingle,
   parallelism = UPLOAD_PARALLELISM, password?: string): Promise<UploadOutcome[]> {
-  const outcomes: UploadOutcome[] = new Array(files.length);
+  const outcomes: UploadOutcome[] = new Array<UploadOutcome>(files.length);
   let next = 0;
   async function lane() {
     while (next < files.length) {

@@ -38,7 +38,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       const from = { pathname: window.location.pathname, search: window.location.search, hash: '' };
       startTransition(() => {
         dispatch({ type: 'LOGOUT' });
-        navigate('/login', { replace: true, state: from.pathname === '/login' ? undefined : { from } });
+        void navigate('/login', { replace: true, state: from.pathname === '/login' ? undefined : { from } });
       });
     });
     setSessionRefreshedHandler((payload) => dispatch({ type: 'AUTH_SUCCESS', ...payload }));
@@ -51,7 +51,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     if (started.current) return;
     started.current = true;
-    restoreSession().then((result) => {
+    void restoreSession().then((result) => {
       if (result.kind === 'restored' || result.kind === 'refreshed') {
         dispatch({ type: 'AUTH_SUCCESS', ...result.payload });
       } else {
@@ -120,7 +120,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     // (its own redirect would otherwise win over ours).
     startTransition(() => {
       dispatch({ type: 'LOGOUT' });
-      navigate(ok && successPath ? successPath : '/login', { replace: true });
+      void navigate(ok && successPath ? successPath : '/login', { replace: true });
     });
     return ok;
   }, [navigate, queryClient]);

@@ -1,5 +1,6 @@
 /** Start-up restore (SPEC section 4) and the auth calls that the provider wraps. */
-import { ApiError, apiClient, refreshSession } from '../api-client';
+import { api } from '../api';
+import { ApiError, refreshSession } from '../api-client';
 import { ASSUMED_TOKEN_LIFETIME_S } from '../constants';
 import type { AuthPayload, Envelope, User } from '../types';
 import {
@@ -67,26 +68,23 @@ function unwrapAuth(body: Envelope<AuthPayload>, fallback: string): AuthPayload 
 }
 
 export async function loginCall(email: string, password: string): Promise<AuthPayload> {
-  const res = await apiClient.post<Envelope<AuthPayload>>('/api/auth/login', { email: email.trim(), password });
-  return unwrapAuth(res.data, 'Login failed');
+  return unwrapAuth(await api('post', '/api/auth/login', { body: { email: email.trim(), password } }), 'Login failed');
 }
 
 export async function registerCall(input: RegisterInput): Promise<AuthPayload> {
-  const res = await apiClient.post<Envelope<AuthPayload>>('/api/auth/register', registerPayload(input));
-  return unwrapAuth(res.data, 'Registration failed');
+  return unwrapAuth(await api('post', '/api/auth/register', { body: registerPayload(input) }), 'Registration failed');
 }
 
 export async function googleExchangeCall(code: string): Promise<AuthPayload> {
-  const res = await apiClient.post<Envelope<AuthPayload>>('/api/auth/google/exchange', { code });
-  return unwrapAuth(res.data, 'Google sign-in failed');
+  return unwrapAuth(await api('post', '/api/auth/google/exchange', { body: { code } }), 'Google sign-in failed');
 }
 
 export async function logoutCall(refreshToken?: string): Promise<void> {
-  await apiClient.post('/api/auth/logout', refreshToken ? { refreshToken } : {});
+  await api('post', '/api/auth/logout', { body: refreshToken ? { refreshToken } : {} });
 }
 
 export async function updateProfileCall(changes: { firstName?: string; lastName?: string }): Promise<User> {
-  const res = await apiClient.put<Envelope<User>>('/api/auth/profile', changes);
-  if (!res.data?.success) throw new ApiError(res.data?.message || 'Profile update failed', 'api');
-  return res.data.data;
+  const body = await api('put', '/api/auth/profile', { body: changes });
+  if (!body?.success) throw new ApiError(body?.message || 'Profile update failed', 'api');
+  return body.data;
 }

@@ -18,14 +18,14 @@ export default function AuthCallbackPage() {
     const code = params.get('code');
     const error = params.get('error');
     if (!code) {
-      navigate(`/login?error=${encodeURIComponent(error || 'google_failed')}`, { replace: true });
+      void navigate(`/login?error=${encodeURIComponent(error || 'google_failed')}`, { replace: true });
       return;
     }
     completeGoogleSignIn(code).then(() => {
       toast.success('Login successful!');
-      navigate('/dashboard', { replace: true });
+      void navigate('/dashboard', { replace: true });
     }, (err) => {
-      navigate(`/login?error=${encodeURIComponent(messageOf(err, 'google_failed'))}`, { replace: true });
+      void navigate(`/login?error=${encodeURIComponent(messageOf(err, 'google_failed'))}`, { replace: true });
     });
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);

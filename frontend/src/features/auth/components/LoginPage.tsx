@@ -37,7 +37,7 @@ export default function LoginPage() {
     try {
       await login(email, password);
       toast.success('Login successful!');
-      navigate(redirectTarget(location.state), { replace: true });
+      void navigate(redirectTarget(location.state), { replace: true });
     } catch {
       toast.error('Login failed. Please check your credentials.');
     } finally {

@@ -32,7 +32,7 @@ export default function RegisterPage() {
     try {
       await register({ email: form.email, password: form.password, firstName: form.firstName, lastName: form.lastName, username: form.username });
       toast.success('Registration successful! Please check your email to verify your account.');
-      navigate('/login');
+      void navigate('/login');
     } catch (error) {
       toast.error(registrationErrorText(error));
     } finally {

@@ -4,7 +4,7 @@ import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Alert, PageHeader, PageSpinner, ProgressBar } from '../../../components/ui';
 import { useAuth } from '../../../lib/auth/AuthProvider';
-import { ROLE_DESCRIPTIONS } from '../../../lib/constants';
+import { roleDescription } from '../../../lib/constants';
 import { formatBytes, formatDate, formatMonth } from '../../../lib/format';
 import { messageOf } from '../../../lib/api-client';
 import { QUOTA_LABEL, quotaState, resendVerification, successRate, useUsageHistory, useUsageStats } from '../api';
@@ -68,7 +68,7 @@ export default function DashboardPage() {
               <dt className="text-slate-500">Account type</dt>
               <dd className="mt-1">
                 <span className={`inline-flex rounded-full px-2.5 py-0.5 text-xs font-semibold ${ROLE_BADGE[role] ?? ROLE_BADGE.GUEST}`} data-testid="role-badge">{role}</span>
-                <p className="mt-1 text-slate-600">{ROLE_DESCRIPTIONS[role] ?? role}</p>
+                <p className="mt-1 text-slate-600">{roleDescription(role) ?? role}</p>
               </dd>
             </div>
             <div><dt className="text-slate-500">Member since</dt><dd className="mt-0.5 font-medium text-slate-900">{formatDate(s.user?.memberSince ?? user?.createdAt)}</dd></div>

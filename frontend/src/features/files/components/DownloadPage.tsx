@@ -21,7 +21,7 @@ export default function DownloadPage() {
       handled.current = true;
       if (status.error instanceof ApiError && status.error.status === 401) return;
       toast.error('Failed to load file information');
-      navigate('/', { replace: true });
+      void navigate('/', { replace: true });
     }
   }, [status.isError, status.error, navigate]);
 
@@ -52,7 +52,7 @@ export default function DownloadPage() {
     try {
       await downloadFile(file);
       toast.success('Download started');
-      status.refetch();
+      void status.refetch();
     } catch {
       toast.error('Download failed');
     } finally {
@@ -60,7 +60,8 @@ export default function DownloadPage() {
     }
   };
 
-  const findings = (file.report as FileReport | null | undefined)?.findings ?? [];
+  const report: FileReport | null | undefined = file.report;
+  const findings = report?.findings ?? [];
   return (
     <Container narrow>
       <PageHeader title="Download" subtitle={<span className="break-all">{file.originalName}</span>} />

@@ -19,7 +19,7 @@ export default function StatusPage() {
       handled.current = true;
       if (status.error instanceof ApiError && status.error.status === 401) return; // forced sign-out handles it
       toast.error('Failed to load file status');
-      navigate('/', { replace: true });
+      void navigate('/', { replace: true });
     }
   }, [status.isError, status.error, navigate]);
 

@@ -5,10 +5,10 @@ import { Container } from '../../../components/Layout';
 import { Alert, PageHeader, PageSpinner, Spinner } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { useAuth } from '../../../lib/auth/AuthProvider';
-import { ROLE_DESCRIPTIONS } from '../../../lib/constants';
+import { roleDescription } from '../../../lib/constants';
 import { formatDateTime } from '../../../lib/format';
 import { profileChanges, validatePasswordChange } from '../../../lib/validation';
-import { changePassword, useProfile } from '../api';
+import { changePassword, profileQuery, useProfile } from '../api';
 
 export default function ProfilePage() {
   const { user: authUser, updateProfile, setUser } = useAuth();
@@ -48,7 +48,7 @@ export default function ProfilePage() {
     setSaving(true);
     try {
       const updated = await updateProfile(changes);
-      if (updated) queryClient.setQueryData(['profile'], updated);
+      if (updated) queryClient.setQueryData(profileQuery().queryKey, updated);
       toast.success('Profile updated successfully');
     } catch (error) {
       toast.error(messageOf(error, 'Failed to update profile'));
@@ -99,7 +99,7 @@ export default function ProfilePage() {
             <p id="email-hint" className="mt-1 text-xs text-slate-500">Email cannot be changed</p>
           </div>
           <div className="grid gap-4 text-sm sm:grid-cols-3">
-            <div><p className="text-slate-500">Role</p><p className="font-medium text-slate-900">{user?.role}</p><p className="text-xs text-slate-500">{ROLE_DESCRIPTIONS[user?.role ?? ''] ?? ''}</p></div>
+            <div><p className="text-slate-500">Role</p><p className="font-medium text-slate-900">{user?.role}</p><p className="text-xs text-slate-500">{roleDescription(user?.role) ?? ''}</p></div>
             <div><p className="text-slate-500">Created</p><p className="font-medium text-slate-900">{formatDateTime(user?.createdAt)}</p></div>
             <div><p className="text-slate-500">Last updated</p><p className="font-medium text-slate-900">{formatDateTime(user?.updatedAt)}</p></div>
           </div>

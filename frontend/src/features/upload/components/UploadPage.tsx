@@ -6,16 +6,17 @@ import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Alert, PageHeader, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
 import { formatBytes } from '../../../lib/format';
-import type { UploadResultItem } from '../../../lib/types';
+import type { Mode, UploadResultItem } from '../../../lib/types';
 import { dropLimits, useUploadInfo } from '../../../lib/upload-info';
-import { fetchFileStatus, statusRefetchInterval } from '../../../lib/file-status';
+import { fileStatusQuery } from '../../../lib/file-status';
 import { extensionValidator, useUploadFiles } from '../api';
 
-const MODE_TEXT: Record<string, string> = {
+/** One text per mode of the API (a mode the API adds fails the type check until it has one). */
+const MODE_TEXT: Record<Mode, string> = {
   basic: 'Basic — rebuild in the same format, active content and metadata removed',
   advanced: 'Advanced — also flatten risky formats to PDF and convert legacy Office files',
-  custom: 'Custom — your organisation\'s rules',
 };
+const modeText = (mode: string) => (Object.hasOwn(MODE_TEXT, mode) ? MODE_TEXT[mode as Mode] : mode);
 
 export default function UploadPage() {
   const info = useUploadInfo();
@@ -26,7 +27,7 @@ export default function UploadPage() {
   const [password, setPassword] = useState('');
   const warned = useRef(false);
   const limits = useMemo(() => dropLimits(info.data), [info.data]);
-  const modes = info.data?.modes ?? [];
+  const modes = useMemo(() => info.data?.modes ?? [], [info.data]);
   const ready = info.isSuccess;
 
   useEffect(() => {
@@ -58,7 +59,7 @@ export default function UploadPage() {
   }, [upload, mode, modes.length, password]);
 
   const { getRootProps, getInputProps, isDragActive, isDragReject } = useDropzone({
-    onDrop,
+    onDrop: (accepted, rejected) => void onDrop(accepted, rejected),
     maxFiles: limits.maxFiles,
     maxSize: limits.maxSize,
     validator: extensionValidator(limits.extensions),
@@ -78,7 +79,7 @@ export default function UploadPage() {
             <div className="card p-5">
               <label htmlFor="mode" className="label">Sanitization mode</label>
               <select id="mode" className="input" value={mode} onChange={(e) => setMode(e.target.value)} disabled={upload.isPending}>
-                {modes.map((m) => <option key={m} value={m}>{MODE_TEXT[m] ?? m}</option>)}
+                {modes.map((m) => <option key={m} value={m}>{modeText(m)}</option>)}
               </select>
             </div>
           )}
@@ -180,12 +181,7 @@ export default function UploadPage() {
 
 /** One uploaded file; its badge follows the processing status (polled every 3 s while active). */
 function UploadRow({ item }: { item: UploadResultItem }) {
-  const status = useQuery({
-    queryKey: ['file-status', item.fileId],
-    queryFn: () => fetchFileStatus(item.fileId),
-    refetchInterval: (q) => statusRefetchInterval(q.state.data?.file?.status ?? item.status),
-    staleTime: 0,
-  });
+  const status = useQuery(fileStatusQuery(item.fileId, { fallbackStatus: item.status }));
   const current = status.data?.file?.status ?? item.status;
   return (
     <li className="flex flex-col gap-3 px-5 py-4 sm:flex-row sm:items-center sm:justify-between">
