@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sanitas.auth.tokens import AccessTokenCache
 from sanitas.config import Settings
+from sanitas.deps import client_ip
 from sanitas.errors import ApiError, error_body
 
 BUSY_MESSAGE = "The server is busy; please try again in a moment."
@@ -99,8 +100,6 @@ async def database_paused(request: Request, session) -> AsyncIterator[None]:
 
 def caller_key(tokens: AccessTokenCache, request: Request) -> str:
     """The user of a valid access token, else the client's address (no database read)."""
-    from sanitas.auth.routes import client_ip
-
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     token = token.strip()
     if scheme.lower() == "bearer" and token:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from sqlalchemy import DateTime, create_engine, event
+from sqlalchemy import ColumnElement, DateTime, create_engine, event, func
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
@@ -15,6 +15,13 @@ from sqlalchemy.types import TypeDecorator
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def contains_text(expression: ColumnElement[str], text: str) -> ColumnElement[bool]:
+    """What every search box matches: `expression` contains `text`, ignoring case. LIKE's
+    wildcards (`%`, `_`) and its escape character in `text` are taken literally."""
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return func.lower(expression).like(f"%{escaped}%", escape="\\")
 
 
 class UTCDateTime(TypeDecorator):

@@ -1,7 +1,9 @@
-"""FastAPI dependencies shared by every route: settings, DB session, the signed-in user."""
+"""FastAPI dependencies shared by every route: settings, DB session, the signed-in user, the
+client's address, blob storage and the job executor."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -13,7 +15,9 @@ from starlette.concurrency import run_in_threadpool
 
 from sanitas.config import Settings
 from sanitas.errors import ApiError
+from sanitas.executor import Executor
 from sanitas.models import AuthSession, User
+from sanitas.storage import Storage, make_storage
 
 
 def get_settings_dep(request: Request) -> Settings:
@@ -85,3 +89,47 @@ def require_admin(user: CurrentUser) -> User:
 
 
 AdminUser = Annotated[User, Depends(require_admin)]
+
+
+def _is_trusted(address: str, trusted: list[str]) -> bool:
+    for entry in trusted:
+        if address == entry:
+            return True
+        try:
+            if ipaddress.ip_address(address) in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def client_ip(request: Request) -> str:
+    """The client's address: the TCP peer, or, when the peer is a trusted proxy, the
+    nearest untrusted hop of X-Forwarded-For (headers from anyone else are ignored)."""
+    peer = request.client.host if request.client else "unknown"
+    trusted = request.app.state.settings.trusted_proxies
+    if not trusted or not _is_trusted(peer, trusted):
+        return peer
+    hops = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",")
+            if h.strip()]
+    for hop in reversed(hops):
+        if not _is_trusted(hop, trusted):
+            return hop[:64]
+    return hops[0][:64] if hops else peer
+
+
+def get_storage(request: Request) -> Storage:
+    """The app's blob storage (made on first use when no background services started it)."""
+    state = request.app.state
+    if getattr(state, "storage", None) is None:
+        state.storage = make_storage(state.settings)
+    return state.storage
+
+
+def get_executor(request: Request) -> Executor | None:
+    """The executor this process talks to; None when it runs none (tests, background off)."""
+    return getattr(request.app.state, "executor", None)
+
+
+StorageDep = Annotated[Storage, Depends(get_storage)]
+ExecutorDep = Annotated[Executor | None, Depends(get_executor)]

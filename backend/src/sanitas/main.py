@@ -11,7 +11,6 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from sanitas import health
-from sanitas.admin import routes as admin_routes
 from sanitas.admission import DatabaseGate, PerCallerLimit
 from sanitas.api_docs import install_docs
 from sanitas.auth import routes as auth_routes
@@ -21,6 +20,7 @@ from sanitas.contact import routes as contact_routes
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.errors import error_body, install_error_handlers
 from sanitas.executor import executor_connections
+from sanitas.executor import routes as queue_routes
 from sanitas.files import admin_routes as files_admin_routes
 from sanitas.files import routes as files_routes
 from sanitas.http_limits import BodyLimitMiddleware, upload_caps
@@ -82,8 +82,8 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
                        hsts=settings.public_url.lower().startswith("https://"))
 
     app.include_router(health.router)
-    for module in (auth_routes, users_routes, files_routes, files_admin_routes, usage_routes,
-                   admin_routes, contact_routes):
+    for module in (auth_routes, users_routes, files_routes, files_admin_routes, queue_routes,
+                   usage_routes, contact_routes):
         app.include_router(module.router, prefix="/api", responses=COMMON_RESPONSES)
     install_docs(app)  # Swagger UI from a local copy, before the /api catch-all below
 

@@ -1,10 +1,12 @@
-"""Shapes shared by every route: the `{success, message, data}` envelope, camelCase fields."""
+"""Shapes shared by every route: the `{success, message, data}` envelope, camelCase fields,
+UTC timestamps and page-by-page lists."""
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from datetime import UTC, datetime
+from typing import Annotated, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PlainSerializer
 from pydantic.alias_generators import to_camel
 
 T = TypeVar("T")
@@ -31,3 +33,33 @@ class ErrorEnvelope(BaseModel):
 
 def ok(data=None, message: str = "") -> dict:
     return {"success": True, "message": message, "data": data}
+
+
+def iso(value: datetime | None) -> str | None:
+    """A moment as ISO 8601 in UTC with a `Z` (2026-01-31T12:00:00.123456Z), whatever time zone
+    the database driver attached."""
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z") if value else None
+
+
+# A datetime in Python, `iso()`'s string on the wire (a string in the OpenAPI document).
+UtcTimestamp = Annotated[datetime, PlainSerializer(iso, return_type=str)]
+
+
+class Pagination(CamelModel):
+    page: int
+    limit: int
+    total: int
+    pages: int
+    has_prev: bool
+    has_next: bool
+
+    @classmethod
+    def of(cls, page: int, limit: int, total: int) -> Pagination:
+        pages = (total + limit - 1) // limit if total else 0
+        return cls(page=page, limit=limit, total=total, pages=pages, has_prev=page > 1,
+                   has_next=page < pages)
+
+    @staticmethod
+    def offset(page: int, limit: int) -> int:
+        """Rows before page `page` (1-based) of `limit` rows."""
+        return (page - 1) * limit

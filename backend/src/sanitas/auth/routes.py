@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
-
 from fastapi import APIRouter, BackgroundTasks, Query, Request
 from fastapi.responses import RedirectResponse
 from fastapi.security.utils import get_authorization_scheme_param
@@ -27,7 +25,7 @@ from sanitas.auth.schemas import (
 )
 from sanitas.auth.tokens import decode_access_token, hash_token
 from sanitas.db import utcnow
-from sanitas.deps import CurrentUser, SessionDep, SettingsDep
+from sanitas.deps import CurrentUser, SessionDep, SettingsDep, client_ip
 from sanitas.errors import ApiError
 from sanitas.mail import send_email
 from sanitas.models import AuthSession
@@ -36,33 +34,6 @@ from sanitas.schemas import Envelope, ErrorEnvelope, ok
 router = APIRouter(prefix="/auth", tags=["auth"],
                    responses={400: {"model": ErrorEnvelope}, 401: {"model": ErrorEnvelope},
                               422: {"model": ErrorEnvelope}, 429: {"model": ErrorEnvelope}})
-
-
-def _is_trusted(address: str, trusted: list[str]) -> bool:
-    for entry in trusted:
-        if address == entry:
-            return True
-        try:
-            if ipaddress.ip_address(address) in ipaddress.ip_network(entry, strict=False):
-                return True
-        except ValueError:
-            continue
-    return False
-
-
-def client_ip(request: Request) -> str:
-    """The client's address: the TCP peer, or, when the peer is a trusted proxy, the
-    nearest untrusted hop of X-Forwarded-For (headers from anyone else are ignored)."""
-    peer = request.client.host if request.client else "unknown"
-    trusted = request.app.state.settings.trusted_proxies
-    if not trusted or not _is_trusted(peer, trusted):
-        return peer
-    hops = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",")
-            if h.strip()]
-    for hop in reversed(hops):
-        if not _is_trusted(hop, trusted):
-            return hop[:64]
-    return hops[0][:64] if hops else peer
 
 
 def _agent(request: Request) -> str | None:
@@ -153,10 +124,8 @@ def get_profile(user: CurrentUser, session: SessionDep):
 
 @router.put("/profile", response_model=Envelope[UserOut])
 def update_profile(body: ProfileUpdateIn, user: CurrentUser, session: SessionDep):
-    for field in body.model_fields_set & {"first_name", "last_name"}:
-        value = getattr(body, field)
-        setattr(user, field, value.strip() if value and value.strip() else None)
-    session.commit()
+    service.update_profile(session, user, body.model_dump(include=body.model_fields_set,
+                                                          by_alias=False))
     return ok(service.user_out(session, user), "Profile updated successfully")
 
 
@@ -170,10 +139,7 @@ def change_password(body: PasswordChangeIn, request: Request, user: CurrentUser,
 
 @router.post("/verify-email", response_model=Envelope[UserOut])
 def verify_email(body: TokenIn, session: SessionDep):
-    user = service.consume_email_token(session, body.token, "verify_email",
-                                       "This verification link is invalid or has expired.")
-    user.is_email_verified = True
-    session.commit()
+    user = service.verify_email(session, body.token)
     return ok(service.user_out(session, user), "Email verified successfully. You can now sign in.")
 
 

@@ -213,6 +213,17 @@ def login(session: Session, settings: Settings, *, email: str, password: str,
     return AuthData(user=user_out(session, user), tokens=tokens)
 
 
+def update_profile(session: Session, user: User, changes: dict[str, str | None]) -> None:
+    """Change the names (and username) present in `changes`, snake_case keys; an empty or
+    blank name clears it. A username must be well-formed and free (422, 409)."""
+    if "username" in changes:
+        user.username = check_username(session, changes["username"], exclude_user_id=user.id)
+    for field in ("first_name", "last_name"):
+        if field in changes:
+            setattr(user, field, (changes[field] or "").strip() or None)
+    session.commit()
+
+
 def change_password(session: Session, user: User, current: str, new: str,
                     keep_family: str | None) -> None:
     if not verify_password(user.password_hash, current):
@@ -249,6 +260,15 @@ def consume_email_token(session: Session, token: str, purpose: str, invalid_mess
     if user is None:
         raise ApiError(400, invalid_message, "invalid_token")
     row.used_at = utcnow()
+    return user
+
+
+def verify_email(session: Session, token: str) -> User:
+    """Spend an emailed verification link: its user's address is verified."""
+    user = consume_email_token(session, token, "verify_email",
+                               "This verification link is invalid or has expired.")
+    user.is_email_verified = True
+    session.commit()
     return user
 
 

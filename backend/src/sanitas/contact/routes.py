@@ -10,12 +10,10 @@ from pydantic import BeforeValidator, EmailStr, Field
 from sqlalchemy import func, select
 
 from sanitas import ratelimit
-from sanitas.auth.routes import client_ip
 from sanitas.auth.service import normalise_email
-from sanitas.deps import AdminUser, OptionalUser, SessionDep, SettingsDep
+from sanitas.deps import AdminUser, OptionalUser, SessionDep, SettingsDep, client_ip
 from sanitas.models import ContactMessage
-from sanitas.schemas import CamelModel, Envelope, ErrorEnvelope, ok
-from sanitas.users.schemas import Pagination
+from sanitas.schemas import CamelModel, Envelope, ErrorEnvelope, Pagination, ok
 
 router = APIRouter(prefix="/contact", tags=["contact"],
                    responses={422: {"model": ErrorEnvelope}, 429: {"model": ErrorEnvelope}})

@@ -1,18 +1,40 @@
 """Job executors. `start_background_services` is called by the API process on start-up and
 returns the callables that stop what it started.
 
-The API talks to `app.state.executor` (LocalExecutor or CeleryExecutor): submit(job_id,
-priority) after an upload is committed, kick() after a resume, workers() and healthy()."""
+The API talks to `app.state.executor`, an `Executor` (LocalExecutor, LocalExecutorClient or
+CeleryExecutor)."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from sanitas.health import register_health_check
 
 log = logging.getLogger(__name__)
+
+
+class Executor(Protocol):
+    """Runs the jobs of committed uploads (the rows are the queue: see executor/job.py)."""
+
+    name: str  # "local" or "celery", as SANITAS_EXECUTOR names it
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def submit(self, job_id: str, priority: int = 0) -> None:
+        """A job was committed: run it when a worker is free (higher priority first)."""
+
+    def kick(self) -> None:
+        """Look for runnable jobs now (after the queue is resumed)."""
+
+    def workers(self) -> int:
+        """Workers that can take jobs now (0 when none answers)."""
+
+    def healthy(self) -> bool: ...
 
 
 def executor_connections(settings) -> int:
@@ -21,7 +43,7 @@ def executor_connections(settings) -> int:
     return 3 * settings.executor_workers + 4
 
 
-def make_executor(settings, factory, storage):
+def make_executor(settings, factory, storage) -> Executor:
     if settings.executor == "celery":
         from sanitas.executor.celery_app import CeleryExecutor
 
@@ -76,6 +98,7 @@ def start_background_services(app, *, executor_in_supervisor: bool = False
     _sweep_scratch(settings, legacy=True)  # what a crash left (a live process's is locked)
     if getattr(app.state, "storage", None) is None:
         app.state.storage = make_storage(settings)
+    executor: Executor
     if executor_in_supervisor and settings.executor == "local":
         from sanitas.executor.local import LocalExecutorClient
 

@@ -420,6 +420,14 @@ def queue_counts(session: Session) -> dict[str, int]:
     return counts
 
 
+def clear_job_records(session: Session, state: str) -> int:
+    """Delete the job records in `state` (completed or failed); the files and their downloads
+    are untouched. Returns how many went."""
+    result = session.execute(delete(Job).where(Job.state == state))
+    session.commit()
+    return result.rowcount or 0
+
+
 class OrphanSweeper:
     """Removes blobs no file row names: what a crash leaves between storing a blob and
     committing its row (an upload's original, a job's sanitized copy). A blob is removed only

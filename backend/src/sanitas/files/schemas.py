@@ -9,8 +9,7 @@ from pydantic import Field
 
 from sanitas.engine.report import RejectionCode
 from sanitas.executor.job import JobFailure
-from sanitas.schemas import CamelModel
-from sanitas.users.schemas import Pagination
+from sanitas.schemas import CamelModel, Pagination, UtcTimestamp
 
 
 class UploadInfo(CamelModel):
@@ -35,7 +34,9 @@ FileErrorCode = StrEnum("FileErrorCode", {
     **{failure.name: failure.value for failure in JobFailure}})
 
 
-class FileOut(CamelModel):
+class FileSummary(CamelModel):
+    """A file as its owner's history lists it (FileOut without the report)."""
+
     id: str
     original_name: str
     original_size: int
@@ -44,17 +45,22 @@ class FileOut(CamelModel):
     status: str
     mode: str | None = None
     detected_type: str | None = None
-    created_at: str | None = None
-    processing_started_at: str | None = None
-    processing_completed_at: str | None = None
+    created_at: UtcTimestamp | None = None
+    processing_started_at: UtcTimestamp | None = None
+    processing_completed_at: UtcTimestamp | None = None
     processing_duration: float | None = None  # seconds
     error_message: str | None = None
     error_code: FileErrorCode | None = Field(
         None, description="With FAILED: why, for programs (errorMessage says it for people).")
-    expires_at: str | None = None
+    expires_at: UtcTimestamp | None = None
     download_count: int = 0
     compression_ratio: float | None = None
     is_expired: bool = False
+
+
+class FileOut(FileSummary):
+    """A file with the report of what its processing found and did."""
+
     report: dict[str, Any] | None = None
 
 
@@ -63,9 +69,9 @@ class JobOut(CamelModel):
     state: str
     progress: int
     attempts: int
-    created_at: str | None = None
-    started_at: str | None = None
-    finished_at: str | None = None
+    created_at: UtcTimestamp | None = None
+    started_at: UtcTimestamp | None = None
+    finished_at: UtcTimestamp | None = None
 
 
 class FileStatusData(CamelModel):
@@ -82,24 +88,6 @@ class FileStats(CamelModel):
 
 
 class FileHistory(CamelModel):
-    files: list[FileOut]
+    files: list[FileSummary]
     stats: FileStats
     pagination: Pagination
-
-
-class QueueStats(CamelModel):
-    waiting: int
-    active: int
-    completed: int
-    failed: int
-    paused: bool
-    workers: int
-    executor: str
-
-
-class QueuePaused(CamelModel):
-    paused: bool
-
-
-class QueueCleared(CamelModel):
-    cleared: int

@@ -4,22 +4,32 @@ authorisation, and the figures shared with usage statistics."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from sqlalchemy import case, func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from sanitas.config import RoleLimits, Settings
-from sanitas.db import utcnow
+from sanitas.db import contains_text, utcnow
 from sanitas.errors import ApiError
 from sanitas.executor import job_secret
 from sanitas.executor.job import HIGH_PRIORITY, NORMAL_PRIORITY
 from sanitas.files.multipart import ReceivedFile
+from sanitas.files.schemas import (
+    FileHistory,
+    FileOut,
+    FileStats,
+    FileStatusData,
+    FileSummary,
+    JobOut,
+)
 from sanitas.models import File, Job, User
 from sanitas.models._common import new_id
-from sanitas.storage import Storage, original_key
+from sanitas.schemas import Pagination
+from sanitas.storage import BlobNotFound, Storage, original_key
 
 log = logging.getLogger(__name__)
 
@@ -239,34 +249,98 @@ def is_expired(file: File, now: datetime | None = None) -> bool:
     return file.is_expired or file.expires_at <= (now or utcnow())
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z") if value else None
+def file_out(file: File) -> FileOut:
+    out = FileOut.model_validate(file)
+    out.is_expired = is_expired(file)  # by the clock, not only once the sweep has run
+    return out
 
 
-def file_out(file: File, *, with_report: bool = True) -> dict[str, Any]:
-    data = {
-        "id": file.id, "originalName": file.original_name, "originalSize": file.original_size,
-        "sanitizedName": file.sanitized_name, "sanitizedSize": file.sanitized_size,
-        "status": file.status, "mode": file.mode, "detectedType": file.detected_type,
-        "createdAt": _iso(file.created_at),
-        "processingStartedAt": _iso(file.processing_started_at),
-        "processingCompletedAt": _iso(file.processing_completed_at),
-        "processingDuration": file.processing_duration, "errorMessage": file.error_message,
-        "errorCode": file.error_code,
-        "expiresAt": _iso(file.expires_at), "downloadCount": file.download_count,
-        "compressionRatio": file.compression_ratio, "isExpired": is_expired(file),
-    }
-    if with_report:
-        data["report"] = file.report
-    return data
+def file_summary(file: File) -> FileSummary:
+    out = FileSummary.model_validate(file)
+    out.is_expired = is_expired(file)
+    return out
 
 
-def job_out(job: Job | None) -> dict[str, Any] | None:
+def job_out(job: Job | None) -> JobOut | None:
     if job is None:
         return None
-    return {"id": job.id, "state": job.state, "progress": min(100, max(0, job.progress)),
-            "attempts": job.attempts, "createdAt": _iso(job.created_at),
-            "startedAt": _iso(job.started_at), "finishedAt": _iso(job.finished_at)}
+    out = JobOut.model_validate(job)
+    out.progress = min(100, max(0, job.progress))
+    return out
 
 
-iso = _iso
+def file_status(session: Session, user: User, file_id: str) -> FileStatusData:
+    """A file the caller may see, with its job (None once the job record was cleared)."""
+    file = get_visible_file(session, user, file_id)
+    job = session.scalar(select(Job).where(Job.file_id == file.id))
+    return FileStatusData(file=file_out(file), job=job_out(job))
+
+
+# -- downloads -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Download:
+    chunks: Iterator[bytes]
+    size: int
+    name: str
+
+
+def open_download(session: Session, storage: Storage, user: User, file_id: str) -> Download:
+    """The sanitized copy of a file the caller may see, counted as one more download; 410 once
+    it expired (or its blob is gone), 409 before it is ready."""
+    file = get_visible_file(session, user, file_id)
+    if is_expired(file):
+        raise ApiError(410, "File has expired and was deleted.", "expired")
+    if file.status != "COMPLETED" or not file.sanitized_key:
+        raise ApiError(409, f"File is not ready for download (status {file.status}).",
+                       "not_ready")
+    try:
+        chunks = storage.iter_chunks(file.sanitized_key)
+        size = file.sanitized_size if file.sanitized_size is not None else \
+            storage.size(file.sanitized_key)
+    except BlobNotFound:
+        raise ApiError(410, "File has expired and was deleted.", "expired") from None
+    session.execute(update(File).where(File.id == file.id)
+                    .values(download_count=File.download_count + 1))
+    session.commit()
+    return Download(chunks=chunks, size=size,
+                    name=file.sanitized_name or f"sanitized_{file.original_name}")
+
+
+# -- a user's file history -------------------------------------------------------------------
+SORT_COLUMNS = {"createdAt": File.created_at, "originalName": func.lower(File.original_name),
+                "originalSize": File.original_size, "status": File.status}
+
+
+def check_history_access(session: Session, user: User, user_id: str) -> None:
+    """Users see their own history; admins anyone's. Otherwise (or for no such user) 404."""
+    if user_id != user.id and (user.role != "ADMIN" or session.get(User, user_id) is None):
+        raise ApiError(404, "User not found", "not_found")
+
+
+def file_stats(session: Session, user_id: str) -> FileStats:
+    counts = dict(session.execute(select(File.status, func.count())
+                                  .where(File.user_id == user_id).group_by(File.status)).all())
+    return FileStats(total=sum(counts.values()), completed=counts.get("COMPLETED", 0),
+                     processing=counts.get("PROCESSING", 0),
+                     pending=counts.get("PENDING", 0), failed=counts.get("FAILED", 0))
+
+
+def file_history(session: Session, user_id: str, *, page: int, limit: int,
+                 status: str | None = None, search: str | None = None,
+                 sort_by: str = "createdAt", sort_order: str = "desc") -> FileHistory:
+    """One page of a user's files (newest first unless `sort_by`/`sort_order` say otherwise),
+    optionally of one status and/or whose name contains `search`, with the counts of all the
+    user's files by status."""
+    conditions = [File.user_id == user_id]
+    if status is not None:
+        conditions.append(File.status == status)
+    if search and search.strip():
+        conditions.append(contains_text(File.original_name, search.strip()))
+    total = session.scalar(select(func.count()).select_from(File).where(*conditions)) or 0
+    column = SORT_COLUMNS[sort_by]
+    order = column.asc() if sort_order == "asc" else column.desc()
+    files = session.scalars(select(File).where(*conditions).order_by(order, File.id)
+                            .offset(Pagination.offset(page, limit)).limit(limit)).all()
+    return FileHistory(files=[file_summary(f) for f in files],
+                       stats=file_stats(session, user_id),
+                       pagination=Pagination.of(page, limit, total))

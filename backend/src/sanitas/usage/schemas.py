@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from sanitas.schemas import CamelModel
+from sanitas.schemas import CamelModel, UtcTimestamp
 
 
 class UsageUser(CamelModel):
     role: str
-    member_since: str | None = None
+    member_since: UtcTimestamp | None = None
 
 
 class UsagePeriod(CamelModel):
     uploads_used: int
     upload_quota: int  # -1: unlimited
     quota_utilization: float
-    start: str
-    end: str
+    start: UtcTimestamp
+    end: UtcTimestamp
 
 
 class UsageLimits(CamelModel):
@@ -48,8 +48,8 @@ class UsageMonth(CamelModel):
 
 
 class AnalyticsPeriod(CamelModel):
-    start: str
-    end: str
+    start: UtcTimestamp
+    end: UtcTimestamp
 
 
 class AnalyticsUsers(CamelModel):
@@ -80,4 +80,4 @@ class Analytics(CamelModel):
 
 class QuotaReset(CamelModel):
     user_id: str
-    quota_reset_at: str
+    quota_reset_at: UtcTimestamp

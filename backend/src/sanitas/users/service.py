@@ -1,0 +1,77 @@
+"""User management for admins: listing with search and filters, role and activation changes
+(the last active admin stays)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session
+
+from sanitas.auth import service as auth_service
+from sanitas.auth.schemas import UserOut
+from sanitas.db import contains_text
+from sanitas.errors import ApiError
+from sanitas.models import User
+from sanitas.schemas import Pagination
+from sanitas.users.schemas import UserList
+
+STATUS_CONDITIONS = {
+    "all": [], "active": [User.is_active.is_(True)], "inactive": [User.is_active.is_(False)],
+    "verified": [User.is_email_verified.is_(True)],
+    "unverified": [User.is_email_verified.is_(False)],
+}
+
+
+def list_users(session: Session, *, page: int, limit: int, search: str | None = None,
+               role: str | None = None, status: str = "all") -> UserList:
+    """One page of users, newest first; `search` looks in the address, the username and the
+    full name."""
+    conditions = list(STATUS_CONDITIONS[status])
+    if search and search.strip():
+        # Addresses are stored lower-cased in NFC (auth.service.normalise_email).
+        text = unicodedata.normalize("NFC", search.strip().lower())
+        full_name = (func.coalesce(User.first_name, "") + " "
+                     + func.coalesce(User.last_name, ""))
+        conditions.append(or_(contains_text(User.email, text),
+                              contains_text(func.coalesce(User.username, ""), text),
+                              contains_text(full_name, text)))
+    if role:
+        conditions.append(User.role == role)
+    total = session.scalar(select(func.count()).select_from(User).where(*conditions)) or 0
+    users = session.scalars(select(User).where(*conditions)
+                            .order_by(User.created_at.desc(), User.id)
+                            .offset(Pagination.offset(page, limit)).limit(limit)).all()
+    return UserList(users=[auth_service.user_out(session, u) for u in users],
+                    pagination=Pagination.of(page, limit, total))
+
+
+def _other_active_admins(session: Session, user_id: str) -> int:
+    # Row locks (PostgreSQL) so two admins demoting each other at once cannot both succeed.
+    return len(session.scalars(select(User.id).where(
+        User.role == "ADMIN", User.is_active.is_(True), User.id != user_id)
+        .with_for_update()).all())
+
+
+def update_user(session: Session, user_id: str, *, role: str | None,
+                is_active: bool | None) -> UserOut:
+    """Change a user's role and/or activation (deactivating ends their sessions); the last
+    active admin can be neither demoted nor deactivated (409)."""
+    target = session.get(User, user_id)
+    if target is None:
+        raise ApiError(404, "User not found")
+    if role is None and is_active is None:
+        raise ApiError(422, "Nothing to update: send role or isActive", "validation_error")
+    demoting = role is not None and role != "ADMIN"
+    deactivating = is_active is False
+    if target.role == "ADMIN" and target.is_active and (demoting or deactivating) \
+            and _other_active_admins(session, target.id) == 0:
+        raise ApiError(409, "Cannot demote or deactivate the last active admin", "last_admin")
+    if role is not None:
+        target.role = role
+    if is_active is not None:
+        target.is_active = is_active
+        if not is_active:
+            auth_service.revoke_all_sessions(session, target.id)
+    session.commit()
+    return auth_service.user_out(session, target)
