@@ -40,6 +40,7 @@ fuzz: install-test
 
 lint: install
 	cd backend && .venv/bin/ruff check src tests
+	cd frontend && npx tsc --noEmit -p tsconfig.json && npm run --silent lint
 
 api-types: install-test
 	@scripts/api-types.sh

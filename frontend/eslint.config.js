@@ -79,7 +79,6 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/require-await': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
-      '@typescript-eslint/unbound-method': 'off',
     },
   },
   {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every suite: backend (pytest, SQLite + PostgreSQL), frontend unit (Vitest), e2e (Playwright).
+# Runs every suite: backend (pytest, SQLite + PostgreSQL), the web app's type check and lint,
+# frontend unit (Vitest), e2e (Playwright).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
@@ -8,6 +9,10 @@ echo "== backend (pytest) =="
 if [ -f frontend/package.json ]; then
   echo "== API types (frontend/src/lib/api-schema.ts vs the backend's OpenAPI) =="
   scripts/api-types.sh --check || status=1
+  # tsc here, not only in the build: scripts/build-frontend.sh skips an up-to-date build and
+  # never looks at tests/unit, which the type check covers.
+  echo "== frontend checks (tsc --noEmit, eslint) =="
+  (cd frontend && npx tsc --noEmit -p tsconfig.json && npm run --silent lint) || status=1
   echo "== frontend (vitest) =="
   (cd frontend && npx vitest run) || status=1
   if [ -f frontend/tests/run-e2e.mjs ]; then

@@ -17,7 +17,7 @@ export function OverviewTab() {
     try {
       const res = await queueAction(action);
       toast.success(res.message || 'Done');
-      queue.refetch();
+      void queue.refetch();
     } catch (error) {
       toast.error(messageOf(error, 'Queue action failed'));
     } finally {
@@ -58,7 +58,7 @@ export function OverviewTab() {
           {queue.isError ? <p className="mt-3 text-sm text-red-700">{messageOf(queue.error, 'Queue statistics are unavailable.')}</p> : q ? (
             <dl className="mt-4 grid grid-cols-2 gap-3 text-sm sm:grid-cols-4">
               {QUEUE_KEYS.map(([k, label]) => (
-                <div key={k}><dt className="text-slate-500">{label}</dt><dd className="text-lg font-semibold text-slate-900">{typeof q[k] === 'number' ? (q[k] as number) : '—'}</dd></div>
+                <div key={k}><dt className="text-slate-500">{label}</dt><dd className="text-lg font-semibold text-slate-900">{typeof q[k] === 'number' ? q[k] : '—'}</dd></div>
               ))}
             </dl>
           ) : <PageSpinner />}
