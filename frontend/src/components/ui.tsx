@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import { clampPercent } from '../lib/format';
+import type { FileStatus } from '../lib/types';
 
 export function Spinner({ label = 'Loading', className = 'h-5 w-5' }: { label?: string; className?: string }) {
   return (
@@ -32,7 +33,8 @@ export function PageHeader({ title, subtitle, actions }: { title: string; subtit
   );
 }
 
-const STATUS_STYLES: Record<string, string> = {
+/** One style per file status of the API (a status the API adds fails the type check until it has one). */
+const STATUS_STYLES: Record<FileStatus, string> = {
   PENDING: 'bg-yellow-100 text-yellow-800 ring-yellow-600/20',
   PROCESSING: 'bg-blue-100 text-blue-800 ring-blue-600/20',
   COMPLETED: 'bg-green-100 text-green-800 ring-green-600/20',
@@ -41,7 +43,7 @@ const STATUS_STYLES: Record<string, string> = {
 
 /** PENDING yellow, PROCESSING blue, COMPLETED green, FAILED red (SPEC section 4). */
 export function StatusBadge({ status }: { status: string }) {
-  const style = STATUS_STYLES[status] ?? 'bg-slate-100 text-slate-700 ring-slate-500/20';
+  const style = Object.hasOwn(STATUS_STYLES, status) ? STATUS_STYLES[status as FileStatus] : 'bg-slate-100 text-slate-700 ring-slate-500/20';
   return (
     <span data-testid="status-badge" data-status={status}
       className={`inline-flex items-center rounded-full px-2.5 py-0.5 text-xs font-semibold ring-1 ring-inset ${style}`}>
