@@ -144,7 +144,8 @@ apiClient.interceptors.response.use(
   },
 );
 
-/** Generic helpers returning the whole `{success, message, data}` envelope. */
+/** Untyped helpers returning the whole `{success, message, data}` envelope. New calls use
+ * `api()` from ./api, whose URL, parameters, body and answer come from the OpenAPI types. */
 export async function get<T>(url: string, config?: AxiosRequestConfig): Promise<Envelope<T>> {
   return (await apiClient.get<Envelope<T>>(url, config)).data;
 }
