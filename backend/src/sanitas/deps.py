@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from sanitas.config import Settings
 from sanitas.errors import ApiError
 from sanitas.executor import Executor
-from sanitas.models import AuthSession, User
+from sanitas.models import AuthSession, Role, User
 from sanitas.storage import Storage, make_storage
 
 
@@ -83,7 +83,7 @@ OptionalUser = Annotated[User | None, Depends(get_optional_user)]
 
 
 def require_admin(user: CurrentUser) -> User:
-    if user.role != "ADMIN":
+    if user.role != Role.ADMIN:
         raise ApiError(403, "Admin privileges are required for this action.", "forbidden")
     return user
 

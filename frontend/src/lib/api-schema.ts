@@ -687,8 +687,7 @@ export interface components {
              * @default false
              */
             isExpired: boolean;
-            /** Mode */
-            mode?: string | null;
+            mode?: components["schemas"]["ProcessingMode"] | null;
             /** Originalname */
             originalName: string;
             /** Originalsize */
@@ -707,8 +706,7 @@ export interface components {
             sanitizedName?: string | null;
             /** Sanitizedsize */
             sanitizedSize?: number | null;
-            /** Status */
-            status: string;
+            status: components["schemas"]["FileStatus"];
             /** Useremail */
             userEmail: string;
             /** Userid */
@@ -743,8 +741,7 @@ export interface components {
              * @default false
              */
             isExpired: boolean;
-            /** Mode */
-            mode?: string | null;
+            mode?: components["schemas"]["ProcessingMode"] | null;
             /** Originalname */
             originalName: string;
             /** Originalsize */
@@ -759,8 +756,7 @@ export interface components {
             sanitizedName?: string | null;
             /** Sanitizedsize */
             sanitizedSize?: number | null;
-            /** Status */
-            status: string;
+            status: components["schemas"]["FileStatus"];
             /** Useremail */
             userEmail: string;
             /** Userid */
@@ -770,8 +766,7 @@ export interface components {
         AdminUserUpdateIn: {
             /** Isactive */
             isActive?: boolean | null;
-            /** Role */
-            role?: ("GUEST" | "USER" | "ENTERPRISE" | "ADMIN") | null;
+            role?: components["schemas"]["Role"] | null;
         };
         /** Analytics */
         Analytics: {
@@ -1225,8 +1220,7 @@ export interface components {
              * @default false
              */
             isExpired: boolean;
-            /** Mode */
-            mode?: string | null;
+            mode?: components["schemas"]["ProcessingMode"] | null;
             /** Originalname */
             originalName: string;
             /** Originalsize */
@@ -1245,8 +1239,7 @@ export interface components {
             sanitizedName?: string | null;
             /** Sanitizedsize */
             sanitizedSize?: number | null;
-            /** Status */
-            status: string;
+            status: components["schemas"]["FileStatus"];
         };
         /** FileStats */
         FileStats: {
@@ -1261,6 +1254,12 @@ export interface components {
             /** Total */
             total: number;
         };
+        /**
+         * FileStatus
+         * @description Where a file is in its processing.
+         * @enum {string}
+         */
+        FileStatus: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED";
         /** FileStatusData */
         FileStatusData: {
             file: components["schemas"]["FileOut"];
@@ -1295,8 +1294,7 @@ export interface components {
              * @default false
              */
             isExpired: boolean;
-            /** Mode */
-            mode?: string | null;
+            mode?: components["schemas"]["ProcessingMode"] | null;
             /** Originalname */
             originalName: string;
             /** Originalsize */
@@ -1311,8 +1309,7 @@ export interface components {
             sanitizedName?: string | null;
             /** Sanitizedsize */
             sanitizedSize?: number | null;
-            /** Status */
-            status: string;
+            status: components["schemas"]["FileStatus"];
         };
         /** ForgotPasswordIn */
         ForgotPasswordIn: {
@@ -1349,9 +1346,14 @@ export interface components {
             progress: number;
             /** Startedat */
             startedAt?: string | null;
-            /** State */
-            state: string;
+            state: components["schemas"]["JobState"];
         };
+        /**
+         * JobState
+         * @description Where a job is in the queue.
+         * @enum {string}
+         */
+        JobState: "waiting" | "active" | "completed" | "failed";
         /** LoginIn */
         LoginIn: {
             /** Email */
@@ -1386,6 +1388,12 @@ export interface components {
             /** Newpassword */
             newPassword: string;
         };
+        /**
+         * ProcessingMode
+         * @description How thoroughly a file is cleaned; each plan allows some modes (config).
+         * @enum {string}
+         */
+        ProcessingMode: "basic" | "advanced";
         /** ProfileUpdateIn */
         ProfileUpdateIn: {
             /** Firstname */
@@ -1452,6 +1460,12 @@ export interface components {
             /** Token */
             token: string;
         };
+        /**
+         * Role
+         * @description An account's plan, which sets its limits (config.Settings.limits_for), or ADMIN.
+         * @enum {string}
+         */
+        Role: "GUEST" | "USER" | "ENTERPRISE" | "ADMIN";
         /** TokenIn */
         TokenIn: {
             /** Token */
@@ -1475,9 +1489,8 @@ export interface components {
             /** Maxfiles */
             maxFiles: number;
             /** Modes */
-            modes: string[];
-            /** Role */
-            role: string;
+            modes: components["schemas"]["ProcessingMode"][];
+            role: components["schemas"]["Role"];
             /** Supportedformats */
             supportedFormats: string[];
         };
@@ -1489,8 +1502,7 @@ export interface components {
             originalName: string;
             /** Size */
             size: number;
-            /** Status */
-            status: string;
+            status: components["schemas"]["FileStatus"];
         };
         /** UsageLimits */
         UsageLimits: {
@@ -1551,8 +1563,7 @@ export interface components {
         UsageUser: {
             /** Membersince */
             memberSince?: string | null;
-            /** Role */
-            role: string;
+            role: components["schemas"]["Role"];
         };
         /** UserList */
         UserList: {
@@ -1586,8 +1597,7 @@ export interface components {
             lastLogin: string | null;
             /** Lastname */
             lastName: string | null;
-            /** Role */
-            role: string;
+            role: components["schemas"]["Role"];
             /**
              * Sessioncount
              * @default 0

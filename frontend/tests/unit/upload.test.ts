@@ -37,13 +37,15 @@ describe('upload results', () => {
   it('upload one call per file, in parallel, keeping failures per file', async () => {
     let inFlight = 0;
     let peak = 0;
+    const modes: (string | undefined)[] = [];
     const upload = vi.fn(async (file: File, mode?: string) => {
+      modes.push(mode);
       inFlight += 1;
       peak = Math.max(peak, inFlight);
       await new Promise((r) => setTimeout(r, 10));
       inFlight -= 1;
       if (file.name === 'bad.pdf') throw new ApiError('API Error: Monthly upload quota exceeded (403)', 'api', { serverMessage: 'Monthly upload quota exceeded', status: 403 });
-      return [{ fileId: file.name, originalName: file.name, size: file.size, status: `PENDING:${mode}` }];
+      return [{ fileId: file.name, originalName: file.name, size: file.size, status: 'PENDING' as const }];
     });
     const files = [new File(['1'], 'a.pdf'), new File(['22'], 'bad.pdf'), new File(['333'], 'c.pdf')];
     const outcomes = await uploadAll(files, 'advanced', upload);
@@ -51,7 +53,8 @@ describe('upload results', () => {
     expect(peak).toBe(3);
     expect(outcomes.map((o) => o.items.length)).toEqual([1, 0, 1]);
     expect(outcomes[1].error).toBe('Monthly upload quota exceeded');
-    expect(outcomes[2].items[0].status).toBe('PENDING:advanced');
+    expect(outcomes[2].items[0].fileId).toBe('c.pdf');
+    expect(modes).toEqual(['advanced', 'advanced', 'advanced']);
   });
   it('keep at most UPLOAD_PARALLELISM uploads under way and the outcomes in file order', async () => {
     let inFlight = 0;
@@ -61,7 +64,7 @@ describe('upload results', () => {
       peak = Math.max(peak, inFlight);
       await new Promise((r) => setTimeout(r, 5 + (file.size % 3) * 5));
       inFlight -= 1;
-      return [{ fileId: file.name, originalName: file.name, size: file.size, status: 'PENDING' }];
+      return [{ fileId: file.name, originalName: file.name, size: file.size, status: 'PENDING' as const }];
     });
     const files = Array.from({ length: 11 }, (_, i) => new File(['x'.repeat(i + 1)], `f${i}.pdf`));
     const outcomes = await uploadAll(files, undefined, upload);

@@ -4,6 +4,7 @@ from datetime import datetime
 
 from pydantic import Field, field_validator
 
+from sanitas.models.user import Role
 from sanitas.schemas import CamelModel
 
 
@@ -13,7 +14,7 @@ class UserOut(CamelModel):
     username: str | None
     first_name: str | None
     last_name: str | None
-    role: str
+    role: Role
     is_active: bool
     is_email_verified: bool
     last_login: datetime | None

@@ -20,7 +20,7 @@ from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.errors import ApiError
 from sanitas.mail import send_email
-from sanitas.models import AuthSession, EmailToken, File, User
+from sanitas.models import AuthSession, EmailToken, File, Role, User
 from sanitas.models._common import new_id
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ def register(session: Session, settings: Settings, *, email: str, password: str,
         raise ApiError(409, "An account with this email already exists", "email_taken")
     username = check_username(session, username)
     user = User(email=email, username=username, first_name=first_name, last_name=last_name,
-                password_hash=hash_password(password), role="USER", last_login=utcnow())
+                password_hash=hash_password(password), role=Role.USER, last_login=utcnow())
     session.add(user)
     try:
         session.flush()

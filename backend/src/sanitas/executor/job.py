@@ -31,7 +31,7 @@ from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.engine.report import RejectionCode
 from sanitas.executor import job_secret
-from sanitas.models import File, Job, QueueState
+from sanitas.models import File, Job, JobState, QueueState
 from sanitas.scratch import JobScratch
 from sanitas.storage import BlobNotFound, Storage, StorageError, sanitized_key
 
@@ -415,12 +415,12 @@ def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int
 
 def queue_counts(session: Session) -> dict[str, int]:
     rows = session.execute(select(Job.state, func.count()).group_by(Job.state)).all()
-    counts = {state: 0 for state in ("waiting", "active", "completed", "failed")}
+    counts = {state: 0 for state in JobState}
     counts.update({state: n for state, n in rows})
     return counts
 
 
-def clear_job_records(session: Session, state: str) -> int:
+def clear_job_records(session: Session, state: JobState) -> int:
     """Delete the job records in `state` (completed or failed); the files and their downloads
     are untouched. Returns how many went."""
     result = session.execute(delete(Job).where(Job.state == state))

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from sanitas.deps import AdminUser, ExecutorDep, SessionDep, SettingsDep
 from sanitas.executor import job as jobs
 from sanitas.executor.schemas import QueueCleared, QueuePaused, QueueStats
+from sanitas.models import JobState
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/process/queue", tags=["queue"],
@@ -40,11 +41,11 @@ def queue_resume(_: AdminUser, session: SessionDep, executor: ExecutorDep):
 
 @router.post("/clear-completed", response_model=Envelope[QueueCleared])
 def queue_clear_completed(_: AdminUser, session: SessionDep):
-    n = jobs.clear_job_records(session, "completed")
+    n = jobs.clear_job_records(session, JobState.COMPLETED)
     return ok(QueueCleared(cleared=n), f"Cleared {n} completed job record(s)")
 
 
 @router.post("/clear-failed", response_model=Envelope[QueueCleared])
 def queue_clear_failed(_: AdminUser, session: SessionDep):
-    n = jobs.clear_job_records(session, "failed")
+    n = jobs.clear_job_records(session, JobState.FAILED)
     return ok(QueueCleared(cleared=n), f"Cleared {n} failed job record(s)")

@@ -9,6 +9,9 @@ from pydantic import Field
 
 from sanitas.engine.report import RejectionCode
 from sanitas.executor.job import JobFailure
+from sanitas.models.file import FileStatus, ProcessingMode
+from sanitas.models.job import JobState
+from sanitas.models.user import Role
 from sanitas.schemas import CamelModel, Pagination, UtcTimestamp
 
 
@@ -17,15 +20,15 @@ class UploadInfo(CamelModel):
     max_file_size: int
     max_file_size_mb: float = Field(alias="maxFileSizeMB")  # the SPEC's spelling
     supported_formats: list[str]
-    modes: list[str]
-    role: str
+    modes: list[ProcessingMode]
+    role: Role
 
 
 class UploadedFile(CamelModel):
     file_id: str
     original_name: str
     size: int
-    status: str
+    status: FileStatus
 
 
 # Why a file failed: the engine's refusal codes and the job's own failures, one enum.
@@ -42,8 +45,8 @@ class FileSummary(CamelModel):
     original_size: int
     sanitized_name: str | None = None
     sanitized_size: int | None = None
-    status: str
-    mode: str | None = None
+    status: FileStatus
+    mode: ProcessingMode | None = None
     detected_type: str | None = None
     created_at: UtcTimestamp | None = None
     processing_started_at: UtcTimestamp | None = None
@@ -66,7 +69,7 @@ class FileOut(FileSummary):
 
 class JobOut(CamelModel):
     id: str
-    state: str
+    state: JobState
     progress: int
     attempts: int
     created_at: UtcTimestamp | None = None

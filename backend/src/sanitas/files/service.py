@@ -26,14 +26,14 @@ from sanitas.files.schemas import (
     FileSummary,
     JobOut,
 )
-from sanitas.models import File, Job, User
+from sanitas.models import File, FileStatus, Job, JobState, ProcessingMode, Role, User
 from sanitas.models._common import new_id
 from sanitas.schemas import Pagination
 from sanitas.storage import BlobNotFound, Storage, original_key
 
 log = logging.getLogger(__name__)
 
-KNOWN_MODES = ("basic", "advanced")
+KNOWN_MODES = tuple(ProcessingMode)
 
 
 # -- periods and quotas ---------------------------------------------------------------------
@@ -72,11 +72,11 @@ def storage_used(session: Session, user_id: str | None = None) -> int:
 
 
 def allowed_modes(limits: RoleLimits) -> list[str]:
-    return [m for m in limits.modes if m in KNOWN_MODES] or ["basic"]
+    return [m for m in limits.modes if m in KNOWN_MODES] or [ProcessingMode.BASIC]
 
 
 def check_mode(limits: RoleLimits, mode: str | None) -> str:
-    mode = (mode or "basic").strip().lower() or "basic"
+    mode = (mode or ProcessingMode.BASIC).strip().lower() or ProcessingMode.BASIC
     if mode not in KNOWN_MODES:
         raise ApiError(400, f"Unknown processing mode '{mode[:40]}'; use one of: "
                             f"{', '.join(KNOWN_MODES)}.", "invalid_mode")
@@ -213,10 +213,10 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
         for r, kind, file_id, key in zip(received, kinds, file_ids, stored, strict=True):
             file = File(id=file_id, user_id=user.id, original_name=r.name,
                         original_size=r.size, detected_type=kind, mode=mode,
-                        original_key=key, status="PENDING", created_at=now, expires_at=expires,
+                        original_key=key, status=FileStatus.PENDING, created_at=now, expires_at=expires,
                         is_expired=False, download_count=0)
             job_id = new_id()
-            job = Job(id=job_id, file_id=file_id, state="waiting", priority=priority,
+            job = Job(id=job_id, file_id=file_id, state=JobState.WAITING, priority=priority,
                       created_at=now, password_secret=job_secret.seal(settings, job_id, password)
                       if password else None)
             session.add(file)
@@ -240,7 +240,7 @@ def get_visible_file(session: Session, user: User, file_id: str) -> File:
     """The file if the caller may see it; another user's file is 'not found' (ids are not
     probeable), admins see every file."""
     file = session.get(File, file_id) if len(file_id) <= 64 else None
-    if file is None or (file.user_id != user.id and user.role != "ADMIN"):
+    if file is None or (file.user_id != user.id and user.role != Role.ADMIN):
         raise ApiError(404, "File not found", "not_found")
     return file
 
@@ -290,7 +290,7 @@ def open_download(session: Session, storage: Storage, user: User, file_id: str) 
     file = get_visible_file(session, user, file_id)
     if is_expired(file):
         raise ApiError(410, "File has expired and was deleted.", "expired")
-    if file.status != "COMPLETED" or not file.sanitized_key:
+    if file.status != FileStatus.COMPLETED or not file.sanitized_key:
         raise ApiError(409, f"File is not ready for download (status {file.status}).",
                        "not_ready")
     try:
@@ -313,16 +313,18 @@ SORT_COLUMNS = {"createdAt": File.created_at, "originalName": func.lower(File.or
 
 def check_history_access(session: Session, user: User, user_id: str) -> None:
     """Users see their own history; admins anyone's. Otherwise (or for no such user) 404."""
-    if user_id != user.id and (user.role != "ADMIN" or session.get(User, user_id) is None):
+    if user_id != user.id and (user.role != Role.ADMIN or session.get(User, user_id) is None):
         raise ApiError(404, "User not found", "not_found")
 
 
 def file_stats(session: Session, user_id: str) -> FileStats:
     counts = dict(session.execute(select(File.status, func.count())
                                   .where(File.user_id == user_id).group_by(File.status)).all())
-    return FileStats(total=sum(counts.values()), completed=counts.get("COMPLETED", 0),
-                     processing=counts.get("PROCESSING", 0),
-                     pending=counts.get("PENDING", 0), failed=counts.get("FAILED", 0))
+    return FileStats(total=sum(counts.values()),
+                     completed=counts.get(FileStatus.COMPLETED, 0),
+                     processing=counts.get(FileStatus.PROCESSING, 0),
+                     pending=counts.get(FileStatus.PENDING, 0),
+                     failed=counts.get(FileStatus.FAILED, 0))
 
 
 def file_history(session: Session, user_id: str, *, page: int, limit: int,

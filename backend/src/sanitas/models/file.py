@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String, Text
@@ -9,7 +10,24 @@ from sqlalchemy.orm import Mapped, mapped_column
 from sanitas.db import Base, utcnow
 from sanitas.models._common import id_column
 
-FILE_STATUSES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED")
+
+class FileStatus(StrEnum):
+    """Where a file is in its processing."""
+
+    PENDING = "PENDING"  # waiting for its job
+    PROCESSING = "PROCESSING"
+    COMPLETED = "COMPLETED"  # the sanitized copy can be downloaded
+    FAILED = "FAILED"  # refused or not processed: error_code and error_message say why
+
+
+FILE_STATUSES = tuple(FileStatus)
+
+
+class ProcessingMode(StrEnum):
+    """How thoroughly a file is cleaned; each plan allows some modes (config)."""
+
+    BASIC = "basic"
+    ADVANCED = "advanced"
 
 
 class File(Base):
@@ -20,12 +38,12 @@ class File(Base):
     original_name: Mapped[str] = mapped_column(String(255))
     original_size: Mapped[int] = mapped_column(BigInteger)
     detected_type: Mapped[str | None] = mapped_column(String(64))
-    mode: Mapped[str] = mapped_column(String(16), default="basic")
+    mode: Mapped[str] = mapped_column(String(16), default=ProcessingMode.BASIC)
     original_key: Mapped[str | None] = mapped_column(String(255))
     sanitized_key: Mapped[str | None] = mapped_column(String(255))
     sanitized_name: Mapped[str | None] = mapped_column(String(255))
     sanitized_size: Mapped[int | None] = mapped_column(BigInteger)
-    status: Mapped[str] = mapped_column(String(16), default="PENDING", index=True)
+    status: Mapped[str] = mapped_column(String(16), default=FileStatus.PENDING, index=True)
     error_message: Mapped[str | None] = mapped_column(Text)
     error_code: Mapped[str | None] = mapped_column(String(32))  # RejectionCode or JobFailure
     report: Mapped[dict[str, Any] | None] = mapped_column(JSON)

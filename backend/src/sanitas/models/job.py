@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy import ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
@@ -8,7 +9,17 @@ from sqlalchemy.orm import Mapped, mapped_column
 from sanitas.db import Base, utcnow
 from sanitas.models._common import id_column
 
-JOB_STATES = ("waiting", "active", "completed", "failed")
+
+class JobState(StrEnum):
+    """Where a job is in the queue."""
+
+    WAITING = "waiting"
+    ACTIVE = "active"  # claimed by a worker
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+JOB_STATES = tuple(JobState)
 
 
 class Job(Base):
@@ -20,7 +31,7 @@ class Job(Base):
     file_id: Mapped[str] = mapped_column(
         ForeignKey("files.id", ondelete="CASCADE"), unique=True, index=True
     )
-    state: Mapped[str] = mapped_column(String(16), default="waiting", index=True)
+    state: Mapped[str] = mapped_column(String(16), default=JobState.WAITING, index=True)
     priority: Mapped[int] = mapped_column(Integer, default=0)
     progress: Mapped[int] = mapped_column(Integer, default=0)
     attempts: Mapped[int] = mapped_column(Integer, default=0)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy import Boolean, String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -8,7 +9,17 @@ from sqlalchemy.orm import Mapped, mapped_column
 from sanitas.db import Base, utcnow
 from sanitas.models._common import id_column
 
-ROLES = ("GUEST", "USER", "ENTERPRISE", "ADMIN")
+
+class Role(StrEnum):
+    """An account's plan, which sets its limits (config.Settings.limits_for), or ADMIN."""
+
+    GUEST = "GUEST"
+    USER = "USER"
+    ENTERPRISE = "ENTERPRISE"
+    ADMIN = "ADMIN"
+
+
+ROLES = tuple(Role)
 
 
 class User(Base):
@@ -20,7 +31,7 @@ class User(Base):
     password_hash: Mapped[str | None] = mapped_column(String(255))
     first_name: Mapped[str | None] = mapped_column(String(100))
     last_name: Mapped[str | None] = mapped_column(String(100))
-    role: Mapped[str] = mapped_column(String(16), default="USER", index=True)
+    role: Mapped[str] = mapped_column(String(16), default=Role.USER, index=True)
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
     is_email_verified: Mapped[bool] = mapped_column(Boolean, default=False)
     google_sub: Mapped[str | None] = mapped_column(String(255), unique=True)

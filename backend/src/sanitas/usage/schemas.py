@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from sanitas.models.file import FileStatus
+from sanitas.models.user import Role
 from sanitas.schemas import CamelModel, UtcTimestamp
 
 
 class UsageUser(CamelModel):
-    role: str
+    role: Role
     member_since: UtcTimestamp | None = None
 
 
@@ -55,14 +57,14 @@ class AnalyticsPeriod(CamelModel):
 class AnalyticsUsers(CamelModel):
     total: int
     active: int
-    by_role: dict[str, int]
+    by_role: dict[Role, int]
 
 
 class AnalyticsFiles(CamelModel):
     total: int
     recent: int
     recent_completed: int
-    by_status: dict[str, int]
+    by_status: dict[FileStatus, int]
 
 
 class AnalyticsStorage(CamelModel):

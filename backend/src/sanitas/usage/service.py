@@ -13,7 +13,7 @@ from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.errors import ApiError
 from sanitas.files import service as files
-from sanitas.models import ROLES, File, User
+from sanitas.models import File, FileStatus, Role, User
 from sanitas.usage.schemas import (
     Analytics,
     AnalyticsFiles,
@@ -86,7 +86,7 @@ def usage_history(session: Session, user: User, months: int) -> list[UsageMonth]
         if bucket is None:
             continue
         bucket.uploads += 1
-        bucket.successful += status == "COMPLETED"
+        bucket.successful += status == FileStatus.COMPLETED
         bucket.total_size += size or 0
     return list(buckets.values())
 
@@ -95,19 +95,19 @@ def analytics(session: Session, timeframe: str) -> Analytics:
     """Service-wide figures; `recent` and `active` count the last day, week or 30 days."""
     end = utcnow()
     start = end - TIMEFRAMES[timeframe]
-    by_role = {role: 0 for role in ROLES}
+    by_role = {role: 0 for role in Role}
     by_role.update(dict(session.execute(select(User.role, func.count()).group_by(User.role))
                         .all()))
     active_uploaders = select(File.user_id).where(File.created_at >= start)
     active = session.scalar(select(func.count()).select_from(User).where(
         or_(User.last_login >= start, User.id.in_(active_uploaders)))) or 0
-    by_status = {s: 0 for s in ("PENDING", "PROCESSING", "COMPLETED", "FAILED")}
+    by_status = {s: 0 for s in FileStatus}
     by_status.update(dict(session.execute(select(File.status, func.count())
                                           .group_by(File.status)).all()))
     recent = session.scalar(select(func.count()).select_from(File)
                             .where(File.created_at >= start)) or 0
     recent_completed = session.scalar(select(func.count()).select_from(File).where(
-        File.created_at >= start, File.status == "COMPLETED")) or 0
+        File.created_at >= start, File.status == FileStatus.COMPLETED)) or 0
     average = session.scalar(select(func.avg(File.original_size))) or 0
     return Analytics(
         timeframe=timeframe, period=AnalyticsPeriod(start=start, end=end),

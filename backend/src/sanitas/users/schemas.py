@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-from typing import Literal
-
 from sanitas.auth.schemas import UserOut
+from sanitas.models.user import Role
 from sanitas.schemas import CamelModel, Pagination
 
 
@@ -12,5 +11,5 @@ class UserList(CamelModel):
 
 
 class AdminUserUpdateIn(CamelModel):
-    role: Literal["GUEST", "USER", "ENTERPRISE", "ADMIN"] | None = None
+    role: Role | None = None
     is_active: bool | None = None

@@ -12,7 +12,7 @@ from sanitas.auth import service as auth_service
 from sanitas.auth.schemas import UserOut
 from sanitas.db import contains_text
 from sanitas.errors import ApiError
-from sanitas.models import User
+from sanitas.models import Role, User
 from sanitas.schemas import Pagination
 from sanitas.users.schemas import UserList
 
@@ -49,7 +49,7 @@ def list_users(session: Session, *, page: int, limit: int, search: str | None = 
 def _other_active_admins(session: Session, user_id: str) -> int:
     # Row locks (PostgreSQL) so two admins demoting each other at once cannot both succeed.
     return len(session.scalars(select(User.id).where(
-        User.role == "ADMIN", User.is_active.is_(True), User.id != user_id)
+        User.role == Role.ADMIN, User.is_active.is_(True), User.id != user_id)
         .with_for_update()).all())
 
 
@@ -62,9 +62,9 @@ def update_user(session: Session, user_id: str, *, role: str | None,
         raise ApiError(404, "User not found")
     if role is None and is_active is None:
         raise ApiError(422, "Nothing to update: send role or isActive", "validation_error")
-    demoting = role is not None and role != "ADMIN"
+    demoting = role is not None and role != Role.ADMIN
     deactivating = is_active is False
-    if target.role == "ADMIN" and target.is_active and (demoting or deactivating) \
+    if target.role == Role.ADMIN and target.is_active and (demoting or deactivating) \
             and _other_active_admins(session, target.id) == 0:
         raise ApiError(409, "Cannot demote or deactivate the last active admin", "last_admin")
     if role is not None:
