@@ -203,7 +203,7 @@ class CeleryExecutor:
         self.app = make_celery(settings)
 
     def start(self) -> None:
-        pass
+        """Nothing to start: the Celery workers run the jobs, in their own processes."""
 
     def stop(self) -> None:
         try:

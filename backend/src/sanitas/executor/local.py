@@ -135,7 +135,7 @@ def _prestart_sandboxes(settings: Settings) -> None:
     try:
         from sanitas.sandbox import bwrap
 
-        if settings.sandbox == "bwrap" and hasattr(bwrap, "prestart"):
+        if settings.sandbox == "bwrap":
             bwrap.prestart(settings)
     except Exception:
         log.warning("could not pre-start sandboxes", exc_info=True)
@@ -197,7 +197,7 @@ class LocalExecutorClient:
         self.sock.setblocking(False)
 
     def start(self) -> None:
-        pass
+        """Nothing to start: the supervisor's executor runs the jobs."""
 
     def stop(self) -> None:
         self.sock.close()
