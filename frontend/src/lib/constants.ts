@@ -25,7 +25,7 @@ export const ROLE_DESCRIPTIONS: Record<Role, string> = {
 /** Every role, lowest first. */
 export const ROLES = Object.keys(ROLE_DESCRIPTIONS) as Role[];
 
-/** The description of a role as an answer spells it (a plain string), if it is a known role. */
-export function roleDescription(role: string | null | undefined): string | undefined {
-  return role && Object.hasOwn(ROLE_DESCRIPTIONS, role) ? ROLE_DESCRIPTIONS[role as Role] : undefined;
+/** A role's description; none while the role is not known yet (no user loaded). */
+export function roleDescription(role: Role | null | undefined): string | undefined {
+  return role ? ROLE_DESCRIPTIONS[role] : undefined;
 }

@@ -14,12 +14,12 @@ export const fetchFileStatus = async (id: string) =>
   (await api('get', '/api/process/status/{file_id}', { path: { file_id: id } })).data;
 
 /** Re-fetch every 3000 ms while PENDING or PROCESSING; stop otherwise (SPEC section 2). */
-export function statusRefetchInterval(status: FileStatus | (string & {}) | undefined | null): number | false {
+export function statusRefetchInterval(status: FileStatus | undefined | null): number | false {
   return status === 'PENDING' || status === 'PROCESSING' ? STATUS_POLL_MS : false;
 }
 
 /** A file's status, polled while in progress (`fallbackStatus`: what is known before the first answer). */
-export function fileStatusQuery(id: string, { poll = true, fallbackStatus }: { poll?: boolean; fallbackStatus?: string } = {}) {
+export function fileStatusQuery(id: string, { poll = true, fallbackStatus }: { poll?: boolean; fallbackStatus?: FileStatus } = {}) {
   return queryOptions({
     queryKey: fileStatusKeys.detail(id),
     queryFn: () => fetchFileStatus(id),

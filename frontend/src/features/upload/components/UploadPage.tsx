@@ -16,7 +16,6 @@ const MODE_TEXT: Record<Mode, string> = {
   basic: 'Basic — rebuild in the same format, active content and metadata removed',
   advanced: 'Advanced — also flatten risky formats to PDF and convert legacy Office files',
 };
-const modeText = (mode: string) => (Object.hasOwn(MODE_TEXT, mode) ? MODE_TEXT[mode as Mode] : mode);
 
 export default function UploadPage() {
   const info = useUploadInfo();
@@ -79,7 +78,7 @@ export default function UploadPage() {
             <div className="card p-5">
               <label htmlFor="mode" className="label">Sanitization mode</label>
               <select id="mode" className="input" value={mode} onChange={(e) => setMode(e.target.value)} disabled={upload.isPending}>
-                {modes.map((m) => <option key={m} value={m}>{modeText(m)}</option>)}
+                {modes.map((m) => <option key={m} value={m}>{MODE_TEXT[m]}</option>)}
               </select>
             </div>
           )}
