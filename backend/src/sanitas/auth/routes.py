@@ -23,12 +23,11 @@ from sanitas.auth.schemas import (
     TokenIn,
     UserOut,
 )
-from sanitas.auth.tokens import decode_access_token, hash_token
+from sanitas.auth.tokens import decode_access_token
 from sanitas.db import utcnow
 from sanitas.deps import CurrentUser, SessionDep, SettingsDep, client_ip
 from sanitas.errors import ApiError
 from sanitas.mail import send_email
-from sanitas.models import AuthSession
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/auth", tags=["auth"],
@@ -104,11 +103,9 @@ def logout(request: Request, session: SessionDep, settings: SettingsDep,
     families = set()
     if (family := _access_family(request, settings)) is not None:
         families.add(family)
-    if body and body.refresh_token:
-        row = session.query(AuthSession).filter(
-            AuthSession.token_hash == hash_token(body.refresh_token)).one_or_none()
-        if row is not None:
-            families.add(row.family_id)
+    if body and body.refresh_token and (
+            family := service.family_of_refresh_token(session, body.refresh_token)):
+        families.add(family)
     if not families:
         raise ApiError(401, "Authentication required. Please sign in.", "unauthorized")
     for family in families:

@@ -104,6 +104,12 @@ def revoke_family(session: Session, family_id: str) -> None:
                     .values(revoked_at=utcnow()))
 
 
+def family_of_refresh_token(session: Session, refresh_token: str) -> str | None:
+    """The session family a refresh token (spent or not) belongs to, if any."""
+    return session.scalar(select(AuthSession.family_id).where(
+        AuthSession.token_hash == hash_token(refresh_token)))
+
+
 def revoke_all_sessions(session: Session, user_id: str, *, except_family: str | None = None) -> None:
     stmt = update(AuthSession).where(AuthSession.user_id == user_id,
                                      AuthSession.revoked_at.is_(None))
