@@ -469,6 +469,9 @@ async function main() {
       await page.goto(`${base}/login`);
       await page.getByRole('link', { name: 'Forgot your password?' }).click();
       await page.waitForURL(`${base}/forgot-password`);
+      // The URL changes before the lazily loaded page replaces the sign-in form, which has an
+      // "Email address" field too: wait for the new page before filling.
+      await page.getByRole('heading', { name: 'Reset your password' }).waitFor();
       await page.getByLabel('Email address').fill(USER.email);
       await page.getByRole('button', { name: 'Send reset link' }).click();
       await page.getByText('password reset link has been sent', { exact: false }).waitFor();
