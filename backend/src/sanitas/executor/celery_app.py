@@ -113,7 +113,7 @@ def recover(app: Celery, settings: Settings, factory, *, force: bool = False) ->
 
     from sanitas.db import utcnow
     from sanitas.executor import job as jobs
-    from sanitas.models import Job
+    from sanitas.models import Job, JobState
 
     with factory() as s:
         if jobs.is_paused(s):
@@ -128,7 +128,7 @@ def recover(app: Celery, settings: Settings, factory, *, force: bool = False) ->
 
             stale = now - timedelta(seconds=settings.job_heartbeat_timeout_seconds)
             rows = s.execute(select(Job.id, Job.priority).where(
-                Job.state == "active", Job.heartbeat_at < stale)).all()
+                Job.state == JobState.ACTIVE, Job.heartbeat_at < stale)).all()
     for job_id, priority in rows:
         app.send_task(PROCESS_TASK, args=[job_id], queue=queue_for(priority))
     if rows:

@@ -19,8 +19,8 @@ import threading
 import time
 import uuid
 from dataclasses import asdict
-from enum import StrEnum
 from datetime import datetime, timedelta
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -31,7 +31,7 @@ from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.engine.report import RejectionCode
 from sanitas.executor import job_secret
-from sanitas.models import File, Job, JobState, QueueState
+from sanitas.models import File, FileStatus, Job, JobState, QueueState
 from sanitas.scratch import JobScratch
 from sanitas.storage import BlobNotFound, Storage, StorageError, sanitized_key
 
@@ -71,8 +71,8 @@ def runnable_condition(settings: Settings, now: datetime):
     """Jobs an executor may start now: waiting and due, or active with a stale heartbeat."""
     stale = now - timedelta(seconds=settings.job_heartbeat_timeout_seconds)
     return or_(
-        and_(Job.state == "waiting", or_(Job.run_after.is_(None), Job.run_after <= now)),
-        and_(Job.state == "active", or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < stale)),
+        and_(Job.state == JobState.WAITING, or_(Job.run_after.is_(None), Job.run_after <= now)),
+        and_(Job.state == JobState.ACTIVE, or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < stale)),
     )
 
 
@@ -122,7 +122,7 @@ class _Heartbeat:
             try:
                 with self.factory() as s:
                     s.execute(update(Job).where(Job.id == self.job_id, Job.worker_id == self.token,
-                                                Job.state == "active")
+                                                Job.state == JobState.ACTIVE)
                               .values(heartbeat_at=utcnow()))
                     s.commit()
             except Exception:  # a missed beat is not fatal; the next one may succeed
@@ -156,7 +156,7 @@ class _Progress:
         try:
             with self.factory() as s:
                 s.execute(update(Job).where(Job.id == self.job_id, Job.worker_id == self.token,
-                                            Job.state == "active")
+                                            Job.state == JobState.ACTIVE)
                           .values(progress=percent, heartbeat_at=utcnow()))
                 s.commit()
         except Exception:
@@ -188,7 +188,7 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
             return "paused", None, None
         result = s.execute(
             update(Job).where(Job.id == job_id, runnable_condition(settings, now))
-            .values(state="active", worker_id=token, heartbeat_at=now, started_at=now,
+            .values(state=JobState.ACTIVE, worker_id=token, heartbeat_at=now, started_at=now,
                     finished_at=None, progress=0, attempts=Job.attempts + 1, run_after=None)
             .execution_options(synchronize_session=False))
         if result.rowcount != 1:
@@ -198,26 +198,26 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
         file = s.get(File, job.file_id)
         if file is not None and job.attempts > settings.job_max_attempts:
             # Taken over after a crash that many times: the file may be what kills the worker.
-            job.state, job.finished_at = "failed", now
+            job.state, job.finished_at = JobState.FAILED, now
             job.password_secret = None  # a final state: the sealed password goes
             job.error = file.error_message = INTERRUPTED_MESSAGE
             file.error_code = JobFailure.INTERRUPTED
-            file.status = "FAILED"
+            file.status = FileStatus.FAILED
             file.processing_completed_at = now
             s.commit()
             log.error("job %s: interrupted %d times; not tried again", job_id,
                       job.attempts - 1)
             return "failed", None, None
         if file is None or file.is_expired or file.original_key is None:
-            job.state, job.finished_at = "failed", now
+            job.state, job.finished_at = JobState.FAILED, now
             job.password_secret = None
             job.error = "The file expired before it could be processed."
-            if file is not None and file.status in ("PENDING", "PROCESSING"):
-                file.status = "FAILED"
+            if file is not None and file.status in (FileStatus.PENDING, FileStatus.PROCESSING):
+                file.status = FileStatus.FAILED
                 file.error_message, file.error_code = job.error, JobFailure.EXPIRED
             s.commit()
             return "failed", None, None
-        file.status = "PROCESSING"
+        file.status = FileStatus.PROCESSING
         file.processing_started_at = now
         file.error_message = file.error_code = None
         s.commit()
@@ -228,11 +228,11 @@ def _finish(factory: sessionmaker[Session], job_id: str, token: str, *, job_valu
             file_values: dict) -> bool:
     """Write the outcome if we still own the job; False when the claim was lost. A final
     state wipes the job's sealed password (job_secret.py)."""
-    if job_values.get("state") in ("completed", "failed"):
+    if job_values.get("state") in (JobState.COMPLETED, JobState.FAILED):
         job_values = {**job_values, "password_secret": None}
     with factory() as s:
         result = s.execute(update(Job).where(Job.id == job_id, Job.worker_id == token,
-                                             Job.state == "active").values(**job_values)
+                                             Job.state == JobState.ACTIVE).values(**job_values)
                            .execution_options(synchronize_session=False))
         if result.rowcount != 1:
             s.rollback()
@@ -318,10 +318,10 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
                 "durationMs": result.duration_ms,
             }
             owned = _finish(factory, job_id, token,
-                            job_values={"state": "completed", "progress": 100,
+                            job_values={"state": JobState.COMPLETED, "progress": 100,
                                         "finished_at": now, "error": None},
                             file_values={
-                                "status": "COMPLETED", "sanitized_key": key,
+                                "status": FileStatus.COMPLETED, "sanitized_key": key,
                                 "sanitized_name": sanitized_name_for(file.original_name,
                                                                      result.output_type),
                                 "sanitized_size": size, "report": report,
@@ -344,13 +344,13 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
 def _fail(factory, job_id: str, token: str, message: str, started: float, *,
           code: str, detected_type: str | None = None) -> Outcome:
     now = utcnow()
-    file_values = {"status": "FAILED", "error_message": message, "error_code": str(code),
+    file_values = {"status": FileStatus.FAILED, "error_message": message, "error_code": str(code),
                    "processing_completed_at": now,
                    "processing_duration": round(time.monotonic() - started, 3)}
     if detected_type:
         file_values["detected_type"] = detected_type
     _finish(factory, job_id, token,
-            job_values={"state": "failed", "finished_at": now, "error": message},
+            job_values={"state": JobState.FAILED, "finished_at": now, "error": message},
             file_values=file_values)
     return "failed"
 
@@ -365,10 +365,10 @@ def _retry_or_fail(factory, settings: Settings, job_id: str, token: str, attempt
     log.warning("job %s: infrastructure fault (%s); retry %d in %ss", job_id, exc,
                 attempts + 1, delay)
     _finish(factory, job_id, token,
-            job_values={"state": "waiting", "worker_id": None, "heartbeat_at": None,
+            job_values={"state": JobState.WAITING, "worker_id": None, "heartbeat_at": None,
                         "run_after": utcnow() + timedelta(seconds=delay),
                         "error": f"{type(exc).__name__}: {exc}"[:1000]},
-            file_values={"status": "PENDING"})
+            file_values={"status": FileStatus.PENDING})
     return "retry"
 
 
@@ -383,7 +383,7 @@ def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int
             # A file being processed expires at the next sweep, after its job has finished.
             files = s.scalars(select(File).where(File.is_expired.is_(False),
                                                  File.expires_at <= utcnow(),
-                                                 File.status != "PROCESSING")
+                                                 File.status != FileStatus.PROCESSING)
                               .order_by(File.expires_at).limit(batch)).all()
             if not files:
                 return count
@@ -398,13 +398,13 @@ def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int
                 f.is_expired = True
                 f.original_key = None
                 f.sanitized_key = None
-                if f.status in ("PENDING", "PROCESSING"):
-                    f.status = "FAILED"
+                if f.status in (FileStatus.PENDING, FileStatus.PROCESSING):
+                    f.status = FileStatus.FAILED
                     f.error_message = "The file expired before it could be processed."
                     f.error_code = JobFailure.EXPIRED
                 count += 1
             expired_ids = [f.id for f in files if f.is_expired]
-            s.execute(delete(Job).where(Job.state == "waiting", Job.file_id.in_(expired_ids)))
+            s.execute(delete(Job).where(Job.state == JobState.WAITING, Job.file_id.in_(expired_ids)))
             s.execute(update(Job).where(Job.file_id.in_(expired_ids),
                                         Job.password_secret.is_not(None))
                       .values(password_secret=None).execution_options(synchronize_session=False))

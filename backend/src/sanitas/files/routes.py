@@ -3,7 +3,6 @@ admin calls are in executor/routes.py)."""
 
 from __future__ import annotations
 
-import logging
 import re
 import unicodedata
 from typing import Literal
@@ -11,12 +10,15 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from sanitas.admission import database_paused
+from sanitas.config import Settings
 from sanitas.deps import CurrentUser, ExecutorDep, SessionDep, SettingsDep, StorageDep
 from sanitas.engine import strip_invisible
 from sanitas.errors import ApiError
+from sanitas.executor import Executor
 from sanitas.files import service
 from sanitas.files.multipart import MB, receive_files
 from sanitas.files.schemas import FileHistory, FileStatusData, UploadedFile, UploadInfo
@@ -24,8 +26,6 @@ from sanitas.models import User
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 from sanitas.scratch import uploads_dir
 from sanitas.storage import Storage
-
-log = logging.getLogger(__name__)
 
 router = APIRouter(tags=["files"], responses={401: {"model": ErrorEnvelope},
                                               404: {"model": ErrorEnvelope}})
@@ -45,8 +45,9 @@ def _precheck(session, user: User, limits) -> None:
     """Refuse before reading the body when no upload can be accepted anyway."""
     service.check_monthly_quota(session, user, limits, 1)
 
-async def _upload(request: Request, user: User, session, settings, storage: Storage,
-                  executor, *, field: str, max_files: int) -> list[UploadedFile]:
+async def _upload(request: Request, user: User, session: Session, settings: Settings,
+                  storage: Storage, executor: Executor | None, *, field: str,
+                  max_files: int) -> list[UploadedFile]:
     limits = settings.limits_for(user.role)
     await run_in_threadpool(_precheck, session, user, limits)
     # Reading the body may take minutes: no connection or database slot is held meanwhile.
