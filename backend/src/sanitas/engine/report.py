@@ -58,7 +58,8 @@ class Finding:
 
 @dataclass
 class Policy:
-    """What to do with elements that are safe to keep or not (the `custom` mode's knobs)."""
+    """Per-job choices about content that may be kept or removed (the engine's defaults are the
+    product's basic and advanced modes; the policies feature builds on these fields)."""
 
     keep_links: bool = True  # URI links kept as plain links
     ocr: bool = False  # advanced mode: add an invisible OCR text layer (needs tesseract; slow)
