@@ -1,9 +1,10 @@
 /**
  * The one HTTP client (SPEC section 7 and 8): 30000 ms timeout, JSON by default, the bearer
  * access token on every request, a refresh when the stored expiry has passed, the error texts
- * of section 8, and a forced sign-out on any 401.
+ * of section 8, and a forced sign-out on any 401. Features call it through the typed `api()`
+ * of ./api; only downloads (./download) use `apiClient` directly.
  */
-import axios, { type AxiosError, type AxiosRequestConfig, type InternalAxiosRequestConfig } from 'axios';
+import axios, { type AxiosError, type InternalAxiosRequestConfig } from 'axios';
 import { REQUEST_TIMEOUT_MS } from './constants';
 import {
   clearStoredAuth, getStoredExpiry, getStoredTokens, nowSeconds, storeAuth,
@@ -143,18 +144,3 @@ apiClient.interceptors.response.use(
     return Promise.reject(toApiError(error));
   },
 );
-
-/** Untyped helpers returning the whole `{success, message, data}` envelope. New calls use
- * `api()` from ./api, whose URL, parameters, body and answer come from the OpenAPI types. */
-export async function get<T>(url: string, config?: AxiosRequestConfig): Promise<Envelope<T>> {
-  return (await apiClient.get<Envelope<T>>(url, config)).data;
-}
-export async function post<T>(url: string, body?: unknown, config?: AxiosRequestConfig): Promise<Envelope<T>> {
-  return (await apiClient.post<Envelope<T>>(url, body, config)).data;
-}
-export async function put<T>(url: string, body?: unknown, config?: AxiosRequestConfig): Promise<Envelope<T>> {
-  return (await apiClient.put<Envelope<T>>(url, body, config)).data;
-}
-export async function del<T>(url: string, config?: AxiosRequestConfig): Promise<Envelope<T>> {
-  return (await apiClient.delete<Envelope<T>>(url, config)).data;
-}

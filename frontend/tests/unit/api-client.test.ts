@@ -1,6 +1,7 @@
 import axios, { AxiosError, AxiosHeaders, type AxiosAdapter, type InternalAxiosRequestConfig } from 'axios';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApiError, apiClient, get, messageOf, setUnauthorizedHandler, toApiError } from '../../src/lib/api-client';
+import { api } from '../../src/lib/api';
+import { ApiError, apiClient, messageOf, setUnauthorizedHandler, toApiError } from '../../src/lib/api-client';
 import { STORAGE_KEYS, getStoredTokens, storeAuth } from '../../src/lib/auth/storage';
 import { REQUEST_TIMEOUT_MS } from '../../src/lib/constants';
 import { aUser } from './fixtures';
@@ -63,18 +64,19 @@ describe('the client', () => {
     expect(apiClient.defaults.timeout).toBe(REQUEST_TIMEOUT_MS);
     storeAuth(user, tokens);
     useAdapter(200, { success: true, message: 'ok', data: { n: 1 } });
-    const body = await get<{ n: number }>('/api/usage/stats');
-    expect(body.data.n).toBe(1);
+    // A call answers the whole {success, message, data} envelope.
+    const body = await api('get', '/api/usage/stats');
+    expect(body).toEqual({ success: true, message: 'ok', data: { n: 1 } });
     expect(seen[0].headers.get('Authorization')).toBe('Bearer access-1');
   });
   it('sends no Authorization header when signed out', async () => {
     useAdapter(200, { success: true, message: 'ok', data: null });
-    await get('/api/upload/info');
+    await api('get', '/api/upload/info');
     expect(seen[0].headers.get('Authorization')).toBeFalsy();
   });
   it('rethrows HTTP failures with the section 8 text', async () => {
     useAdapter(413, { success: false, message: 'File too large', error: 'payload_too_large' });
-    await expect(get('/api/x')).rejects.toThrow('API Error: File too large (413)');
+    await expect(api('get', '/api/usage/stats')).rejects.toThrow('API Error: File too large (413)');
   });
 });
 
@@ -84,7 +86,7 @@ describe('401 handling', () => {
     const handler = vi.fn();
     setUnauthorizedHandler(handler);
     useAdapter(401, { success: false, message: 'Authentication required. Please sign in.', error: 'unauthorized' });
-    await expect(get('/api/usage/stats')).rejects.toThrow('API Error: Authentication required. Please sign in. (401)');
+    await expect(api('get', '/api/usage/stats')).rejects.toThrow('API Error: Authentication required. Please sign in. (401)');
     expect(handler).toHaveBeenCalledOnce();
     expect(localStorage.getItem(STORAGE_KEYS.tokens)).toBeNull();
     expect(localStorage.getItem(STORAGE_KEYS.user)).toBeNull();
@@ -103,7 +105,7 @@ describe('401 handling', () => {
     const handler = vi.fn();
     setUnauthorizedHandler(handler);
     useAdapter(401, { success: false, message: 'Authentication required', error: 'unauthorized' });
-    await expect(get('/api/upload/info')).rejects.toBeInstanceOf(ApiError);
+    await expect(api('get', '/api/upload/info')).rejects.toBeInstanceOf(ApiError);
     expect(handler).not.toHaveBeenCalled();
   });
 });
@@ -116,7 +118,7 @@ describe('refresh on expiry', () => {
       data: { success: true, message: 'Token refreshed', data: { user, tokens: { accessToken: 'access-2', refreshToken: 'refresh-2', expiresIn: 900 } } },
     });
     useAdapter(200, { success: true, message: 'ok', data: null });
-    await Promise.all([get('/api/a'), get('/api/b')]);
+    await Promise.all([api('get', '/api/usage/stats'), api('get', '/api/upload/info')]);
     expect(post).toHaveBeenCalledOnce(); // one refresh for concurrent calls
     expect(post.mock.calls[0][0]).toMatch(/\/api\/auth\/refresh$/);
     expect(post.mock.calls[0][1]).toEqual({ refreshToken: 'refresh-1' });

@@ -1,42 +1,84 @@
 import { keepPreviousData, queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { del, get, post, put } from '../../lib/api-client';
-import type { components, paths } from '../../lib/api-schema';
+import { api, type ApiQuery } from '../../lib/api';
+import type { components } from '../../lib/api-schema';
 import { ADMIN_USERS_PAGE_SIZE } from '../../lib/constants';
 import { statusRefetchInterval } from '../../lib/file-status';
-import type { AdminAnalytics, Pagination, User, UserList } from '../../lib/types';
+import type { AdminAnalytics, Role } from '../../lib/types';
 
-export type Timeframe = 'day' | 'week' | 'month';
+export type Timeframe = NonNullable<ApiQuery<'/api/usage/analytics', 'get'>['timeframe']>;
 export const TIMEFRAMES: { value: Timeframe; label: string }[] = [
   { value: 'day', label: 'Last 24 hours' }, { value: 'week', label: 'Last 7 days' }, { value: 'month', label: 'Last 30 days' },
 ];
-export const USER_STATUSES = ['all', 'active', 'inactive', 'verified', 'unverified'] as const;
+
+type UsersQuery = ApiQuery<'/api/users', 'get'>;
+export const USER_STATUSES = ['all', 'active', 'inactive', 'verified', 'unverified'] as const satisfies readonly NonNullable<UsersQuery['status']>[];
 
 export interface UserFilters {
   page: number;
   search: string;
-  role: string;
+  /** '' for every role. */
+  role: Role | '';
   status: (typeof USER_STATUSES)[number];
 }
 
-export function userListParams(f: UserFilters): Record<string, string | number> {
-  const params: Record<string, string | number> = { page: Math.max(1, f.page), limit: ADMIN_USERS_PAGE_SIZE, status: f.status };
+/** The users list's query: page, limit, status, and search and role only when set. */
+export function userListParams(f: UserFilters): UsersQuery {
+  const params: UsersQuery = { page: Math.max(1, f.page), limit: ADMIN_USERS_PAGE_SIZE, status: f.status };
   if (f.search.trim()) params.search = f.search.trim();
   if (f.role) params.role = f.role;
   return params;
 }
 
-export const fetchUsers = async (f: UserFilters) => (await get<UserList>('/api/users', { params: userListParams(f) })).data;
+export type AdminFilesQuery = ApiQuery<'/api/admin/files', 'get'>;
+type MessagesQuery = ApiQuery<'/api/contact', 'get'>;
+export const MESSAGES_PAGE_SIZE = 20;
+
+/** Query keys of the admin console, defined once; `all` covers every one of them. */
+export const adminKeys = {
+  all: ['admin'] as const,
+  users: (q: UsersQuery) => [...adminKeys.all, 'users', q] as const,
+  analytics: (timeframe: Timeframe) => [...adminKeys.all, 'analytics', timeframe] as const,
+  queue: () => [...adminKeys.all, 'queue'] as const,
+  messages: (q: MessagesQuery) => [...adminKeys.all, 'messages', q] as const,
+  files: {
+    all: ['admin', 'files'] as const,
+    list: (q: AdminFilesQuery) => [...adminKeys.files.all, 'list', q] as const,
+    detail: (id: string) => [...adminKeys.files.all, 'detail', id] as const,
+  },
+};
+
+// -- Users, analytics, queue -----------------------------------------------------------------
+export const fetchUsers = async (f: UserFilters) => (await api('get', '/api/users', { query: userListParams(f) })).data;
 export const fetchAnalytics = async (timeframe: Timeframe) =>
-  (await get<AdminAnalytics & { files: { recentCompleted?: number } }>(`/api/usage/analytics?timeframe=${timeframe}`)).data;
+  (await api('get', '/api/usage/analytics', { query: { timeframe }, inlineQuery: true })).data;
+export const fetchQueueStats = async () => (await api('get', '/api/process/queue/stats')).data;
 
-export const useUsers = (f: UserFilters) => useQuery({ queryKey: ['admin', 'users', userListParams(f)], queryFn: () => fetchUsers(f), placeholderData: keepPreviousData, staleTime: 0 });
-export const useAnalytics = (timeframe: Timeframe) => useQuery({ queryKey: ['admin', 'analytics', timeframe], queryFn: () => fetchAnalytics(timeframe), staleTime: 0 });
-export const useQueueStats = () => useQuery({ queryKey: ['admin', 'queue'], queryFn: async () => (await get<Record<string, unknown>>('/api/process/queue/stats')).data, staleTime: 0 });
+/** One page of users; the previous page stays on screen while the next loads. */
+export const usersQuery = (f: UserFilters) => {
+  const params = userListParams(f);
+  return queryOptions({
+    queryKey: adminKeys.users(params),
+    queryFn: () => fetchUsers(f),
+    placeholderData: keepPreviousData,
+    staleTime: 0,
+  });
+};
+export const analyticsQuery = (timeframe: Timeframe) =>
+  queryOptions({ queryKey: adminKeys.analytics(timeframe), queryFn: () => fetchAnalytics(timeframe), staleTime: 0 });
+export const queueStatsQuery = () => queryOptions({ queryKey: adminKeys.queue(), queryFn: fetchQueueStats, staleTime: 0 });
 
-export const updateUserRole = (id: string, role: string) => put<User>(`/api/users/${encodeURIComponent(id)}`, { role });
-export const updateUserActive = (id: string, isActive: boolean) => put<User>(`/api/users/${encodeURIComponent(id)}`, { isActive });
-export const resetQuota = (id: string) => post<unknown>(`/api/usage/reset-quota/${encodeURIComponent(id)}`);
-export const queueAction = (action: 'pause' | 'resume' | 'clear-completed' | 'clear-failed') => post<unknown>(`/api/process/queue/${action}`);
+export const useUsers = (f: UserFilters) => useQuery(usersQuery(f));
+export const useAnalytics = (timeframe: Timeframe) => useQuery(analyticsQuery(timeframe));
+export const useQueueStats = () => useQuery(queueStatsQuery());
+
+export const updateUserRole = (id: string, role: Role) =>
+  api('put', '/api/users/{user_id}', { path: { user_id: id }, body: { role } });
+export const updateUserActive = (id: string, isActive: boolean) =>
+  api('put', '/api/users/{user_id}', { path: { user_id: id }, body: { isActive } });
+export const resetQuota = (id: string) => api('post', '/api/usage/reset-quota/{user_id}', { path: { user_id: id } });
+
+export type QueueAction = 'pause' | 'resume' | 'clear-completed' | 'clear-failed';
+export const queueAction = (action: QueueAction) => api('post', `/api/process/queue/${action}`);
 
 /** Overview success rate: completed files divided by recent files, as a percent (0 when none). */
 export function overviewSuccessRate(a: Pick<AdminAnalytics, 'files'>): number {
@@ -45,16 +87,21 @@ export function overviewSuccessRate(a: Pick<AdminAnalytics, 'files'>): number {
   return Math.round((a.files.recentCompleted / recent) * 1000) / 10;
 }
 
-export interface ContactMessage { id: string; name: string; email: string; subject: string; message: string; userId: string | null; createdAt: string }
-export const useContactMessages = (page: number) => useQuery({
-  queryKey: ['admin', 'messages', page],
-  queryFn: async () => (await get<{ messages: ContactMessage[]; pagination: Pagination }>('/api/contact', { params: { page, limit: 20 } })).data,
+// -- Messages sent through the contact page --------------------------------------------------
+export type ContactMessage = components['schemas']['ContactOut'];
+
+export const fetchContactMessages = async (page: number) =>
+  (await api('get', '/api/contact', { query: { page, limit: MESSAGES_PAGE_SIZE } })).data;
+
+export const contactMessagesQuery = (page: number) => queryOptions({
+  queryKey: adminKeys.messages({ page, limit: MESSAGES_PAGE_SIZE }),
+  queryFn: () => fetchContactMessages(page),
   placeholderData: keepPreviousData,
   staleTime: 0,
 });
+export const useContactMessages = (page: number) => useQuery(contactMessagesQuery(page));
 
 // -- File Management: every user's files (/api/admin/files) ---------------------------------
-export type AdminFilesQuery = NonNullable<paths['/api/admin/files']['get']['parameters']['query']>;
 export type AdminFileList = components['schemas']['AdminFileList'];
 export type AdminFileSummary = components['schemas']['AdminFileSummary'];
 export type AdminFileDetail = components['schemas']['AdminFileDetail'];
@@ -94,28 +141,19 @@ export function adminFilesParams(f: AdminFileFilters): AdminFilesQuery {
   return q;
 }
 
-const fileUrl = (id: string) => `/api/admin/files/${encodeURIComponent(id)}`;
-
-/** Query keys of the tab, defined once: the list per query, one file per id. */
-export const adminFileKeys = {
-  all: ['admin', 'files'] as const,
-  list: (q: AdminFilesQuery) => [...adminFileKeys.all, 'list', q] as const,
-  detail: (id: string) => [...adminFileKeys.all, 'detail', id] as const,
-};
-
 export const adminFilesQuery = (f: AdminFileFilters) => {
   const params = adminFilesParams(f);
   return queryOptions({
-    queryKey: adminFileKeys.list(params),
-    queryFn: async () => (await get<AdminFileList>('/api/admin/files', { params })).data,
+    queryKey: adminKeys.files.list(params),
+    queryFn: async () => (await api('get', '/api/admin/files', { query: params })).data,
     placeholderData: keepPreviousData,
     staleTime: 0,
   });
 };
 
 export const adminFileQuery = (id: string) => queryOptions({
-  queryKey: adminFileKeys.detail(id),
-  queryFn: async () => (await get<AdminFileDetail>(fileUrl(id))).data,
+  queryKey: adminKeys.files.detail(id),
+  queryFn: async () => (await api('get', '/api/admin/files/{file_id}', { path: { file_id: id } })).data,
   staleTime: 0,
 });
 
@@ -127,16 +165,16 @@ export const useAdminFile = (id: string) => useQuery({
 });
 
 export const deleteAdminFile = async (id: string) =>
-  (await del<components['schemas']['AdminFileDeleted']>(fileUrl(id))).data;
+  (await api('delete', '/api/admin/files/{file_id}', { path: { file_id: id } })).data;
 export const requeueAdminFile = async (id: string) =>
-  (await post<AdminFileDetail>(`${fileUrl(id)}/requeue`)).data;
+  (await api('post', '/api/admin/files/{file_id}/requeue', { path: { file_id: id } })).data;
 
 /** Delete a file (its blobs, job and row); the tab's queries are fetched again afterwards. */
 export function useDeleteAdminFile() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: deleteAdminFile,
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: adminFileKeys.all }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: adminKeys.files.all }),
   });
 }
 
@@ -145,6 +183,6 @@ export function useRequeueAdminFile() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: requeueAdminFile,
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: adminFileKeys.all }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: adminKeys.files.all }),
   });
 }

@@ -3,16 +3,16 @@ import { toast } from 'react-toastify';
 import { Alert, PageSpinner, StatTile } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { formatBytes } from '../../../lib/format';
-import { overviewSuccessRate, queueAction, useAnalytics, useQueueStats } from '../api';
+import { overviewSuccessRate, queueAction, useAnalytics, useQueueStats, type QueueAction } from '../api';
 
-const QUEUE_KEYS: [string, string][] = [['waiting', 'Waiting'], ['active', 'Active'], ['completed', 'Completed'], ['failed', 'Failed']];
+const QUEUE_KEYS: ['waiting' | 'active' | 'completed' | 'failed', string][] = [['waiting', 'Waiting'], ['active', 'Active'], ['completed', 'Completed'], ['failed', 'Failed']];
 
 export function OverviewTab() {
   const analytics = useAnalytics('month');
   const queue = useQueueStats();
   const [busy, setBusy] = useState<string | null>(null);
 
-  const run = async (action: 'pause' | 'resume' | 'clear-completed' | 'clear-failed') => {
+  const run = async (action: QueueAction) => {
     setBusy(action);
     try {
       const res = await queueAction(action);
@@ -35,7 +35,7 @@ export function OverviewTab() {
     );
   }
   const a = analytics.data;
-  const q = queue.data as Record<string, number | boolean | string> | undefined;
+  const q = queue.data;
   return (
     <div className="space-y-6">
       <div className="grid grid-cols-2 gap-4 lg:grid-cols-4">

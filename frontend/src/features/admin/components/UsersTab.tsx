@@ -5,8 +5,8 @@ import { Alert, PageSpinner } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { ROLES } from '../../../lib/constants';
 import { formatDate } from '../../../lib/format';
-import type { User } from '../../../lib/types';
-import { USER_STATUSES, resetQuota, updateUserActive, updateUserRole, useUsers, type UserFilters } from '../api';
+import type { Role, User } from '../../../lib/types';
+import { USER_STATUSES, adminKeys, resetQuota, updateUserActive, updateUserRole, useUsers, type UserFilters } from '../api';
 
 export function UsersTab({ currentUserId }: { currentUserId: string }) {
   const queryClient = useQueryClient();
@@ -25,7 +25,7 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
     try {
       await fn();
       toast.success(ok);
-      await queryClient.invalidateQueries({ queryKey: ['admin'] });
+      await queryClient.invalidateQueries({ queryKey: adminKeys.all });
     } catch (error) {
       toast.error(messageOf(error, fail));
     } finally {
@@ -33,7 +33,7 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
     }
   };
 
-  const onRole = (u: User, role: string) => act(`role-${u.id}`, () => updateUserRole(u.id, role), 'User role updated successfully', 'Failed to update user role');
+  const onRole = (u: User, role: Role) => act(`role-${u.id}`, () => updateUserRole(u.id, role), 'User role updated successfully', 'Failed to update user role');
   const onActive = (u: User) => act(`active-${u.id}`, () => updateUserActive(u.id, !u.isActive),
     `User ${u.isActive ? 'deactivated' : 'activated'} successfully`, 'Failed to update user status');
   const onQuota = (u: User) => act(`quota-${u.id}`, () => resetQuota(u.id), 'User quota reset successfully', 'Failed to reset quota');
@@ -48,7 +48,7 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
         </div>
         <div>
           <label htmlFor="role-filter" className="label">Role</label>
-          <select id="role-filter" className="input" value={filters.role} onChange={(e) => setFilters((f) => ({ ...f, role: e.target.value, page: 1 }))}>
+          <select id="role-filter" className="input" value={filters.role} onChange={(e) => setFilters((f) => ({ ...f, role: e.target.value as UserFilters['role'], page: 1 }))}>
             <option value="">All roles</option>
             {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
           </select>
@@ -84,7 +84,7 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
                   </div>
                   <div>
                     <label className="sr-only" htmlFor={`role-m-${u.id}`}>Role of {u.email}</label>
-                    <select id={`role-m-${u.id}`} className="input py-2" value={u.role} disabled={busy === `role-${u.id}`} onChange={(e) => onRole(u, e.target.value)}>
+                    <select id={`role-m-${u.id}`} className="input py-2" value={u.role} disabled={busy === `role-${u.id}`} onChange={(e) => onRole(u, e.target.value as Role)}>
                       {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
                     </select>
                   </div>
@@ -120,7 +120,7 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
                       </td>
                       <td className="px-4 py-3">
                         <label className="sr-only" htmlFor={`role-${u.id}`}>Role of {u.email}</label>
-                        <select id={`role-${u.id}`} className="input w-36 py-1.5" value={u.role} disabled={busy === `role-${u.id}`} onChange={(e) => onRole(u, e.target.value)}>
+                        <select id={`role-${u.id}`} className="input w-36 py-1.5" value={u.role} disabled={busy === `role-${u.id}`} onChange={(e) => onRole(u, e.target.value as Role)}>
                           {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
                         </select>
                       </td>
