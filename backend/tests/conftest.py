@@ -41,7 +41,7 @@ def pg_database_url() -> Iterator[str]:
         with engine.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
             conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # never skip silently: PostgreSQL is part of the contract
+    except Exception as exc:  # noqa: BLE001 - never skip silently: PostgreSQL is part of the contract
         pytest.fail(f"PostgreSQL at {admin.render_as_string()} is not reachable: {exc}")
     url = admin.set(database=name).render_as_string(hide_password=False)
     upgrade_to_head(url)

@@ -131,18 +131,18 @@ class Settings(BaseSettings):
     role_limits: dict[str, RoleLimits] = Field(default_factory=lambda: dict(DEFAULT_ROLE_LIMITS))
 
     @model_validator(mode="after")
-    def _resolve(self) -> "Settings":
+    def _resolve(self) -> Settings:
         self.data_dir = self.data_dir.resolve()
         if self.database_url is None:
             self.database_url = f"sqlite:///{self.data_dir / 'sanitas.db'}"
-        if self.env == "production":
-            if not self.secret_key or self.secret_key.strip().lower() in INSECURE_SECRETS \
-                    or len(self.secret_key) < 32:
-                raise ValueError(
-                    "SANITAS_SECRET_KEY must be set to a random value of at least 32 "
-                    "characters in production (e.g. `python3 -c 'import secrets; "
-                    "print(secrets.token_urlsafe(48))'`)."
-                )
+        if self.env == "production" and (
+                not self.secret_key or self.secret_key.strip().lower() in INSECURE_SECRETS
+                or len(self.secret_key) < 32):
+            raise ValueError(
+                "SANITAS_SECRET_KEY must be set to a random value of at least 32 "
+                "characters in production (e.g. `python3 -c 'import secrets; "
+                "print(secrets.token_urlsafe(48))'`)."
+            )
         return self
 
     @property

@@ -16,6 +16,7 @@ it ahead, readable by all).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import stat
@@ -53,10 +54,8 @@ def create_sqlite_file(database_url: str | None) -> None:
     if path is None:
         return
     path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
-    try:
+    with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE))
-    except FileExistsError:
-        pass
 
 
 def _tighten(path: Path, mode: int) -> bool:

@@ -44,7 +44,7 @@ class UTCDateTime(TypeDecorator):
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {datetime: UTCDateTime}
+    type_annotation_map = {datetime: UTCDateTime}  # noqa: RUF012 - SQLAlchemy's documented hook; never mutated
 
 
 def _ensure_wal(cur) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from outbox import outbox_links, token_of
 from factories import DEFAULT_PASSWORD, auth_headers, make_user
+from outbox import outbox_links, token_of
 
 
 def register(client, email="ada@example.com", password="secret1", **extra):
@@ -196,10 +196,12 @@ def test_forgot_and_reset_password_with_a_single_use_link(client, db_session, se
     token = token_of(links[0])
     short = client.post("/api/auth/reset-password", json={"token": token, "password": "short"})
     assert short.status_code == 422
-    done = client.post("/api/auth/reset-password", json={"token": token, "password": "brand-new-pw"})
+    done = client.post("/api/auth/reset-password",
+                       json={"token": token, "password": "brand-new-pw"})
     assert done.status_code == 200
     assert login(client, "f@example.com", "brand-new-pw").status_code == 200
-    reused = client.post("/api/auth/reset-password", json={"token": token, "password": "another-pw"})
+    reused = client.post("/api/auth/reset-password",
+                         json={"token": token, "password": "another-pw"})
     assert reused.status_code == 400
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import jwt
-from outbox import outbox_links, token_of
 from factories import DEFAULT_PASSWORD, auth_headers, make_user
+from outbox import outbox_links, token_of
 from sqlalchemy import select
 
 from sanitas.auth.tokens import create_access_token

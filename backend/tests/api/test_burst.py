@@ -18,8 +18,8 @@ from sanitas.admission import DatabaseGate, Slot
 from sanitas.errors import ApiError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
-from bench_burst import burst  # noqa: E402
-from bench_service import free_port, start_server, stop_server  # noqa: E402
+from bench_burst import burst
+from bench_service import free_port, start_server, stop_server
 
 BURST = 200
 

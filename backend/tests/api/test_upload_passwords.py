@@ -34,7 +34,7 @@ def _rows_text(session) -> str:
     session.expire_all()
     rows = []
     for table in ("files", "jobs"):
-        rows += [repr(tuple(r)) for r in session.execute(text(f"SELECT * FROM {table}"))]
+        rows += [repr(tuple(r)) for r in session.execute(text(f"SELECT * FROM {table}"))]  # noqa: S608 - fixed table names
     return "\n".join(rows)
 
 

@@ -396,11 +396,11 @@ def encrypted_zip(path: Path) -> Path:
 
 def zip_bomb(path: Path, megabytes: int = 64) -> Path:
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
-        with zf.open("zeros.txt", "w", force_zip64=True) as member:
-            block = b"\x00" * (1024 * 1024)
-            for _ in range(megabytes):
-                member.write(block)
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf, \
+            zf.open("zeros.txt", "w", force_zip64=True) as member:
+        block = b"\x00" * (1024 * 1024)
+        for _ in range(megabytes):
+            member.write(block)
     path.write_bytes(buffer.getvalue())
     return path
 

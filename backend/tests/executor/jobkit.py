@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import pwd
@@ -140,10 +141,8 @@ def of_uid(processes: list[psutil.Process], uid: int) -> list[psutil.Process]:
 
 def kill_hard(proc: subprocess.Popen) -> None:
     """SIGKILL the process and everything in its process group (a crash, not a shutdown)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait(timeout=30)
 
 
@@ -165,10 +164,8 @@ def survivors(processes: list[psutil.Process], timeout: float = 10) -> list[str]
         time.sleep(0.1)
     described = []
     for p in left:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             described.append(f"{p.pid} uid={p.uids().real} {' '.join(p.cmdline()[:4])}")
-        except psutil.NoSuchProcess:
-            pass
     return described
 
 
@@ -188,12 +185,10 @@ def stalled_upload(url: str, headers: dict[str, str], tmp_dir: Path
         release.wait(120)
 
     def send():
-        try:
+        with contextlib.suppress(httpx.HTTPError):  # the server died under it
             httpx.post(url, headers={**headers, "Content-Type":
                                      f"multipart/form-data; boundary={boundary}"},
                        content=body(), timeout=120)
-        except httpx.HTTPError:
-            pass  # the server died under it
 
     thread = threading.Thread(target=send, daemon=True)
     thread.start()

@@ -89,7 +89,7 @@ def main(only: list[str]) -> int:
     def traced(*args, **kwargs):
         trace = root / f"trace-{len(traces)}.txt"
         traces.append(trace)
-        return [strace, "-f", "-qq", "-o", str(trace), "--"] + command(*args, **kwargs)
+        return [strace, "-f", "-qq", "-o", str(trace), "--", *command(*args, **kwargs)]
 
     bwrap._command = traced
     totals: collections.Counter = collections.Counter()

@@ -126,7 +126,8 @@ def test_process_limit_is_per_job_not_per_uid(sandbox_settings):
     finally:
         crowd.kill()
         crowd.wait()
-    assert outcome["error"] == "BlockingIOError" and 20 <= outcome["forked"] < _upper(30, sandbox_settings)
+    assert outcome["error"] == "BlockingIOError"
+    assert 20 <= outcome["forked"] < _upper(30, sandbox_settings)
 
 
 def _upper(processes: int, settings) -> int:

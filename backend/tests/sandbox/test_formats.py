@@ -4,6 +4,8 @@ allows for it. Advanced mode is walked once per family."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from samples import all_samples
 
@@ -37,7 +39,7 @@ def test_every_kind_is_accepted_through_the_sandbox(kind, samples, sandbox_setti
     assert result.detected_type == kind
     assert result.output_type in formats.allowed_outputs(kind, "basic")
     output = formats.OUTPUTS[result.output_type]
-    head = open(result.output, "rb").read(16)
+    head = Path(result.output).read_bytes()[:16]
     assert output.text or head.startswith(output.magic)
     assert result.output.endswith(f".{result.output_type}")
 

@@ -110,7 +110,8 @@ def family_of_refresh_token(session: Session, refresh_token: str) -> str | None:
         AuthSession.token_hash == hash_token(refresh_token)))
 
 
-def revoke_all_sessions(session: Session, user_id: str, *, except_family: str | None = None) -> None:
+def revoke_all_sessions(session: Session, user_id: str, *,
+                        except_family: str | None = None) -> None:
     stmt = update(AuthSession).where(AuthSession.user_id == user_id,
                                      AuthSession.revoked_at.is_(None))
     if except_family:

@@ -148,7 +148,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
                 continue
             except (MemoryError, RecursionError):
                 raise
-            except Exception:  # one bad member must not sink the others
+            except Exception:  # noqa: BLE001 - one bad member must not sink the others
                 ctx.add("archive_member", location, action="removed",
                         detail="could not be made safe (damaged or unsupported content)")
                 continue

@@ -94,7 +94,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", Image.DecompressionBombWarning)
                 animated = getattr(image, "n_frames", 1) > 1 and (
-                    kind in ("gif", "png", "webp", "tiff") or kind == "avif" and _can_write(kind))
+                    kind in ("gif", "png", "webp", "tiff") or (kind == "avif" and _can_write(kind)))
                 if animated:
                     _save_frames(image, dst, kind, icc, ctx)
                 elif kind in MODERN:
@@ -115,12 +115,12 @@ def _report_metadata(image: Image.Image, src: Path, size: int, kind: str, ctx: C
     info = image.info
     try:
         exif = image.getexif()
-    except Exception:
+    except Exception:  # noqa: BLE001 - hostile EXIF can make Pillow raise anything; read as no EXIF
         exif = None
     if exif:
         try:
             gps = exif.get_ifd(0x8825)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a hostile GPS block can make Pillow raise anything; read as none
             gps = None
         if gps:
             ctx.add("gps_location", "EXIF GPS", action="removed",
@@ -133,11 +133,11 @@ def _report_metadata(image: Image.Image, src: Path, size: int, kind: str, ctx: C
         if info.get(key):
             ctx.add("xmp_metadata", "XMP", action="removed")
             break
-    if "photoshop" in info or getattr(image, "applist", None) and any(
-            marker == "APP13" for marker, _ in image.applist):
+    if "photoshop" in info or (getattr(image, "applist", None) and any(
+            marker == "APP13" for marker, _ in image.applist)):
         ctx.add("iptc", "Photoshop/IPTC block", action="removed")
-    if any(key in info for key in TEXT_INFO_KEYS) or kind == "png" and any(
-            isinstance(v, str) for k, v in info.items() if k not in ("icc_profile",)):
+    if any(key in info for key in TEXT_INFO_KEYS) or (kind == "png" and any(
+            isinstance(v, str) for k, v in info.items() if k not in ("icc_profile",))):
         ctx.add("comment", "text chunks/comments", action="removed")
     trailer = _trailing_bytes(src, size, kind)
     if trailer:
@@ -173,7 +173,7 @@ def _validated_icc(image: Image.Image, ctx: Context, report_kept: bool = True) -
     try:
         profile = ImageCms.ImageCmsProfile(io.BytesIO(icc))
         space = profile.profile.xcolor_space.strip()
-    except Exception:
+    except Exception:  # noqa: BLE001 - a hostile ICC profile can make LittleCMS raise anything; it is dropped
         ctx.add("icc_profile", "ICC profile", action="removed", detail="the profile is malformed")
         return None
     expected = ICC_COLOR_SPACE_OF_MODE.get(image.mode)
@@ -189,7 +189,7 @@ def _validated_icc(image: Image.Image, ctx: Context, report_kept: bool = True) -
 def _oriented(image: Image.Image) -> Image.Image:
     try:
         orientation = image.getexif().get(0x0112)
-    except Exception:
+    except Exception:  # noqa: BLE001 - hostile EXIF can make Pillow raise anything; no rotation then
         orientation = None
     if orientation in (2, 3, 4, 5, 6, 7, 8):
         return ImageOps.exif_transpose(image)
@@ -241,9 +241,8 @@ def _save_single(image: Image.Image, dst: Path, kind: str, icc: bytes | None) ->
             compression not in ("jpeg", "tiff_jpeg") else "tiff_deflate"
         if params["compression"] in ("group3", "group4") and image.mode != "1":
             params["compression"] = "tiff_deflate"
-    elif kind == "bmp":
-        if image.mode not in ("1", "L", "P", "RGB", "RGBA"):
-            image = image.convert("RGBA" if "A" in image.mode else "RGB")
+    elif kind == "bmp" and image.mode not in ("1", "L", "P", "RGB", "RGBA"):
+        image = image.convert("RGBA" if "A" in image.mode else "RGB")
     with open(dst, "wb") as out:
         image.save(out, PILLOW_FORMAT[kind], **params)
 
@@ -258,7 +257,7 @@ def _webp_params(image: Image.Image) -> dict:
             head = fp.read(4096)
             fp.seek(position)
             lossless = b"VP8L" in head and b"VP8 " not in head
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 - the header peek only picks lossless vs lossy; any failure means lossy
         pass
     return {"lossless": True} if lossless else {"quality": 90, "method": 4}
 
@@ -272,8 +271,8 @@ def _save_frames(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
     for index, frame in enumerate(ImageSequence.Iterator(image)):
         durations.append(int(frame.info.get("duration", 100) or 100))
         clean = frame.copy()
-        if kind == "gif" and clean.mode not in ("P", "L", "RGB", "RGBA") or \
-                kind == "avif" and clean.mode not in ("RGB", "RGBA"):
+        if (kind == "gif" and clean.mode not in ("P", "L", "RGB", "RGBA")) or \
+                (kind == "avif" and clean.mode not in ("RGB", "RGBA")):
             clean = clean.convert("RGBA")
         clean.info = {}
         frames.append(clean)
@@ -425,8 +424,8 @@ def _libjxl_srgb(icc: bytes) -> bool:
         name = (profile.profile_description or "").strip()
     except (ImageCms.PyCMSError, OSError, ValueError, TypeError):
         return False
-    return name == "sRGB" or name.startswith(("RGB_D65_SRG_", "Gra_D65_")) and \
-        name.endswith("_SRG")
+    return name == "sRGB" or (name.startswith(("RGB_D65_SRG_", "Gra_D65_"))
+                              and name.endswith("_SRG"))
 
 
 def _to_srgb(image: Image.Image, icc: bytes, ctx: Context) -> Image.Image:

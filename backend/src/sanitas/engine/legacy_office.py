@@ -95,7 +95,7 @@ def _sniff_ext(src: Path) -> str:
         try:
             with olefile.OleFileIO(str(src)) as ole:
                 names = {"/".join(e).lower() for e in ole.listdir()}
-        except Exception:
+        except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container; no streams known
             names = set()
         if "workbook" in names or "book" in names:
             return "xls"
@@ -129,7 +129,7 @@ def _check_encrypted(data: bytes, kind: str) -> None:
         import msoffcrypto
 
         encrypted = msoffcrypto.OfficeFile(io.BytesIO(data)).is_encrypted()
-    except Exception:
+    except Exception:  # noqa: BLE001 - msoffcrypto can raise anything on damaged files
         encrypted = False  # msoffcrypto cannot tell for damaged files; LibreOffice decides
     if encrypted:
         raise Rejected(f"The {kind.upper()} document is encrypted (password-protected); it "
@@ -148,7 +148,7 @@ def _report_macros(data: bytes, location: str, ctx: Context) -> None:
 
     try:
         parser = VBA_Parser(location, data=data)
-    except Exception:
+    except Exception:  # noqa: BLE001 - oletools can raise anything on hostile VBA; nothing to report
         return
     try:
         auto = set()
@@ -157,7 +157,7 @@ def _report_macros(data: bytes, location: str, ctx: Context) -> None:
                 for kw_type, keyword, _desc in parser.analyze_macros() or []:
                     if kw_type == "AutoExec":
                         auto.add(keyword)
-        except Exception:
+        except Exception:  # noqa: BLE001, S110 - auto-run keywords only enrich the report; hostile VBA skips them
             pass
         count = 0
         try:
@@ -169,7 +169,7 @@ def _report_macros(data: bytes, location: str, ctx: Context) -> None:
                 ctx.add(kind, f"{location}: {stream}", action="removed",
                         detail=f"module {vba_name}" + (f"; auto-run: {', '.join(sorted(auto))}"
                                                 if auto else ""))
-        except Exception:
+        except Exception:  # noqa: BLE001 - oletools can raise anything on a hostile VBA project
             count = 0  # unreadable project: fall back to the storage check below
         if count == 0 and _has_vba_storage(data):
             ctx.add("macro", location, action="removed", detail="VBA project storage present")
@@ -184,7 +184,7 @@ def _has_vba_storage(data: bytes) -> bool:
         with olefile.OleFileIO(data) as ole:
             return any(e and e[-1].upper() in ("VBA", "_VBA_PROJECT_CUR", "MACROS")
                        for e in ole.listdir(streams=False, storages=True))
-    except Exception:
+    except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container; no VBA storage found
         return False
 
 
@@ -193,7 +193,7 @@ def _report_ole_objects(data: bytes, location: str, ctx: Context) -> None:
 
     try:
         ole = olefile.OleFileIO(data)
-    except Exception:
+    except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container; nothing to report
         return
     with ole:
         count = 0
@@ -224,7 +224,7 @@ def _report_ppt_objects(data: bytes, location: str, ctx: Context) -> None:
                         detail="embedded OLE object in the presentation stream")
             with contextlib.suppress(Exception):
                 ole.close()
-    except Exception:
+    except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile stream; the report stops there
         return
 
 
@@ -234,7 +234,7 @@ def _report_rtf(data: bytes, ctx: Context) -> None:
     try:
         parser = RtfObjParser(data)
         parser.parse()
-    except Exception:
+    except Exception:  # noqa: BLE001 - oletools can raise anything on hostile RTF; no objects listed
         return
     for i, obj in enumerate(parser.objects[:MAX_REPORTED]):
         cls = getattr(obj, "class_name", b"") or b""

@@ -9,6 +9,7 @@ process group.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -110,9 +111,9 @@ def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
     if timeout is None:
         size_mb = safe_in.stat().st_size / 1e6
         timeout = DEFAULT_TIMEOUT + 3 * size_mb
-    proc = subprocess.Popen(cmd, cwd=job, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(  # noqa: S603 - an argv list, no shell
+        cmd, cwd=job, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True)
     try:
         _out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -133,8 +134,6 @@ def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     proc.wait()

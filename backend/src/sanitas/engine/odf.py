@@ -334,10 +334,7 @@ def _clean_binary_data(el) -> bool:
 
 
 def _detached(el, root) -> bool:
-    for anc in el.iterancestors():
-        if anc is root:
-            return False
-    return True
+    return all(anc is not root for anc in el.iterancestors())
 
 
 def _drop_empty_frame(frame) -> None:

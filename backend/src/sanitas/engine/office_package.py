@@ -93,7 +93,7 @@ def _ole_is_encrypted(src: Path) -> bool:
     try:
         with olefile.OleFileIO(str(src)) as ole:
             return ole.exists("EncryptedPackage") or ole.exists("EncryptionInfo")
-    except Exception:
+    except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container; not encrypted
         return False
 
 
@@ -272,5 +272,5 @@ def clean_raster(data: bytes, fmt: str) -> bytes | None:
             else:
                 im.save(out, "BMP")
             return out.getvalue()
-    except Exception:
+    except Exception:  # noqa: BLE001 - Pillow can raise anything on a hostile embedded image; None = unusable
         return None

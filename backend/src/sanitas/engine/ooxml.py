@@ -10,6 +10,7 @@ nothing dangles and the result opens without a repair prompt.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import posixpath
 import re
@@ -1323,10 +1324,9 @@ def _drop_review_part(state: _State, key: str, part: str) -> bool:
     else:
         kind, detail = _review_part_summary(state, key, part)
         state.ctx.add(kind, part, detail=detail)
-    try:
+    # Its relationships may be unreadable: nothing of it is kept anyway.
+    with contextlib.suppress(Rejected):
         _mark_reported(state, part, set())
-    except Rejected:
-        pass  # its relationships are unreadable: nothing of it is kept anyway
     return True
 
 

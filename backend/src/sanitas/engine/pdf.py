@@ -79,7 +79,7 @@ log = logging.getLogger(__name__)
 ENCRYPTED = ("The PDF is password-protected (encrypted), so it cannot be opened without its "
              "password. Upload it again with the password (the upload's password field, or "
              "--password on the command line) to have it opened and sanitized.")
-WRONG_PASSWORD = "The password given does not open the PDF."
+WRONG_PASSWORD = "The password given does not open the PDF."  # noqa: S105 - a message, not a password
 DAMAGED = ("The PDF is damaged and cannot be rebuilt into a file that PDF readers can open, so "
            "it is not accepted.")
 UNREADABLE_OUTPUT = ("The PDF could not be rebuilt into a file that PDF readers open reliably "

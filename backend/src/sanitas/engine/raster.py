@@ -294,7 +294,7 @@ def _overlay_ocr(out: pikepdf.Pdf, picture, points: tuple[float, float], tessera
     picture.save(base.with_suffix(".png"))
     try:
         # One OpenMP thread: tesseract's default team spins on 2 cores (5 s a page, not 1).
-        subprocess.run([tesseract, str(base.with_suffix(".png")), str(base), "-c",
+        subprocess.run([tesseract, str(base.with_suffix(".png")), str(base), "-c",  # noqa: S603 - argv list, no shell
                         "textonly_pdf=1", "pdf"], check=True, capture_output=True, timeout=120,
                        env={**os.environ, "OMP_THREAD_LIMIT": "1"})
         with pikepdf.open(base.with_suffix(".pdf")) as text_pdf:

@@ -22,7 +22,7 @@ class RejectionCode(StrEnum):
     EXECUTABLE = "executable"  # a program, a script, an installer or an add-in
     UNSUPPORTED_TYPE = "unsupported_type"
     ENCRYPTED = "encrypted"  # password-protected and no (or no right) password given
-    WRONG_PASSWORD = "wrong_password"
+    WRONG_PASSWORD = "wrong_password"  # noqa: S105 - a rejection code, not a password
     DAMAGED = "damaged"  # malformed beyond repair
     BOMB = "bomb"  # expands far beyond its size (zip or decompression bomb)
     TOO_LARGE = "too_large"  # input or output over a size limit
@@ -116,8 +116,9 @@ class Context:
             findings.append(Finding(kind, "whole file", "removed", f"and {n} more of this kind"))
         if len(findings) > MAX_FINDINGS:
             extra = len(findings) - MAX_FINDINGS
-            findings = findings[:MAX_FINDINGS] + [
-                Finding("more", "whole file", "removed", f"{extra} further findings not listed")]
+            findings = [*findings[:MAX_FINDINGS],
+                        Finding("more", "whole file", "removed",
+                                f"{extra} further findings not listed")]
         return findings
 
     def progress(self, percent: int) -> None:

@@ -34,7 +34,36 @@ ALLOWED_ELEMENTS = {
     "feMergeNode", "feMorphology", "feOffset", "fePointLight", "feSpecularLighting",
     "feSpotLight", "feTile", "feTurbulence",
 }
-ALLOWED_ATTRIBUTES = frozenset(["id", "class", "style", "x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "rx", "ry", "fx", "fy", "fr", "width", "height", "d", "points", "transform", "viewBox", "preserveAspectRatio", "version", "baseProfile", "fill", "fill-opacity", "fill-rule", "stroke", "stroke-width", "stroke-opacity", "stroke-linecap", "stroke-linejoin", "stroke-miterlimit", "stroke-dasharray", "stroke-dashoffset", "opacity", "color", "display", "visibility", "font-family", "font-size", "font-weight", "font-style", "font-variant", "font-stretch", "font-size-adjust", "font", "text-anchor", "dominant-baseline", "alignment-baseline", "baseline-shift", "letter-spacing", "word-spacing", "text-decoration", "writing-mode", "direction", "unicode-bidi", "dx", "dy", "rotate", "textLength", "lengthAdjust", "startOffset", "method", "spacing", "side", "path", "gradientUnits", "gradientTransform", "spreadMethod", "offset", "stop-color", "stop-opacity", "patternUnits", "patternContentUnits", "patternTransform", "clipPathUnits", "clip-path", "clip-rule", "clip", "mask", "maskUnits", "maskContentUnits", "marker-start", "marker-mid", "marker-end", "marker", "markerWidth", "markerHeight", "markerUnits", "refX", "refY", "orient", "filter", "filterUnits", "primitiveUnits", "in", "in2", "result", "stdDeviation", "mode", "type", "values", "tableValues", "slope", "intercept", "amplitude", "exponent", "k1", "k2", "k3", "k4", "operator", "order", "kernelMatrix", "divisor", "bias", "targetX", "targetY", "edgeMode", "kernelUnitLength", "preserveAlpha", "surfaceScale", "diffuseConstant", "specularConstant", "specularExponent", "lighting-color", "flood-color", "flood-opacity", "scale", "xChannelSelector", "yChannelSelector", "radius", "baseFrequency", "numOctaves", "seed", "stitchTiles", "azimuth", "elevation", "z", "pointsAtX", "pointsAtY", "pointsAtZ", "limitingConeAngle", "shape-rendering", "text-rendering", "image-rendering", "color-interpolation", "color-interpolation-filters", "color-rendering", "color-profile", "vector-effect", "paint-order", "overflow", "mix-blend-mode", "isolation", "pathLength", "enable-background", "kerning", "glyph-orientation-horizontal", "glyph-orientation-vertical", "systemLanguage", "lang", "role", "aria-label", "aria-hidden", "focusable", "attributeName", "attributeType", "begin", "dur", "end", "repeatCount", "repeatDur", "from", "to", "by", "keyTimes", "keySplines", "calcMode", "additive", "accumulate", "restart", "keyPoints", "min", "max", "href"])
+ALLOWED_ATTRIBUTES = frozenset([
+    "id", "class", "style", "x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "rx", "ry", "fx",
+    "fy", "fr", "width", "height", "d", "points", "transform", "viewBox", "preserveAspectRatio",
+    "version", "baseProfile", "fill", "fill-opacity", "fill-rule", "stroke", "stroke-width",
+    "stroke-opacity", "stroke-linecap", "stroke-linejoin", "stroke-miterlimit", "stroke-dasharray",
+    "stroke-dashoffset", "opacity", "color", "display", "visibility", "font-family", "font-size",
+    "font-weight", "font-style", "font-variant", "font-stretch", "font-size-adjust", "font",
+    "text-anchor", "dominant-baseline", "alignment-baseline", "baseline-shift", "letter-spacing",
+    "word-spacing", "text-decoration", "writing-mode", "direction", "unicode-bidi", "dx", "dy",
+    "rotate", "textLength", "lengthAdjust", "startOffset", "method", "spacing", "side", "path",
+    "gradientUnits", "gradientTransform", "spreadMethod", "offset", "stop-color", "stop-opacity",
+    "patternUnits", "patternContentUnits", "patternTransform", "clipPathUnits", "clip-path",
+    "clip-rule", "clip", "mask", "maskUnits", "maskContentUnits", "marker-start", "marker-mid",
+    "marker-end", "marker", "markerWidth", "markerHeight", "markerUnits", "refX", "refY", "orient",
+    "filter", "filterUnits", "primitiveUnits", "in", "in2", "result", "stdDeviation", "mode",
+    "type", "values", "tableValues", "slope", "intercept", "amplitude", "exponent", "k1", "k2",
+    "k3", "k4", "operator", "order", "kernelMatrix", "divisor", "bias", "targetX", "targetY",
+    "edgeMode", "kernelUnitLength", "preserveAlpha", "surfaceScale", "diffuseConstant",
+    "specularConstant", "specularExponent", "lighting-color", "flood-color", "flood-opacity",
+    "scale", "xChannelSelector", "yChannelSelector", "radius", "baseFrequency", "numOctaves",
+    "seed", "stitchTiles", "azimuth", "elevation", "z", "pointsAtX", "pointsAtY", "pointsAtZ",
+    "limitingConeAngle", "shape-rendering", "text-rendering", "image-rendering",
+    "color-interpolation", "color-interpolation-filters", "color-rendering", "color-profile",
+    "vector-effect", "paint-order", "overflow", "mix-blend-mode", "isolation", "pathLength",
+    "enable-background", "kerning", "glyph-orientation-horizontal", "glyph-orientation-vertical",
+    "systemLanguage", "lang", "role", "aria-label", "aria-hidden", "focusable", "attributeName",
+    "attributeType", "begin", "dur", "end", "repeatCount", "repeatDur", "from", "to", "by",
+    "keyTimes", "keySplines", "calcMode", "additive", "accumulate", "restart", "keyPoints", "min",
+    "max", "href"
+])
 # Animation may not retarget what a reference points to or install handlers.
 FORBIDDEN_ANIMATION_TARGETS = re.compile(r"^(href|xlink:href|on.*|style|src|values|from|to)$",
                                          re.IGNORECASE)

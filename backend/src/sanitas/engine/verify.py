@@ -35,6 +35,7 @@ file is not a valid file of its format. `output` runs it and turns a failure int
 from __future__ import annotations
 
 import codecs
+import contextlib
 import logging
 import os
 import posixpath
@@ -152,10 +153,8 @@ def _load_plugin(media_type: str) -> None:
     load = getattr(image_family, "load_plugin", None)
     for found in formats.KINDS.values():
         if found.family == "image" and found.media_type == media_type and load is not None:
-            try:
+            with contextlib.suppress(Rejected):  # no decoder: `_pillow_formats` says so
                 load(found.name)
-            except Rejected:
-                pass  # no decoder: `_pillow_formats` says so
 
 
 def image(path: Path, spec: Output) -> None:
@@ -170,7 +169,7 @@ def image(path: Path, spec: Output) -> None:
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         with Image.open(path, formats=names) as picture:
             width, height = picture.size
-            if not (0 < width and 0 < height and width * height <= image_family.MAX_PIXELS):
+            if not (width > 0 and height > 0 and width * height <= image_family.MAX_PIXELS):
                 raise Invalid(f"impossible size {width}x{height}")
             picture.verify()
             jpeg = picture.format in ("JPEG", "MPO")

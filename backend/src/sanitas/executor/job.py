@@ -72,7 +72,8 @@ def runnable_condition(settings: Settings, now: datetime):
     stale = now - timedelta(seconds=settings.job_heartbeat_timeout_seconds)
     return or_(
         and_(Job.state == JobState.WAITING, or_(Job.run_after.is_(None), Job.run_after <= now)),
-        and_(Job.state == JobState.ACTIVE, or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < stale)),
+        and_(Job.state == JobState.ACTIVE,
+             or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < stale)),
     )
 
 
@@ -173,7 +174,7 @@ class JobFailure(StrEnum):
     INTERNAL = "internal_error"  # a bug
 
 
-PASSWORD_LOST_MESSAGE = ("The password given with the upload could not be read back by the "
+PASSWORD_LOST_MESSAGE = ("The password given with the upload could not be read back by the "  # noqa: S105 - a message, not a password
                          "processing server (its secret key differs); upload the file again.")
 INTERRUPTED_MESSAGE = ("Processing of this file was interrupted several times (the worker "
                        "stopped while it ran), so it was not tried again.")
@@ -404,7 +405,8 @@ def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int
                     f.error_code = JobFailure.EXPIRED
                 count += 1
             expired_ids = [f.id for f in files if f.is_expired]
-            s.execute(delete(Job).where(Job.state == JobState.WAITING, Job.file_id.in_(expired_ids)))
+            s.execute(delete(Job).where(Job.state == JobState.WAITING,
+                                        Job.file_id.in_(expired_ids)))
             s.execute(update(Job).where(Job.file_id.in_(expired_ids),
                                         Job.password_secret.is_not(None))
                       .values(password_secret=None).execution_options(synchronize_session=False))

@@ -10,6 +10,7 @@ network chunk per request, whatever the upload size.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import tempfile
@@ -184,10 +185,9 @@ class _Reader:
     def close(self) -> None:
         if self._fh is not None:
             fh, self._fh = self._fh, None
-            try:
+            # OSError: e.g. the buffered tail could not be written; the file goes anyway.
+            with contextlib.suppress(OSError):
                 fh.close()
-            except OSError:  # e.g. the buffered tail could not be written: the file goes anyway
-                pass
 
 
 DISCARD_MAX_BYTES = 256 * MB

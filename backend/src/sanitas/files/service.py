@@ -213,7 +213,8 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
         for r, kind, file_id, key in zip(received, kinds, file_ids, stored, strict=True):
             file = File(id=file_id, user_id=user.id, original_name=r.name,
                         original_size=r.size, detected_type=kind, mode=mode,
-                        original_key=key, status=FileStatus.PENDING, created_at=now, expires_at=expires,
+                        original_key=key, status=FileStatus.PENDING, created_at=now,
+                        expires_at=expires,
                         is_expired=False, download_count=0)
             job_id = new_id()
             job = Job(id=job_id, file_id=file_id, state=JobState.WAITING, priority=priority,

@@ -28,6 +28,7 @@ ahead of time as a spare ("warm"); it is still used for a single job only.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import os
@@ -123,7 +124,7 @@ def _layout(settings: Settings, office: bool) -> _Layout:
     if not prefix.startswith("/usr/"):
         binds.append(prefix)
     source = str(Path(sanitas.__file__).resolve().parent.parent)
-    if not any(source == b or source.startswith(b + "/") for b in binds + ["/usr"]):
+    if not any(source == b or source.startswith(b + "/") for b in [*binds, "/usr"]):
         binds.append(source)
     user = settings.sandbox_user if os.geteuid() == 0 else None
     return _Layout(python, tuple(binds), office, user)
@@ -263,7 +264,7 @@ def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
     try:
         command = _command(_layout(settings, office), limits, ["-I", "-c", code],
                            headroom=False, seccomp_fd=filter_fd, cgroup=cgroup)
-        return subprocess.run(command, env=dict(CLEAN_ENV), capture_output=True,
+        return subprocess.run(command, env=dict(CLEAN_ENV), capture_output=True,  # noqa: S603 - bwrap argv built by _command, no shell
                               timeout=timeout, check=False, start_new_session=True,
                               stdin=subprocess.DEVNULL,
                               pass_fds=() if filter_fd is None else (filter_fd,))
@@ -295,7 +296,7 @@ class _Sandbox:
             command = _command(layout, limits, seccomp_fd=filter_fd, cgroup=self.cgroup)
             command.append(str(child_fd))  # the child learns its job socket from argv
             command.append("office" if layout.office else "plain")  # what to preload
-            self.proc = subprocess.Popen(
+            self.proc = subprocess.Popen(  # noqa: S603 - bwrap argv built by _command, no shell
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, env=dict(CLEAN_ENV), close_fds=True,
                 pass_fds=(child_fd,) if filter_fd is None else (child_fd, filter_fd),
@@ -347,14 +348,10 @@ class _Sandbox:
         if self.cgroup is not None:
             self.cgroup.kill_all()  # every process of the job at once, wherever it is
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream:
                 stream.close()
@@ -546,7 +543,7 @@ def _drain(sandbox: _Sandbox) -> str:
     try:
         sandbox.proc.wait(timeout=2)
         return (sandbox.proc.stderr.read(MAX_STDERR_KEPT) or b"").decode("utf-8", "replace")
-    except Exception:
+    except Exception:  # noqa: BLE001 - best-effort stderr of a failed sandbox for the log; must not hide the failure
         return ""
 
 

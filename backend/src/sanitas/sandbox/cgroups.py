@@ -30,6 +30,7 @@ Where the cgroups come from (`SANITAS_SANDBOX_CGROUP`, default `auto`):
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import logging
@@ -169,15 +170,11 @@ class JobCgroup:
                 pass
         pids = set()
         for directory in self.directories:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 pids.update(int(p) for p in _read(directory / "cgroup.procs").split())
-            except (OSError, ValueError):
-                pass
         for pid in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
 
     def remove(self) -> None:
         """Kill what is left and remove the directories (rmdir answers EBUSY until the kernel
@@ -285,10 +282,8 @@ def _stale(parent: Path) -> None:
             continue
         if owner == os.getpid() or Path(f"/proc/{owner}").exists():
             continue
-        try:
+        with contextlib.suppress(OSError):
             entry.rmdir()
-        except OSError:
-            pass
 
 
 def _controllers(directory: Path) -> set[str]:

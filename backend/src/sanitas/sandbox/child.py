@@ -12,6 +12,7 @@ library prints goes to stderr.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import logging
@@ -113,10 +114,8 @@ def main() -> int:
 
     for module in PRELOAD + formats.preload_modules(False) + (
             formats.preload_modules(True) if office else ()):
-        try:
+        with contextlib.suppress(ImportError):
             __import__(module)
-        except ImportError:
-            pass
     from PIL import Image
     Image.preinit()  # the common image plugins; the rarer ones load when a job needs them
     emit({"event": "ready"})
