@@ -49,6 +49,7 @@ from sanitas.engine.office_package import (
     remove_element,
     resolve_target,
     serialize,
+    unwrap,
     write_package,
 )
 from sanitas.engine.report import Context, Rejected, RejectionCode
@@ -307,7 +308,7 @@ class _Book:
             package.insert(0, metadata)
         for wrapper in metadata.findall(f"{{{OPF_NS}}}dc-metadata") + metadata.findall(
                 f"{{{OPF_NS}}}x-metadata"):  # OEBPS 1.x layout
-            _unwrap(wrapper)
+            unwrap(wrapper)
         unique = package.get("unique-identifier") or ""
         identifiers = metadata.findall(f"{{{DC_NS}}}identifier")
         chosen = next((el for el in identifiers if unique and el.get("id") == unique),
@@ -542,14 +543,6 @@ def _relative(href: str) -> bool:
     except ValueError:
         return False
     return not parts.scheme and not parts.netloc
-
-
-def _unwrap(el) -> None:
-    parent = el.getparent()
-    index = parent.index(el)
-    for offset, child in enumerate(list(el)):
-        parent.insert(index + offset, child)
-    remove_element(el)
 
 
 def _xhtml_from_html(data: bytes) -> etree._Element | None:

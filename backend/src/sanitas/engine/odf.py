@@ -25,6 +25,7 @@ from .office_package import (
     read_package,
     remove_element,
     serialize,
+    unwrap,
     write_package,
 )
 from .ooxml import ReviewerAliases, revision_summary
@@ -70,23 +71,6 @@ _STRING = re.compile(r'"(?:[^"]|"")*"')
 def _local(el) -> str:
     tag = el.tag
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
-
-
-def _unwrap(el) -> None:
-    parent = el.getparent()
-    if parent is None:
-        return
-    idx = parent.index(el)
-    text = el.text or ""
-    if text:
-        if idx == 0:
-            parent.text = (parent.text or "") + text
-        else:
-            prev = parent[idx - 1]
-            prev.tail = (prev.tail or "") + text
-    for i, child in enumerate(list(el)):
-        parent.insert(idx + i, child)
-    remove_element(el)
 
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
@@ -241,7 +225,7 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs, members,
             _drop_empty_frame(frame)
         elif lname in UNWRAP:
             ctx.add(UNWRAP[lname], name, detail=lname, action="converted")
-            _unwrap(el)
+            unwrap(el)
         elif lname == "object":
             href = el.get(f"{{{XLINK_NS}}}href") or ""
             target = _internal_path(href)
@@ -371,7 +355,7 @@ def _clean_href(el, href: str, where: str, ctx: Context, keep_links: bool, membe
     if lname == "a":
         if not _safe_link(href, keep_links):
             ctx.add("hyperlink", where, detail=f"link {href[:100]}", action="converted")
-            _unwrap(el)
+            unwrap(el)
         return
     internal = _internal_path(href)
     if internal is not None and internal in members:

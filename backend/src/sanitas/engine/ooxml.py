@@ -30,6 +30,7 @@ from .office_package import (
     remove_element,
     resolve_target,
     serialize,
+    unwrap,
     write_package,
 )
 from .report import Context, Rejected, RejectionCode
@@ -189,18 +190,6 @@ def _attrs(root, predicate: str):
 
 def _type_key(rel_type: str) -> str:
     return rel_type.rstrip("/").rsplit("/", 1)[-1].lower()
-
-
-def _unwrap(el) -> None:
-    """Replace an element by its children."""
-    parent = el.getparent()
-    if parent is None:
-        return
-    idx = parent.index(el)
-    children = list(el)
-    for i, child in enumerate(children):
-        parent.insert(idx + i, child)
-    remove_element(el)
 
 
 @dataclass
@@ -794,8 +783,8 @@ def _clean_empty(root) -> None:
                 fallback = [c for c in el if _local(c) == "Fallback"]
                 if fallback:
                     for c in fallback:
-                        _unwrap(c)
-                    _unwrap(el)
+                        unwrap(c)
+                    unwrap(el)
                     changed = True
 
 
@@ -813,7 +802,7 @@ def _clean_word(state: _State, part: str, root) -> None:
         elif name == "customXml" and ns in W_NSS:
             state.ctx.add("custom_xml", part, detail="inline custom XML markup unwrapped",
                           action="converted")
-            _unwrap(el)
+            unwrap(el)
         elif name in ("subDoc", "altChunk") and ns in W_NSS:
             state.ctx.add("ole_object" if name == "altChunk" else "external_relationship",
                          part, detail=name)
@@ -846,7 +835,7 @@ def _replace_word_object(state: _State, part: str, obj) -> None:
             if c not in shapes:
                 remove_element(c)
     elif drawings:
-        _unwrap(obj)
+        unwrap(obj)
     else:
         remove_element(obj)
 
@@ -856,7 +845,7 @@ def _clean_fields(state: _State, part: str, root) -> None:
         instr = el.get(f"{{{_ns(el)}}}instr") or ""
         if not _field_is_safe(state, instr):
             state.ctx.add(_field_kind(instr), part, detail=f"field {instr.strip()[:120]}")
-            _unwrap(el)  # the cached result runs stay
+            unwrap(el)  # the cached result runs stay
     stack: list[dict] = []
     doomed: list = []
     for el in _iter(root, W_NSS, "fldChar", "instrText", "delInstrText"):
@@ -1547,7 +1536,7 @@ def _accept_word_revisions(root) -> tuple[int, int, int, set[str]]:
         if _attached(el, root):
             note(el)
             ins += 1
-            _unwrap_in_place(el)
+            unwrap(el)
     for el in _iter(root, W_NSS, *W_RANGE_MARKS, "delText", "delInstrText"):
         if _attached(el, root):
             _remove_from_run(el)
@@ -1557,13 +1546,6 @@ def _accept_word_revisions(root) -> tuple[int, int, int, set[str]]:
     if dels:
         _repair_blocks(root)
     return ins, dels, fmt, authors
-
-
-def _unwrap_in_place(el) -> None:
-    """_unwrap without index lookups: a hostile paragraph may hold 100,000 insertions."""
-    for child in list(el):
-        el.addprevious(child)  # the child's tail moves with it
-    remove_element(el)
 
 
 def _drop_if_empty(props) -> None:

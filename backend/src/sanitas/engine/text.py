@@ -345,23 +345,6 @@ def _remove_keeping_tail(node, text: str) -> None:
     parent.remove(node)
 
 
-def _unwrap_element(el) -> list:
-    """Replace `el` by its content; return its former children."""
-    parent = el.getparent()
-    children = list(el)
-    index = parent.index(el)
-    if el.text:
-        previous = el.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + el.text
-        else:
-            parent.text = (parent.text or "") + el.text
-    for offset, child in enumerate(children):
-        parent.insert(index + offset, child)
-    _remove_keeping_tail(el, "")
-    return children
-
-
 def _link_kept(target: str, keep_links: bool, internal: bool) -> str | None:
     """None when a link may stay, else the finding kind that removes it."""
     target = target.strip()
@@ -424,7 +407,9 @@ def _clean_element(el, root, drop, keep_links: bool, plain_is_html: bool, resour
             kind = "form"
         elif tag == "form" and removable:
             drop("form", "<form>")
-            return _unwrap_element(el)
+            from sanitas.engine.office_package import unwrap
+
+            return unwrap(el)
     elif ns == SVG_NS:
         kind = SVG_REMOVED.get(local)
         if local in ("set", "animate") and ANIMATED_REFERENCE.match(el.get("attributeName", "")):
