@@ -16,10 +16,12 @@ it here and giving its family the code; nothing else keeps a list.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -336,25 +338,31 @@ def kinds_in(container: str) -> frozenset[str]:
     return frozenset(k.name for k in KINDS.values() if k.container == container)
 
 
-def signature_kinds() -> list[tuple[str, tuple[tuple[int, bytes], ...]]]:
+# The lookups below are derived once: the tables are fixed, and detection (every upload's sniff
+# in the API process, every job in the sandbox) asks them each time.
+@cache
+def signature_kinds() -> tuple[tuple[str, tuple[tuple[int, bytes], ...]], ...]:
     """(kind, signature) for every kind a leading signature identifies by itself."""
     found = [(k.name, k.magic) for k in KINDS.values() if k.magic]
     found += [(name, sig) for name, sigs in EXTRA_MAGIC.items() for sig in sigs]
-    return found
+    return tuple(found)
 
 
 def matches(head: bytes, signature: tuple[tuple[int, bytes], ...]) -> bool:
     return all(head[offset:offset + len(part)] == part for offset, part in signature)
 
 
-def by_brand() -> dict[bytes, str]:
+@cache
+def by_brand() -> Mapping[bytes, str]:
     """The kind each specific ISO media (`ftyp`) brand names."""
-    return {brand: k.name for k in KINDS.values() for brand in k.brands}
+    return MappingProxyType({brand: k.name for k in KINDS.values() for brand in k.brands})
 
 
-def by_main_type(family: str) -> dict[str, str]:
+@cache
+def by_main_type(family: str) -> Mapping[str, str]:
     """The kind each main-part content type (OOXML) or mimetype (OpenDocument) names."""
-    return {k.main_type: k.name for k in KINDS.values() if k.family == family and k.main_type}
+    return MappingProxyType({k.main_type: k.name for k in KINDS.values()
+                             if k.family == family and k.main_type})
 
 
 def supported_extensions() -> list[str]:
