@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from corpus import write_corpus
+from tests.engine.corpus import write_corpus
 
 
 @pytest.fixture(scope="session")
@@ -22,3 +19,15 @@ def out_dir(tmp_path) -> Path:
     path = tmp_path / "out"
     path.mkdir()
     return path
+
+
+@pytest.fixture(autouse=True)
+def every_finding_kind_is_declared():
+    """Every engine test doubles as a check of the finding-kind registry (engine/kinds.py):
+    a kind recorded during the test that is not declared there fails it."""
+    from sanitas.engine.kinds import UNDECLARED
+
+    before = set(UNDECLARED)
+    yield
+    new = UNDECLARED - before
+    assert not new, f"finding kinds recorded but not declared in engine/kinds.py: {sorted(new)}"

@@ -269,6 +269,21 @@ def hostile_png(path: Path) -> Path:
     return path
 
 
+def huge_png(path: Path, width: int, height: int) -> Path:
+    """A PNG of `width` x `height` grey pixels that compresses to almost nothing: a small
+    file that is large once decoded (the budgets, not the upload limit, must stop it)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + \
+            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    compressor = zlib.compressobj(9)
+    row = b"\x00" + b"\x7f" * (width * 3)
+    body = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
+    path.write_bytes(b"\x89PNG\r\n\x1a\n"
+                     + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+                     + chunk(b"IDAT", body) + chunk(b"IEND", b""))
+    return path
+
+
 def hostile_gif(path: Path) -> Path:
     frames = [picture().rotate(angle).quantize(64) for angle in (0, 90, 180)]
     buffer = io.BytesIO()

@@ -11,8 +11,15 @@ import struct
 import zipfile
 from pathlib import Path
 
-from cfb_office import AUTO_MACRO, ole_package_object, vba_project, vba_project_bin, write_cfb
 from PIL import Image, ImageDraw
+
+from tests.engine.cfb_office import (
+    AUTO_MACRO,
+    ole_package_object,
+    vba_project,
+    vba_project_bin,
+    write_cfb,
+)
 
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 PR = "http://schemas.openxmlformats.org/package/2006/relationships"

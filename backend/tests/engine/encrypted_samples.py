@@ -11,7 +11,7 @@ import random
 import struct
 import zlib
 
-from corpus_office import _p, docx
+from tests.engine.corpus_office import _p, docx
 
 MARKER = "Confidential quarterly figures"
 

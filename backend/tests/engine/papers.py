@@ -1,11 +1,12 @@
 """Generated documents for advanced-mode size and fidelity checks: a two-column text-only paper
-(the shape of a LaTeX article, standard fonts, not embedded), pages filled with a photograph and
-a label-sized page."""
+(the shape of a LaTeX article, standard fonts, not embedded), a word-processor article exported
+by LibreOffice (fonts embedded), pages filled with a photograph and a label-sized page."""
 
 from __future__ import annotations
 
 import random
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pikepdf
@@ -108,3 +109,36 @@ def label_pdf(width: float = 20, height: float = 30) -> pikepdf.Pdf:
         f"0.3 w 1 1 {width - 2} {height - 2} re S BT /F1 5 Tf 2 {height / 2 - 2} Td (Ab3) Tj ET"
         .encode())
     return pdf
+
+
+def article_html(sections: int = 8, seed: int = 5) -> str:
+    """A word-processor article: a title, numbered section headings and paragraphs of 11 pt
+    Liberation Serif with some italic and bold words (~6 pages once converted)."""
+    rng = random.Random(seed)
+
+    def paragraph() -> str:
+        words = []
+        for _ in range(rng.randint(60, 140)):
+            word, roll = rng.choice(_WORDS), rng.random()
+            words.append(f"<i>{word}</i>" if roll < 0.03 else f"<b>{word}</b>" if roll < 0.05
+                         else word)
+        return "<p>" + " ".join(words).capitalize() + ".</p>"
+
+    body = []
+    for number in range(1, sections + 1):
+        body.append(f"<h2>{number}. Section {rng.choice(_WORDS)} {rng.choice(_WORDS)}</h2>")
+        body += [paragraph() for _ in range(5)]
+    return ("<html><body style='font-family: Liberation Serif; font-size: 11pt'>"
+            "<h1>On the results of generated papers</h1>" + "".join(body) + "</body></html>")
+
+
+def article_pdf(folder: Path) -> Path:
+    """`article_html` exported by LibreOffice: fonts embedded as subsets, as real documents
+    are (~70 KB for 6 pages)."""
+    from tests.engine.render_office import convert_many
+
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / "article.html"
+    source.write_text(article_html(), encoding="utf-8")
+    made = convert_many([source], "pdf:writer_pdf_Export", folder / "pdf", folder / "lo")
+    return made[source]

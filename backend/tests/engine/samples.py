@@ -14,11 +14,9 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-import corpus
-import corpus_office
-from render_office import convert_many
-
 from sanitas.engine import formats
+from tests.engine import corpus, corpus_office
+from tests.engine.render_office import convert_many
 
 _W = "application/vnd.openxmlformats-officedocument.wordprocessingml"
 _S = "application/vnd.openxmlformats-officedocument.spreadsheetml"

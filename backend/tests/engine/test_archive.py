@@ -8,9 +8,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from corpus import zip_bytes
 
 from sanitas.engine import sanitize_file
+from tests.engine.corpus import zip_bytes
 
 
 def test_members_sanitized_and_dropped(corpus, out_dir, tmp_path):
@@ -26,7 +26,7 @@ def test_members_sanitized_and_dropped(corpus, out_dir, tmp_path):
         assert set(inner.namelist()) == {"deep/hostile.pdf", "photo.jpg"}
         pdf = tmp_path / "member.pdf"
         pdf.write_bytes(zf.read("docs/hostile.pdf"))
-    from pdfscan import pdf_dangers
+    from tests.engine.pdfscan import pdf_dangers
     assert pdf_dangers(pdf) == set()
     dropped = {f.location: f.detail for f in result.findings if f.kind == "archive_member"}
     assert "tools/setup.exe" in dropped and "tools/install.sh" in dropped

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import zipfile
 
-from encrypted_samples import MARKER, encrypted_docx
-from test_cli_sanitize import run
+from tests.engine.cli_runner import run
+from tests.engine.encrypted_samples import MARKER, encrypted_docx
 
 PASSWORD = "cli-Secret-7"
 

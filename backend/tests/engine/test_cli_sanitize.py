@@ -3,19 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-SANITAS = str(Path(sys.executable).parent / "sanitas")
-
-
-def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k != "SANITAS_ALLOW_UNSANDBOXED"}
-    environment.update(env or {})
-    return subprocess.run([SANITAS, "sanitize", *args], capture_output=True, text=True,
-                          env=environment, timeout=120, check=False)
+from tests.engine.cli_runner import run
 
 
 def test_json_report_and_exit_codes(corpus, tmp_path):
@@ -65,3 +54,37 @@ def test_ocr_flag_adds_a_text_layer_in_advanced_mode(corpus, tmp_path):
     (result,) = json.loads(proc.stdout)
     details = [f["detail"] for f in result["findings"] if f["kind"] == "pixel_reconstruction"]
     assert details and "OCR text layer added" in details[0]
+
+
+def test_policy_file_decides(corpus, tmp_path):
+    """--policy takes the API's JSON: a refusing rule rejects with its code, keep keeps."""
+    refusing = tmp_path / "refuse.json"
+    refusing.write_text(json.dumps({"name": "strict", "description": "no scripts",
+                                    "rules": {"javascript": "refuse"}}))
+    proc = run(str(corpus["hostile.pdf"]), "--output-dir", str(tmp_path / "a"), "--json",
+               "--policy", str(refusing))
+    assert proc.returncode == 1, proc.stderr
+    [result] = json.loads(proc.stdout)
+    assert result["status"] == "rejected" and result["code"] == "refused_javascript"
+    assert "which this policy refuses" in result["reason"]
+    keeping = tmp_path / "keep.json"
+    keeping.write_text(json.dumps({"rules": {"imageMetadata": "keep"}}))
+    proc = run(str(corpus["photo.jpg"]), "--output-dir", str(tmp_path / "b"), "--json",
+               "--policy", str(keeping))
+    assert proc.returncode == 0, proc.stderr
+    [result] = json.loads(proc.stdout)
+    assert {f["action"] for f in result["findings"] if f["kind"] == "gps_location"} == {"kept"}
+
+
+def test_bad_policy_file_names_the_field(corpus, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"rules": {"macros": "keep"}, "colour": "red"}))
+    proc = run(str(corpus["clean.pdf"]), "--output-dir", str(tmp_path), "--policy", str(bad))
+    assert proc.returncode == 2
+    assert "rules.macros" in proc.stderr and "colour" in proc.stderr
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    proc = run(str(corpus["clean.pdf"]), "--output-dir", str(tmp_path), "--policy", str(broken))
+    assert proc.returncode == 2 and "not valid JSON" in proc.stderr
+    assert run(str(corpus["clean.pdf"]), "--output-dir", str(tmp_path), "--policy",
+               str(tmp_path / "missing.json")).returncode == 2

@@ -44,7 +44,7 @@ def test_refusals_say_why(corpus, out_dir, name, words):
 
 
 def test_ooxml_and_odf_kinds_by_main_part(tmp_path):
-    from corpus import zip_bytes
+    from tests.engine.corpus import zip_bytes
 
     cases = {
         "application/vnd.ms-word.document.macroEnabled.main+xml": "docm",
@@ -68,7 +68,7 @@ def test_ooxml_and_odf_kinds_by_main_part(tmp_path):
 
 
 def test_legacy_ole_kinds_and_non_office_ole(tmp_path):
-    from corpus import ole_file
+    from tests.engine.corpus import ole_file
 
     for stream, kind in (("WordDocument", "doc"), ("Workbook", "xls"),
                          ("PowerPoint Document", "ppt")):
@@ -91,7 +91,7 @@ def test_script_names_refused_whatever_the_content(tmp_path):
 def test_encrypted_legacy_workbook_and_presentation(tmp_path):
     import struct
 
-    from corpus import ole_file
+    from tests.engine.corpus import ole_file
 
     bof = struct.pack("<HH", 0x0809, 16) + b"\x00" * 16
     filepass = struct.pack("<HH", 0x002F, 6) + b"\x01\x00\x01\x00\x01\x00"

@@ -105,7 +105,7 @@ def test_markup_start_names_the_first_element():
 
 
 def _zip_bytes(members: dict[str, bytes]) -> bytes:
-    from corpus import zip_bytes
+    from tests.engine.corpus import zip_bytes
 
     return zip_bytes(members)
 
@@ -125,7 +125,7 @@ def test_sniff_never_opens_a_zip_and_names_a_provisional_kind(tmp_path):
 
 
 def test_sniff_of_ole_is_provisional_and_detect_reads_the_streams(tmp_path):
-    from corpus import ole_file
+    from tests.engine.corpus import ole_file
 
     data = ole_file({"Workbook": b"\x00" * 64})
     assert sniff(data[:512], "book.xls") == Detected("xls", "legacy_office", provisional=True)

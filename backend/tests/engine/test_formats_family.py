@@ -8,16 +8,14 @@ import io
 import zipfile
 from pathlib import Path
 
-import corpus
-import corpus_office
 import pytest
-import samples
 from lxml import etree
 from PIL import Image
 
 from sanitas.engine import ooxml, sanitize_file
 from sanitas.engine.detect import detect, sniff
 from sanitas.engine.report import Context, Rejected
+from tests.engine import corpus, corpus_office, samples
 
 OPF = "{http://www.idpf.org/2007/opf}"
 DC = "{http://purl.org/dc/elements/1.1/}"

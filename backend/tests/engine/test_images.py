@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fidelity import ssim
 from PIL import Image
 
 from sanitas.engine import sanitize_file
+from tests.engine.fidelity import ssim
 
 METADATA_BYTES = [b"Exif\x00\x00", b"EVIL", b"GPS", b"ns.adobe.com/xap", b"x:xmpmeta",
                   b"Photoshop 3.0", b"tEXt", b"iTXt", b"zTXt", b"eXIf", b"MZ\x90"]
@@ -70,7 +70,7 @@ def test_truncated_image_rejected(corpus, tmp_path, out_dir):
 def _variants(folder: Path) -> dict[str, Path]:
     import io
 
-    from corpus import _gps_exif, picture
+    from tests.engine.corpus import _gps_exif, picture
     pic = picture((300, 200))
     frames = [pic.rotate(angle) for angle in (0, 45, 90)]
     paths = {name: folder / name for name in (

@@ -10,14 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
-from corpus import picture
-from fidelity import ssim
 from PIL import Image
 
 from sanitas.engine import image as image_family
 from sanitas.engine import sanitize_file
 from sanitas.engine.detect import HEAD_SIZE, detect, sniff
 from sanitas.engine.report import Rejected, RejectionCode
+from tests.engine.corpus import picture
+from tests.engine.fidelity import ssim
 
 for _kind in image_family.MODERN:
     image_family.load_plugin(_kind)  # the samples are written with the plugins the engine reads

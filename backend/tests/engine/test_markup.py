@@ -58,7 +58,8 @@ def test_html_disarmed_text_kept(corpus, out_dir):
 
 
 def test_html_links_removed_by_policy(corpus, out_dir):
-    result = sanitize_file(corpus["page.html"], out_dir, policy=Policy(keep_links=False))
+    result = sanitize_file(corpus["page.html"], out_dir,
+                           policy=Policy().with_rules(hyperlinks="remove"))
     assert "example.com" not in Path(result.output).read_text()
 
 

@@ -8,17 +8,17 @@ import time
 import zipfile
 from pathlib import Path
 
-import corpus_office as corpus
 import olefile
 import pytest
-from cfb_office import write_cfb
-from fidelity import min_page_ssim, pdf_text
 from oletools import oleobj
 from oletools.olevba import VBA_Parser
-from render_office import convert_many
 
 from sanitas.engine import legacy_office, ooxml
 from sanitas.engine.report import Context, Rejected
+from tests.engine import corpus_office as corpus
+from tests.engine.cfb_office import write_cfb
+from tests.engine.fidelity import min_page_ssim, pdf_text
+from tests.engine.render_office import convert_many
 
 TIMINGS: dict[str, float] = {}
 CASES = {"macro.doc": "doc", "macro.xls": "xls", "hostile.rtf": "rtf", "clean.ppt": "ppt"}

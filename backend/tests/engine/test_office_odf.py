@@ -8,21 +8,22 @@ import io
 import zipfile
 from pathlib import Path
 
-import corpus_office as corpus
 import pytest
-from fidelity import min_page_ssim, pdf_text
 from lxml import etree
-from render_office import convert_many
 
 from sanitas.engine import odf
 from sanitas.engine.report import Context, Policy, Rejected
+from tests.engine import corpus_office as corpus
+from tests.engine.fidelity import min_page_ssim, pdf_text
+from tests.engine.render_office import convert_many
 
 MANIFEST = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
 CLEAN = ["clean.odt", "clean.odp", "lo.odt", "lo.ods"]
 
 
 def _run(src: Path, out_dir: Path, keep_links=True, tag="out"):
-    ctx = Context(policy=Policy(keep_links=keep_links), workdir=out_dir / "w")
+    ctx = Context(policy=Policy().with_rules(hyperlinks="keep" if keep_links else "remove"),
+                  workdir=out_dir / "w")
     tmp = out_dir / f"{tag}-{src.stem}.tmp"
     ext = odf.sanitize(src, tmp, ctx, src.suffix.lstrip("."))
     final = out_dir / f"{tag}-{src.stem}-{src.suffix.lstrip('.')}.{ext}"

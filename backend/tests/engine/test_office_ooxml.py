@@ -9,17 +9,17 @@ import time
 import zipfile
 from pathlib import Path
 
-import corpus_office as corpus
 import pytest
-from cfb_office import write_cfb
-from fidelity import min_page_ssim, pdf_text, render_pdf
 from lxml import etree
 from oletools import oleobj
 from oletools.olevba import VBA_Parser
-from render_office import convert_many
 
 from sanitas.engine import ooxml
 from sanitas.engine.report import Context, Policy, Rejected
+from tests.engine import corpus_office as corpus
+from tests.engine.cfb_office import write_cfb
+from tests.engine.fidelity import min_page_ssim, pdf_text, render_pdf
+from tests.engine.render_office import convert_many
 
 HOSTILE = ["hostile.docm", "hostile.xlsm", "hostile.pptm"]
 CLEAN = ["clean.docx", "clean.xlsx", "clean.pptx"]
@@ -27,7 +27,8 @@ TIMINGS: dict[str, float] = {}
 
 
 def _sanitize(src: Path, out_dir: Path, keep_links: bool = True, tag: str = "out"):
-    ctx = Context(policy=Policy(keep_links=keep_links), workdir=out_dir / f"work-{src.stem}")
+    ctx = Context(policy=Policy().with_rules(hyperlinks="keep" if keep_links else "remove"),
+                  workdir=out_dir / f"work-{src.stem}")
     tmp = out_dir / f"{tag}-{src.stem}.tmp"
     started = time.perf_counter()
     ext = ooxml.sanitize(src, tmp, ctx, src.suffix.lstrip("."))

@@ -11,10 +11,16 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from encrypted_samples import MARKER, aes_zip, encrypted_docx, plain_docx, zipcrypto_zip
 
 from sanitas.engine import RejectionCode, sanitize_file
 from sanitas.engine.decrypt import OPENED_DETAIL
+from tests.engine.encrypted_samples import (
+    MARKER,
+    aes_zip,
+    encrypted_docx,
+    plain_docx,
+    zipcrypto_zip,
+)
 
 PASSWORD = "Tr0ub4dor&3-é"
 
@@ -113,7 +119,7 @@ def test_an_encrypted_document_inside_an_encrypted_archive_opens_with_the_same_p
 
 
 def test_an_encrypted_document_inside_a_plain_archive_without_password_is_left_out(tmp_path):
-    from corpus import zip_bytes
+    from tests.engine.corpus import zip_bytes
 
     data = zip_bytes({"figures.docx": encrypted_docx(PASSWORD), "notes.txt": b"hello\n"})
     result = _run(tmp_path, "bundle.zip", data, None)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pikepdf
 import pytest
-from fidelity import min_page_ssim
-from pdfscan import pdf_dangers, qpdf_expanded
 
 from sanitas.engine import sanitize_file
 from sanitas.engine.report import Policy
+from tests.engine.fidelity import min_page_ssim
+from tests.engine.pdfscan import pdf_dangers, qpdf_expanded
 
 
 @pytest.mark.parametrize("name", ["hostile.pdf", "hostile-objstm.pdf", "incremental.pdf",
@@ -47,7 +47,8 @@ def test_safe_links_kept_by_default_and_removed_by_policy(corpus, out_dir):
         uris = [str(a.A.URI) for a in pdf.pages[0].Annots if "/A" in a and "/URI" in a.A]
         gotos = [a for a in pdf.pages[0].Annots if "/A" in a and a.A.S == "/GoTo"]
     assert uris == ["https://example.com/ok"] and len(gotos) == 1
-    removed = sanitize_file(corpus["hostile.pdf"], out_dir, policy=Policy(keep_links=False))
+    removed = sanitize_file(corpus["hostile.pdf"], out_dir,
+                            policy=Policy().with_rules(hyperlinks="remove"))
     assert b"example.com" not in qpdf_expanded(Path(removed.output))
     assert any(f.kind == "link" for f in removed.findings)
 
@@ -76,8 +77,9 @@ def test_damaged_pdf_rejected_with_reason(tmp_path, out_dir):
 
 
 def test_external_streams_and_reference_xobjects_removed(tmp_path, out_dir):
-    from corpus import clean_pdf, save_pdf
     from pikepdf import Dictionary, Name, String
+
+    from tests.engine.corpus import clean_pdf, save_pdf
 
     pdf = clean_pdf(pages=1, with_image=False)
     external = pdf.make_stream(b"", F=String("\\\\EVIL\\share\\data.bin"))
@@ -93,8 +95,9 @@ def test_external_streams_and_reference_xobjects_removed(tmp_path, out_dir):
 
 def test_non_action_s_keys_survive(tmp_path, out_dir):
     """/S also names transparency groups, border styles and structure types: not actions."""
-    from corpus import clean_pdf, save_pdf
     from pikepdf import Array, Dictionary, Name
+
+    from tests.engine.corpus import clean_pdf, save_pdf
 
     pdf = clean_pdf(pages=1, with_image=False)
     page = pdf.pages[0]

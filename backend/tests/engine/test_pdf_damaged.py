@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pikepdf
 import pypdfium2 as pdfium
-from pdfscan import pdf_dangers
 
 from sanitas.engine import sanitize_file
+from tests.engine.pdfscan import pdf_dangers
 
 CUTS = 24
 # An exception class name ("PdfError", "ValueError", ...) is not a reason a person can read.

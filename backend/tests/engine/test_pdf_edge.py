@@ -12,12 +12,12 @@ from pathlib import Path
 import pikepdf
 import pypdfium2 as pdfium
 import pytest
-from corpus import clean_pdf, hostile_pdf, save_pdf
 from pikepdf import Array, Dictionary, Name, String
 
 from sanitas.engine import pdf as pdf_family
 from sanitas.engine import sanitize_file
 from sanitas.engine.report import Context, Policy, Rejected, RejectionCode
+from tests.engine.corpus import clean_pdf, hostile_pdf, save_pdf
 
 PASSWORD = "Tr0ub4dor-&-3"
 CLASS_NAME = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception|Warning)\b")
@@ -283,7 +283,7 @@ def test_annotation_authors_and_dates_are_removed_and_field_names_kept(tmp_path,
 
 def test_annotation_authors_anonymised_consistently(tmp_path):
     src = annotated_pdf(tmp_path / "reviewed.pdf")
-    dst, ctx = _run(src, tmp_path, policy=Policy(review_data="anonymise"))
+    dst, ctx = _run(src, tmp_path, policy=Policy().with_rules(reviewData="anonymise"))
     assert strictly_valid(dst) == 2
     with pikepdf.open(dst) as pdf:
         annots = list(pdf.pages[0].obj.Annots) + list(pdf.pages[1].obj.Annots)

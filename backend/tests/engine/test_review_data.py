@@ -10,12 +10,12 @@ import re
 import zipfile
 from pathlib import Path
 
-import corpus_office as corpus
 import pytest
 from lxml import etree
 
 from sanitas.engine import odf, ooxml
 from sanitas.engine.report import Context, Finding, Policy
+from tests.engine import corpus_office as corpus
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
@@ -27,7 +27,7 @@ REVIEW_CTS = ("comments", "people", "person", "threadedcomments", "revision", "u
 def _run(data: bytes, suffix: str, tmp_path: Path, mode: str = "remove"):
     src = tmp_path / f"in-{mode}.{suffix}"
     src.write_bytes(data)
-    ctx = Context(policy=Policy(review_data=mode))
+    ctx = Context(policy=Policy().with_rules(reviewData=mode))
     out = tmp_path / f"out-{mode}.{suffix}"
     module = odf if suffix.startswith("od") else ooxml
     assert module.sanitize(src, out, ctx, suffix) == suffix
@@ -400,7 +400,7 @@ def test_the_policy_reaches_the_engine_through_the_real_sandbox(tmp_path):
     settings = Settings(data_dir=tmp_path / "data", sandbox="bwrap", executor_workers=1,
                         secret_key="test-secret-key-that-is-long-enough-0123456789")
     results = {mode: run_sanitizer(src, tmp_path / mode, settings=settings, prewarm=False,
-                                   policy=Policy(review_data=mode))
+                                   policy=Policy().with_rules(reviewData=mode))
                for mode in ("remove", "anonymise")}
     for mode, result in results.items():
         assert result.status == "ok", result.reason
@@ -415,8 +415,8 @@ def test_the_policy_reaches_the_engine_through_the_real_sandbox(tmp_path):
 
 @pytest.mark.slow
 def test_outputs_render_in_libreoffice_with_accepted_text_only(tmp_path):
-    from fidelity import pdf_text
-    from render_office import convert_many
+    from tests.engine.fidelity import pdf_text
+    from tests.engine.render_office import convert_many
 
     src = tmp_path / "src"
     src.mkdir()

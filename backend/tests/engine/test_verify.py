@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pikepdf
 import pytest
-from corpus import HOSTILE_SVG, clean_pdf, picture, save_pdf, zip_bytes
-from corpus_office import odf as odf_package
 
 from sanitas.engine import formats, sanitize_file, verify
 from sanitas.engine.report import Rejected, RejectionCode
+from tests.engine.corpus import HOSTILE_SVG, clean_pdf, picture, save_pdf, zip_bytes
+from tests.engine.corpus_office import odf as odf_package
 
 CLASS_NAME = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception|Warning)\b")
 _CT = "http://schemas.openxmlformats.org/package/2006/content-types"

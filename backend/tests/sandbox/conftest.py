@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
-
-from corpus import write_corpus
-
 from sanitas.config import Settings
+from tests.engine.corpus import write_corpus
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Syscall census: which syscalls the sandboxed engine really makes.
 
-    .venv/bin/python tests/sandbox/syscall_census.py [FILE_NAME...]
+    .venv/bin/python -m tests.sandbox.syscall_census [FILE_NAME...]   (from backend/)
 
 Runs every file of the engine corpus (plus office files made with LibreOffice and a page for
 OCR) through the real sandbox, basic and advanced mode, under `strace -f`, and prints the
@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE.parent / "engine"))
 
 LINE = re.compile(r"^(\d+)\s+(?:<\.\.\. (\w+) resumed>|(\w+)\()")
 
@@ -52,9 +51,9 @@ def parse(trace: Path) -> tuple[collections.Counter, collections.Counter]:
 
 
 def corpus_files(root: Path) -> dict[str, Path]:
-    import corpus_office
-    from corpus import clean_pdf, save_pdf, write_corpus
-    from render_office import convert_many
+    from tests.engine import corpus_office
+    from tests.engine.corpus import clean_pdf, save_pdf, write_corpus
+    from tests.engine.render_office import convert_many
 
     files = dict(write_corpus(root / "corpus"))
     office = corpus_office.write_all(root / "office")
@@ -100,7 +99,7 @@ def main(only: list[str]) -> int:
                 continue
             for mode in ("basic", "advanced"):
                 first = len(traces)
-                policy = Policy(ocr=True) if name == "ocr.pdf" else None
+                policy = Policy(output="pdf+ocr") if name == "ocr.pdf" else None
                 result = run_sanitizer(path, root / "out" / mode, mode=mode, settings=settings,
                                        prewarm=False, policy=policy)
                 calls: collections.Counter = collections.Counter()

@@ -8,10 +8,10 @@ import socket
 from pathlib import Path
 
 import pytest
-from probes import FORK_UP_TO_200, run_json
 
 from sanitas.sandbox import bwrap
 from sanitas.sandbox.bwrap import SandboxLimits, probe
+from tests.sandbox.probes import FORK_UP_TO_200, run_json
 
 MB = 1024 * 1024
 

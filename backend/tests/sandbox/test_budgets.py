@@ -13,10 +13,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from probes import FORK_UP_TO_200, run_json
 
 from sanitas.sandbox import bwrap, cgroups, run_sanitizer
 from sanitas.sandbox.bwrap import SandboxLimits, probe
+from tests.sandbox.probes import FORK_UP_TO_200, run_json
 
 MB = 1024 * 1024
 
@@ -192,9 +192,9 @@ def test_job_over_its_memory_budget_is_rejected_with_a_reason(sandbox_settings, 
     host = cgroup_host(sandbox_settings)
     if not host.available:
         pytest.skip(f"no per-job cgroups on this host: {host.reason}")
-    from test_run_sanitizer import _huge_png
+    from tests.engine.corpus import huge_png
 
-    source = _huge_png(tmp_path / "big.png", 8000, 8000)  # 192 MB of pixels, small file
+    source = huge_png(tmp_path / "big.png", 8000, 8000)  # 192 MB of pixels, small file
     result = run_sanitizer(source, tmp_path / "out", mode="basic", settings=sandbox_settings,
                            limits=SandboxLimits(job_memory_bytes=160 * MB), prewarm=False)
     assert result.status == "rejected"

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from samples import all_samples
 
 from sanitas.engine import formats
 from sanitas.sandbox import run_sanitizer
+from tests.engine.samples import all_samples
 
 pytestmark = pytest.mark.slow  # six LibreOffice conversions to make the samples
 

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import logging
-import struct
-import zlib
 from pathlib import Path
 
 import pytest
 
 from sanitas.sandbox import SandboxError, run_sanitizer
 from sanitas.sandbox.bwrap import SandboxLimits
+from tests.engine.corpus import huge_png
 
 MB = 1024 * 1024
 
 
 def test_hostile_pdf_sanitized_in_sandbox_with_progress(sandbox_settings, sandbox_corpus,
                                                         tmp_path):
-    from pdfscan import pdf_dangers
+    from tests.engine.pdfscan import pdf_dangers
     seen: list[int] = []
     out = tmp_path / "out"
     result = run_sanitizer(sandbox_corpus["hostile.pdf"], out, mode="basic",
@@ -65,10 +64,23 @@ def test_warm_spare_is_used_once(sandbox_settings, sandbox_corpus, tmp_path):
     bwrap.shutdown_spares()
 
 
+def test_idle_spare_warms_up_then_serves_any_job(sandbox_settings, sandbox_corpus, tmp_path):
+    """A spare left idle imports the PDF libraries and says so; it still takes any file."""
+    from sanitas.sandbox import bwrap
+
+    bwrap.shutdown_spares()
+    run_sanitizer(sandbox_corpus["notes.txt"], tmp_path / "a", mode="basic",
+                  settings=sandbox_settings, prewarm=True)
+    (spare,) = bwrap.spares()
+    assert spare.wait_warm(timeout=30) and spare.wait_warm(timeout=0)  # said once, remembered
+    result = run_sanitizer(sandbox_corpus["photo.jpg"], tmp_path / "b", mode="basic",
+                           settings=sandbox_settings, prewarm=False)
+    assert result.status == "ok" and not spare.alive()
+    bwrap.shutdown_spares()
+
+
 def test_wall_clock_timeout(sandbox_settings, tmp_path):
-    import sys
-    sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
-    from corpus import clean_pdf, save_pdf
+    from tests.engine.corpus import clean_pdf, save_pdf
 
     # ~0.02 s a page at best: 400 pages cannot finish in half a second on any machine.
     source = save_pdf(clean_pdf(pages=400), tmp_path / "long.pdf")
@@ -78,30 +90,15 @@ def test_wall_clock_timeout(sandbox_settings, tmp_path):
     assert list((tmp_path / "out").iterdir()) == []
 
 
-def _huge_png(path: Path, width: int, height: int) -> Path:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + \
-            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-    compressor = zlib.compressobj(9)
-    row = b"\x00" + b"\x7f" * (width * 3)
-    body = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
-    path.write_bytes(b"\x89PNG\r\n\x1a\n"
-                     + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-                     + chunk(b"IDAT", body) + chunk(b"IEND", b""))
-    return path
-
-
 def test_memory_limit_rejects_the_file(sandbox_settings, tmp_path):
-    source = _huge_png(tmp_path / "big.png", 8000, 8000)  # 192 MB of pixels, small file
+    source = huge_png(tmp_path / "big.png", 8000, 8000)  # 192 MB of pixels, small file
     result = run_sanitizer(source, tmp_path / "out", mode="basic", settings=sandbox_settings,
                            limits=SandboxLimits(memory_bytes=160 * MB), prewarm=False)
     assert result.status == "rejected" and "memory" in result.reason.lower()
 
 
 def test_output_size_limit_rejects_the_file(sandbox_settings, tmp_path):
-    import sys
-    sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
-    from corpus import clean_pdf, save_pdf
+    from tests.engine.corpus import clean_pdf, save_pdf
 
     source = save_pdf(clean_pdf(pages=4), tmp_path / "small.pdf")  # pixels are much bigger
     assert source.stat().st_size < 64 * 1024
@@ -133,10 +130,8 @@ def test_unsandboxed_only_when_allowed(sandbox_settings, sandbox_corpus, tmp_pat
 
 def test_ocr_text_layer_through_the_sandbox(sandbox_settings, tmp_path):
     """SANITAS_OCR: tesseract runs inside the sandbox and the rebuilt PDF is searchable."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
-    from corpus import clean_pdf, save_pdf
-    from fidelity import pdf_text
+    from tests.engine.corpus import clean_pdf, save_pdf
+    from tests.engine.fidelity import pdf_text
 
     source = save_pdf(clean_pdf(pages=1, with_image=False), tmp_path / "letter.pdf")
     settings = sandbox_settings.model_copy(update={"ocr": True})

@@ -8,10 +8,9 @@ import json
 import zipfile
 from pathlib import Path
 
-from encrypted_samples import MARKER, aes_zip, encrypted_docx
-
 from sanitas.engine import RejectionCode
 from sanitas.sandbox import run_sanitizer
+from tests.engine.encrypted_samples import MARKER, aes_zip, encrypted_docx
 
 PASSWORD = "sandbox-Pässword 42"
 

@@ -230,14 +230,11 @@ def test_inside_the_sandbox(sandbox_settings):
 def test_office_conversion_works_under_the_filter(sandbox_settings, tmp_path):
     """LibreOffice (threads, fork+exec, AF_UNIX pipes) converts inside the filtered sandbox."""
     import shutil
-    import sys
 
     if shutil.which("soffice") is None:
         pytest.skip("LibreOffice is not installed")
-    sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
-    import corpus_office
-
     from sanitas.sandbox import run_sanitizer
+    from tests.engine import corpus_office
 
     source = tmp_path / "letter.docx"
     source.write_bytes(corpus_office.clean_docx())

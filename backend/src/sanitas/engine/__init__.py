@@ -19,6 +19,7 @@ from pathlib import Path
 from sanitas.engine import formats, verify
 from sanitas.engine.decrypt import detect_opening
 from sanitas.engine.detect import Detected
+from sanitas.engine.policy import effective
 from sanitas.engine.report import Context, Finding, Mode, Policy, Rejected, RejectionCode, Result
 
 __all__ = [
@@ -76,7 +77,8 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode 
     name = original_name or input_path.name
     if mode not in ("basic", "advanced"):
         raise ValueError(f"unknown mode {mode!r}")
-    ctx = Context(mode=mode, policy=policy or Policy(), on_progress=on_progress,
+    policy = effective(mode, policy)  # `mode` is a shortcut; the policy's output decides
+    ctx = Context(mode=policy.mode, policy=policy, on_progress=on_progress,
                   password=password or None)
     result = Result(input=name, status="rejected")
     with tempfile.TemporaryDirectory(dir=workdir, prefix="sanitas-") as scratch:
@@ -88,7 +90,7 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode 
             result.detected_type = detected.kind
             ctx.progress(5)
             extension = sanitize_detected(input_path, partial, detected, ctx)
-            final = _unique_path(output_dir / safe_output_name(name, extension))
+            final = unique_output_path(output_dir / safe_output_name(name, extension))
             os.replace(partial, final)
             result.status, result.output, result.output_type = "ok", str(final), extension
             ctx.progress(100)
@@ -114,6 +116,19 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode 
     return _finish(result, ctx, started)
 
 
+def _check_allowed(detected: Detected, policy: Policy) -> None:
+    """The policy's allowedTypes name kinds ("docx") or families ("ooxml", "image")."""
+    allowed = policy.allowed_types
+    if allowed is None:
+        return
+    family = formats.family_of(detected.kind).name
+    if detected.kind in allowed or family in allowed:
+        return
+    raise Rejected(f"Files of this type ({detected.kind}) are not accepted by this policy, "
+                   f"which allows only: {', '.join(sorted(allowed))}.",
+                   RejectionCode.TYPE_NOT_ALLOWED)
+
+
 def _finish(result: Result, ctx: Context, started: float) -> Result:
     result.findings = ctx.closed_findings()
     result.pages_rebuilt = list(ctx.pages_rebuilt)
@@ -121,7 +136,9 @@ def _finish(result: Result, ctx: Context, started: float) -> Result:
     return result
 
 
-def _unique_path(path: Path) -> Path:
+def unique_output_path(path: Path) -> Path:
+    """`path`, or `name-2.ext`, `name-3.ext`... if it is taken (the engine's and the sandbox
+    parent's outputs alike)."""
     if not path.exists():
         return path
     for n in range(2, 10_000):
@@ -136,6 +153,7 @@ def sanitize_detected(src: Path, dst: Path, detected: Detected, ctx: Context) ->
     The format registry names the family's handler and what advanced mode adds, and how the
     output is re-opened before it is accepted (`verify.output`; archive members included):
     an output that does not re-open as a valid file of its format is refused (INVALID_OUTPUT)."""
+    _check_allowed(detected, ctx.policy)
     extension = _write_output(src, dst, detected, ctx)
     verify.output(dst, extension)
     return extension
@@ -151,7 +169,7 @@ def _write_output(src: Path, dst: Path, detected: Detected, ctx: Context) -> str
     return _handler(family)(src, dst, ctx, detected.kind)
 
 
-def _handler(family: formats.Family):
+def _handler(family: formats.Family) -> Callable[[Path, Path, Context, str], str]:
     try:
         return family.sanitizer()
     except ImportError as exc:
@@ -190,4 +208,27 @@ def _pixels_from_pdf(src: Path, dst: Path, ctx: Context) -> str:
         pdf.sanitize(src, cleaned, ctx)
     finally:
         ctx.on_progress = outer_progress
-    return raster.rebuild_from_pixels(cleaned, dst, ctx)
+    limit = ctx.policy.max_pages
+    if limit is not None:
+        import pikepdf
+
+        with pikepdf.open(cleaned) as check:
+            pages = len(check.pages)
+        if pages > limit:
+            raise Rejected(f"The document has {pages} pages, more than the {limit} this "
+                           "policy rebuilds from pixels (maxPages).", RejectionCode.TOO_COMPLEX)
+    extension = raster.rebuild_from_pixels(cleaned, dst, ctx)
+    _nothing_kept_but_pixels(ctx)
+    return extension
+
+
+def _nothing_kept_but_pixels(ctx: Context) -> None:
+    """A page rebuilt from pixels keeps nothing of what the basic pass kept for the policy
+    (attachments, metadata, links, authors): its findings say so."""
+    from sanitas.engine.kinds import rule_of
+
+    for finding in ctx.findings:
+        if finding.action == "kept" and rule_of(finding.kind) is not None:
+            finding.action = "removed"
+            finding.detail = (f"{finding.detail}; " if finding.detail else "") + \
+                "not carried into the pages rebuilt from pixels"

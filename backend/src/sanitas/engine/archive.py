@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sanitas.engine import decrypt
 from sanitas.engine.decrypt import EncryptedInput
-from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
 
 MAX_MEMBERS = 5000
 MAX_TOTAL_UNCOMPRESSED = 1024 * 1024 * 1024
@@ -143,6 +143,8 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
                 opened, detected = decrypt.detect_opening(
                     member_src, posixpath.basename(info.filename), member_ctx)
                 extension = sanitize_detected(opened, member_dst, detected, member_ctx)
+            except Refused:
+                raise  # the policy refuses such content: the whole archive is refused
             except Rejected as exc:
                 ctx.add("archive_member", location, action="removed", detail=exc.reason)
                 continue
@@ -156,7 +158,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
                 member_src.unlink(missing_ok=True)
                 opened.unlink(missing_ok=True)
             for finding in member_ctx.closed_findings():
-                ctx.add(finding.kind, f"{location}: {finding.location}", action=finding.action,
+                ctx.record(finding.kind, f"{location}: {finding.location}", action=finding.action,
                         detail=finding.detail)
             folder = posixpath.dirname(posixpath.normpath(info.filename.replace("\\", "/")))
             name = safe_output_name(posixpath.basename(info.filename), extension)
@@ -176,6 +178,8 @@ def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,
     """Extract one member, trusting nothing the headers say about its size."""
     limit = min(info.file_size, MAX_MEMBER_UNCOMPRESSED)
     written = 0
+    damaged: tuple[type[Exception], ...] = (*decrypt.bad_zip_errors(), zlib.error, EOFError,
+                                            UnicodeError)
     try:
         with zf.open(info) as stream, open(target, "wb") as out:
             while True:
@@ -187,7 +191,7 @@ def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,
                     raise Rejected("A member of the archive is larger than its header says "
                                    "(zip bomb protection).", RejectionCode.BOMB)
                 out.write(chunk)
-    except (*decrypt.bad_zip_errors(), zlib.error, EOFError, UnicodeError) as exc:
+    except damaged as exc:
         if info.flag_bits & 0x1:  # garbage from a wrong password fails the CRC, MAC or inflate
             raise decrypt.wrong_zip_password(info.filename) from None
         raise Rejected(f"The archive member {info.filename[:100]!r} is damaged ({exc}).",

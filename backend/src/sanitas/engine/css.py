@@ -23,7 +23,7 @@ def sanitize_css(css: str, drop: Callable[[str, str], None],
         drop("external_reference", "CSS @import")
         css = IMPORT.sub("", css)
 
-    def replace_url(match: re.Match) -> str:
+    def replace_url(match: re.Match[str]) -> str:
         target = match.group(2).strip()
         if target.startswith("#") or DATA_IMAGE.match(target):
             return match.group(0)

@@ -135,14 +135,14 @@ def has_encrypted_members(zf: zipfile.ZipFile) -> bool:
     return any(info.flag_bits & 0x1 for info in zf.infolist())
 
 
-def open_zip(src: Path, password: str):
+def open_zip(src: Path, password: str) -> zipfile.ZipFile:
     """The archive opened by pyzipper with `password` (WinZip AES and ZipCrypto members are
     decrypted as they are read; pyzipper's reader is a zipfile.ZipFile, so the archive's
     bounded extraction reads it exactly as it reads any archive)."""
     import pyzipper
 
     try:
-        zf = pyzipper.AESZipFile(src)
+        zf: zipfile.ZipFile = pyzipper.AESZipFile(src)
     except (pyzipper.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise Rejected("The ZIP archive is damaged.", RejectionCode.DAMAGED) from exc
     zf.setpassword(password.encode("utf-8"))

@@ -21,10 +21,14 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sanitas.engine import formats
 from sanitas.engine.decrypt import EncryptedInput
 from sanitas.engine.report import Context, Rejected, RejectionCode
+
+if TYPE_CHECKING:
+    import olefile  # imported where used: only OLE files need it
 
 HEAD_SIZE = 64 * 1024
 MAX_CONTENT_TYPES_XML = 2 * 1024 * 1024
@@ -254,7 +258,7 @@ def _detect_ole(path: Path) -> Detected:
         ole.close()
 
 
-def _find_stream(ole, lower_name: str) -> str:
+def _find_stream(ole: olefile.OleFileIO[str], lower_name: str) -> str:
     for entry in ole.listdir(streams=True):
         if "/".join(entry).lower() == lower_name:
             return "/".join(entry)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +52,9 @@ from sanitas.engine.office_package import (
     unwrap,
     write_package,
 )
-from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.policy import Action as Decision
+from sanitas.engine.policy import Rule
+from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
 from sanitas.engine.text import (
     XHTML_NS,
     ParsedXml,
@@ -178,7 +180,7 @@ def _container(opf_path: str) -> bytes:
     return serialize(root)
 
 
-def _matches(data: bytes, signature) -> bool:
+def _matches(data: bytes, signature: Iterable[tuple[int, bytes]]) -> bool:
     return all(data[offset:offset + len(part)] == part for offset, part in signature)
 
 
@@ -222,7 +224,7 @@ class _Book:
         self._report_unlisted()
         return package
 
-    def _collect_items(self, manifest) -> None:
+    def _collect_items(self, manifest: etree._Element) -> None:
         seen: set[str] = set()
         for el in list(manifest):
             if not isinstance(el.tag, str) or el.tag != f"{{{OPF_NS}}}item":
@@ -245,6 +247,7 @@ class _Book:
                 self.ctx.add(problem[0], self.opf_path, detail=f"manifest item: {problem[1]}")
                 remove_element(el)
                 continue
+            assert path is not None  # a missing path is a problem above
             seen.add(path)
             self.items.append(_Item(el, item_id, path, media_type))
 
@@ -301,7 +304,7 @@ class _Book:
                      detail=f"resource of type {media_type[:80] or 'unknown'} (not kept)")
         return None
 
-    def _clean_metadata(self, package, ids: set[str]) -> None:
+    def _clean_metadata(self, package: etree._Element, ids: set[str]) -> None:
         metadata = package.find(f"{{{OPF_NS}}}metadata")
         if metadata is None:
             metadata = etree.Element(f"{{{OPF_NS}}}metadata")
@@ -319,15 +322,24 @@ class _Book:
             self.ctx.add("structure", self.opf_path, action="converted",
                          detail="the book had no identifier; a random one was added")
         if not chosen.get("id") or chosen.get("id") != unique:
-            chosen.set("id", chosen.get("id") or "book-id")
-            package.set("unique-identifier", chosen.get("id"))
+            book_id = chosen.get("id") or "book-id"
+            chosen.set("id", book_id)
+            package.set("unique-identifier", book_id)
         removed: dict[str, int] = {}
         kept_ids: set[str] = set()
+        keep = self.ctx.decides(Rule.DOCUMENT_METADATA) is Decision.KEEP
+        kept: list[str] = []
         for el in list(metadata):
             if not isinstance(el.tag, str):
                 remove_element(el)
                 continue
             qname = etree.QName(el)
+            if keep and qname.namespace == DC_NS and el is not chosen:
+                for child in list(el):
+                    el.remove(child)  # text only
+                kept.append(f"dc:{qname.localname}")
+                kept_ids.add(el.get("id") or "")
+                continue
             if el is chosen or (qname.namespace == DC_NS and qname.localname in (
                     "title", "language")):
                 for attr in list(el.attrib):
@@ -343,6 +355,9 @@ class _Book:
         modified = False
         for el in metadata.findall(f"{{{OPF_NS}}}meta"):
             prop, refines = (el.get("property") or "").strip(), (el.get("refines") or "")
+            if keep:
+                kept.append(prop or el.get("name") or "meta")
+                continue
             if prop == "dcterms:modified" and not refines and not modified:
                 modified = True
                 if (el.text or "").strip() != NEUTRAL_MODIFIED:
@@ -355,6 +370,9 @@ class _Book:
             else:
                 removed["meta"] = removed.get("meta", 0) + 1
                 remove_element(el)
+        if kept:
+            self.ctx.add("metadata", self.opf_path, action="kept",
+                         detail="kept: " + ", ".join(sorted(set(kept))))
         if removed:
             self.ctx.add("metadata", self.opf_path, detail="removed: " + ", ".join(
                 f"{name} x{count}" if count > 1 else name for name, count in removed.items()))
@@ -372,7 +390,7 @@ class _Book:
                 if not el.get("properties"):
                     del el.attrib["properties"]
 
-    def _clean_spine(self, spine, ids: set[str]) -> None:
+    def _clean_spine(self, spine: etree._Element, ids: set[str]) -> None:
         if spine.get("toc") is not None and spine.get("toc") not in ids:
             del spine.attrib["toc"]
         dropped = 0
@@ -388,7 +406,7 @@ class _Book:
             raise Rejected("Nothing readable is left in the book once its unsafe or missing "
                            "chapters are removed.", RejectionCode.NO_CONTENT)
 
-    def _clean_guide(self, package) -> None:
+    def _clean_guide(self, package: etree._Element) -> None:
         guide = package.find(f"{{{OPF_NS}}}guide")
         if guide is None:
             return
@@ -444,10 +462,11 @@ class _Book:
         except Rejected as exc:
             if exc.code != RejectionCode.DAMAGED:
                 raise
-            root = _xhtml_from_html(self.members[path])
-            if root is None:
+            repaired = _xhtml_from_html(self.members[path])
+            if repaired is None:
                 self.ctx.add("invalid_part", path, detail=exc.reason)
                 return None
+            root = repaired
             self.ctx.add("structure", path, action="converted",
                          detail="not well-formed XHTML; rebuilt from its HTML reading")
         clean_markup(root, drop, keep_links=self.ctx.policy.keep_links, plain_is_html=True,
@@ -517,11 +536,13 @@ class _Book:
                         depth=self.ctx.depth)
         try:
             data = clean(inner)
+        except Refused:
+            raise  # the policy refuses such content: the whole book is refused
         except Rejected as exc:
             self.ctx.add("invalid_part", path, detail=exc.reason)
             return None
         for finding in inner.closed_findings():
-            self.ctx.add(finding.kind, f"{path}: {finding.location}", action=finding.action,
+            self.ctx.record(finding.kind, f"{path}: {finding.location}", action=finding.action,
                          detail=finding.detail)
         return data
 

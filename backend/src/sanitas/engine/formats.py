@@ -47,7 +47,9 @@ class Family:
 
     def sanitizer(self) -> Callable[[Path, Path, Context, str], str]:
         module, _, function = self.handler.partition(":")
-        return getattr(importlib.import_module(module), function)
+        handler: Callable[[Path, Path, Context, str], str] = getattr(
+            importlib.import_module(module), function)
+        return handler
 
     @property
     def module(self) -> str:
@@ -91,7 +93,9 @@ class Output:
 
     def verifier(self) -> Callable[[Path, Output], None]:
         module, _, function = self.verify.partition(":")
-        return getattr(importlib.import_module(module), function)
+        verifier: Callable[[Path, Output], None] = getattr(importlib.import_module(module),
+                                                           function)
+        return verifier
 
     def accepts(self, head: bytes) -> bool:
         """Whether a produced binary file's first bytes fit this output format."""
@@ -374,6 +378,15 @@ def preload_modules(office: bool) -> tuple[str, ...]:
     """Handler modules a sandbox child imports while it waits for a job."""
     return tuple(sorted({f.module for f in FAMILIES.values()
                          if (f.office if office else f.preload)}))
+
+
+def idle_modules() -> tuple[str, ...]:
+    """What a sandbox child imports only while it waits with no job to do, a module at a time:
+    the handlers `preload_modules` leaves out (PDF: its libraries are the heaviest import) and
+    the pixel rebuild. Office handlers are not among them: office files go to office children,
+    which preload them."""
+    return (*sorted({f.module for f in FAMILIES.values() if not f.preload and not f.office}),
+            "sanitas.engine.raster")
 
 
 def office_family(kind_name: str) -> bool:

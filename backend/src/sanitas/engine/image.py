@@ -15,11 +15,19 @@ import io
 import struct
 import warnings
 from pathlib import Path
+from typing import BinaryIO
 
 from PIL import Image, ImageCms, ImageFile, ImageOps, ImageSequence, JpegImagePlugin
 
+from sanitas.engine.policy import Action, Rule
+from sanitas.engine.report import Action as ReportAction
 from sanitas.engine.report import Context, Rejected, RejectionCode
 
+# With the imageMetadata policy "keep", what each still-image format carries over (EXIF, XMP,
+# comments); the rest (IPTC, other formats, animations, HEIF/AVIF/JPEG XL) is removed.
+KEEPS_EXIF = frozenset({"jpeg", "png", "webp"})  # TIFF writes EXIF as tags: not carried
+KEEPS_XMP = frozenset({"jpeg", "png", "webp"})
+KEEPS_COMMENT = frozenset({"jpeg", "png"})
 MAX_PIXELS = 150_000_000  # per frame
 MAX_TOTAL_PIXELS = 600_000_000  # all frames together
 MAX_FRAMES = 2000
@@ -84,7 +92,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     image = open_image(src, kind)
     extension = OUTPUT_EXTENSION.get(kind)
     with image:
-        _report_metadata(image, src, data_size, kind, ctx)
+        kept = _report_metadata(image, src, data_size, kind, ctx)
         if kind in MODERN:
             _report_containers(image, kind, jxl_boxes, ctx)
         # JPEG XL: the writer embeds no profile; _save_modern converts the colours instead.
@@ -100,7 +108,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
                 elif kind in MODERN:
                     extension = _save_modern(image, dst, kind, icc, ctx)
                 else:
-                    _save_single(image, dst, kind, icc)
+                    _save_single(image, dst, kind, icc, kept)
         except Rejected:
             raise
         except (OSError, ValueError, SyntaxError, Image.DecompressionBombWarning,
@@ -108,11 +116,19 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
             raise Rejected(f"The {FORMAT_NAME.get(kind, kind.upper())} image is damaged and "
                            "cannot be decoded.", RejectionCode.DAMAGED) from exc
     ctx.progress(95)
+    # every kind but HEIC has an entry in OUTPUT_EXTENSION; HEIC went through _save_modern
+    assert extension is not None
     return extension
 
 
-def _report_metadata(image: Image.Image, src: Path, size: int, kind: str, ctx: Context) -> None:
+def _report_metadata(image: Image.Image, src: Path, size: int, kind: str,
+                     ctx: Context) -> dict[str, object]:
+    """Report the picture's metadata; with the imageMetadata policy "keep", what the output
+    carries over (`exif` bytes, `xmp`, `comment`), as far as its format allows."""
     info = image.info
+    keep = ctx.decides(Rule.IMAGE_METADATA) is Action.KEEP and \
+        getattr(image, "n_frames", 1) == 1
+    kept: dict[str, object] = {}
     try:
         exif = image.getexif()
     except Exception:  # noqa: BLE001 - hostile EXIF can make Pillow raise anything; read as no EXIF
@@ -122,27 +138,43 @@ def _report_metadata(image: Image.Image, src: Path, size: int, kind: str, ctx: C
             gps = exif.get_ifd(0x8825)
         except Exception:  # noqa: BLE001 - a hostile GPS block can make Pillow raise anything; read as none
             gps = None
+        action: ReportAction = "kept" if keep and kind in KEEPS_EXIF else "removed"
         if gps:
-            ctx.add("gps_location", "EXIF GPS", action="removed",
+            ctx.add("gps_location", "EXIF GPS", action=action,
                     detail="the place the picture was taken")
-        ctx.add("exif", "EXIF", action="removed",
+        ctx.add("exif", "EXIF", action=action,
                 detail=f"{len(exif)} tags (camera, dates, software)")
+        if action == "kept":
+            exif[0x0112] = 1  # the pixels are written upright
+            kept["exif"] = exif.tobytes()
     elif "exif" in info:
         ctx.add("exif", "EXIF", action="removed")
     for key in ("xmp", "XML:com.adobe.xmp"):
-        if info.get(key):
-            ctx.add("xmp_metadata", "XMP", action="removed")
+        xmp = info.get(key)
+        if xmp:
+            action = "kept" if keep and kind in KEEPS_XMP else "removed"
+            ctx.add("xmp_metadata", "XMP", action=action, rule=Rule.IMAGE_METADATA)
+            if action == "kept":
+                kept["xmp"] = xmp if isinstance(xmp, bytes) else str(xmp).encode()
             break
-    if "photoshop" in info or (getattr(image, "applist", None) and any(
-            marker == "APP13" for marker, _ in image.applist)):
-        ctx.add("iptc", "Photoshop/IPTC block", action="removed")
+    applist = getattr(image, "applist", None)  # JPEG's APPn segments
+    if "photoshop" in info or (applist and any(marker == "APP13" for marker, _ in applist)):
+        ctx.add("iptc", "Photoshop/IPTC block", action="removed",
+                detail="not carried over (the re-encoded formats cannot hold it safely)"
+                if keep else "")
     if any(key in info for key in TEXT_INFO_KEYS) or (kind == "png" and any(
             isinstance(v, str) for k, v in info.items() if k not in ("icc_profile",))):
-        ctx.add("comment", "text chunks/comments", action="removed")
+        action = "kept" if keep and kind in KEEPS_COMMENT else "removed"
+        ctx.add("comment", "text chunks/comments", action=action)
+        if action == "kept":
+            kept["comment"] = {k: v for k, v in info.items() if isinstance(v, str | bytes) and (
+                k in TEXT_INFO_KEYS or (kind == "png" and isinstance(v, str)))
+                and k not in ("xmp", "XML:com.adobe.xmp", "exif", "icc_profile")}
     trailer = _trailing_bytes(src, size, kind)
     if trailer:
         ctx.add("trailing_data", "after the end of the image", action="removed",
                 detail=f"{trailer} bytes")
+    return kept
 
 
 def _trailing_bytes(src: Path, size: int, kind: str) -> int:
@@ -197,7 +229,8 @@ def _oriented(image: Image.Image) -> Image.Image:
     return image
 
 
-def _save_single(image: Image.Image, dst: Path, kind: str, icc: bytes | None) -> None:
+def _save_single(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
+                 kept: dict[str, object] | None = None) -> None:
     source = image
     qtables = subsampling = None
     progressive = False
@@ -212,7 +245,7 @@ def _save_single(image: Image.Image, dst: Path, kind: str, icc: bytes | None) ->
     if image is source and kind == "tiff":
         image = image.copy()  # TIFF save copies tags from a TiffImageFile; a copy has none
     image.info = {}  # encoders fall back to info for comments/XMP: nothing may survive
-    params: dict = {}
+    params: dict[str, object] = {}
     if icc:
         params["icc_profile"] = icc
     if dpi and kind in ("jpeg", "png", "tiff", "bmp"):
@@ -243,11 +276,37 @@ def _save_single(image: Image.Image, dst: Path, kind: str, icc: bytes | None) ->
             params["compression"] = "tiff_deflate"
     elif kind == "bmp" and image.mode not in ("1", "L", "P", "RGB", "RGBA"):
         image = image.convert("RGBA" if "A" in image.mode else "RGB")
+    params.update(_kept_metadata(kind, kept or {}))
     with open(dst, "wb") as out:
         image.save(out, PILLOW_FORMAT[kind], **params)
 
 
-def _webp_params(image: Image.Image) -> dict:
+def _kept_metadata(kind: str, kept: dict[str, object]) -> dict[str, object]:
+    """The encoder parameters that carry over the metadata the policy keeps."""
+    params: dict[str, object] = {}
+    if "exif" in kept:
+        params["exif"] = kept["exif"]
+    xmp = kept.get("xmp")
+    comments = kept.get("comment")
+    if kind == "png" and (xmp or comments):
+        from PIL import PngImagePlugin
+
+        chunks = PngImagePlugin.PngInfo()
+        for key, value in (comments if isinstance(comments, dict) else {}).items():
+            text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+            chunks.add_itxt(str(key)[:79], text)
+        if isinstance(xmp, bytes):
+            chunks.add_itxt("XML:com.adobe.xmp", xmp.decode("utf-8", "replace"))
+        params["pnginfo"] = chunks
+        return params
+    if xmp:
+        params["xmp"] = xmp
+    if kind == "jpeg" and isinstance(comments, dict) and comments.get("comment"):
+        params["comment"] = comments["comment"]
+    return params
+
+
+def _webp_params(image: Image.Image) -> dict[str, object]:
     lossless = False
     fp = getattr(image, "fp", None)
     try:
@@ -278,7 +337,7 @@ def _save_frames(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
         frames.append(clean)
         if index % 20 == 0:
             ctx.progress(20 + 60 * index // max(total, 1))
-    params: dict = {"save_all": True, "append_images": frames[1:]}
+    params: dict[str, object] = {"save_all": True, "append_images": frames[1:]}
     if kind in ("gif", "png", "webp"):
         params.update(duration=durations, loop=int(loop) if isinstance(loop, int) else 0)
     if kind == "gif":
@@ -357,14 +416,15 @@ def _report_containers(image: Image.Image, kind: str, jxl_boxes: frozenset[bytes
                     detail=f"{others} further images; only the primary image is kept")
         items = len(info.get("metadata") or ())
         if items:
-            ctx.add("metadata", "HEIF metadata items", action="removed", detail=f"{items} items")
+            ctx.add("metadata", "HEIF metadata items", action="removed", detail=f"{items} items",
+                    rule=Rule.IMAGE_METADATA)
     elif kind == "jxl":
         if b"Exif" in jxl_boxes and not info.get("exif"):
             ctx.add("exif", "EXIF", action="removed")
         if b"xml " in jxl_boxes:
-            ctx.add("xmp_metadata", "XMP", action="removed")
+            ctx.add("xmp_metadata", "XMP", action="removed", rule=Rule.IMAGE_METADATA)
         if b"jumb" in jxl_boxes:
-            ctx.add("metadata", "JUMBF box", action="removed",
+            ctx.add("metadata", "JUMBF box", action="removed", rule=Rule.IMAGE_METADATA,
                     detail="content credentials or other embedded data")
 
 
@@ -395,7 +455,8 @@ def _save_modern(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
     if kind == "avif":
         if clean.mode not in ("RGB", "RGBA"):
             clean, icc = _converted(clean, "RGBA" if alpha else "RGB", icc)
-        params: dict = {"quality": AVIF_QUALITY, "speed": AVIF_SPEED, "exif": b"", "xmp": b""}
+        params: dict[str, object] = {"quality": AVIF_QUALITY, "speed": AVIF_SPEED,
+                                     "exif": b"", "xmp": b""}
         if icc:
             params["icc_profile"] = icc
         with open(dst, "wb") as out:
@@ -453,7 +514,7 @@ def _jxl_precheck(src: Path) -> frozenset[bytes]:
     with open(src, "rb") as fh:
         head = fh.read(len(JXL_CONTAINER))
         if head.startswith(JXL_CODESTREAM):
-            code, boxes = head + fh.read(32), frozenset()
+            code, boxes = head + fh.read(32), frozenset[bytes]()
         elif head == JXL_CONTAINER:
             code, boxes = _jxl_boxes(fh)
         else:
@@ -465,7 +526,7 @@ def _jxl_precheck(src: Path) -> frozenset[bytes]:
     return boxes
 
 
-def _jxl_boxes(fh) -> tuple[bytes, frozenset[bytes]]:
+def _jxl_boxes(fh: BinaryIO) -> tuple[bytes, frozenset[bytes]]:
     """Walk the container's boxes (at most `MAX_JXL_BOXES`, by their sizes, reading only
     headers): the first bytes of the codestream (`jxlc`, or the `jxlp` parts in order) and
     the set of box types (a Brotli-compressed `brob` box counts as the type it wraps)."""

@@ -8,10 +8,14 @@ import contextlib
 import io
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from . import libreoffice
 from .office_package import OLE_MAGIC
-from .report import Context, Rejected, RejectionCode
+from .report import Context, Refused, Rejected, RejectionCode
+
+if TYPE_CHECKING:
+    import olefile  # imported where used, like oletools
 
 # detected kind -> (input extension for LibreOffice, target extension, export filter)
 TARGETS = {
@@ -169,6 +173,8 @@ def _report_macros(data: bytes, location: str, ctx: Context) -> None:
                 ctx.add(kind, f"{location}: {stream}", action="removed",
                         detail=f"module {vba_name}" + (f"; auto-run: {', '.join(sorted(auto))}"
                                                 if auto else ""))
+        except Refused:
+            raise  # the policy refuses macros
         except Exception:  # noqa: BLE001 - oletools can raise anything on a hostile VBA project
             count = 0  # unreadable project: fall back to the storage check below
         if count == 0 and _has_vba_storage(data):
@@ -177,11 +183,17 @@ def _report_macros(data: bytes, location: str, ctx: Context) -> None:
         parser.close()
 
 
-def _has_vba_storage(data: bytes) -> bool:
+def _ole_from_bytes(data: bytes) -> olefile.OleFileIO[str]:
+    """An OLE container read from memory. Its entry names are str (olefile decodes them with
+    its default path encoding); the stubs take the type of names from that of the argument."""
     import olefile
 
+    return cast("olefile.OleFileIO[str]", olefile.OleFileIO(data))
+
+
+def _has_vba_storage(data: bytes) -> bool:
     try:
-        with olefile.OleFileIO(data) as ole:
+        with _ole_from_bytes(data) as ole:
             return any(e and e[-1].upper() in ("VBA", "_VBA_PROJECT_CUR", "MACROS")
                        for e in ole.listdir(streams=False, storages=True))
     except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container; no VBA storage found
@@ -189,10 +201,8 @@ def _has_vba_storage(data: bytes) -> bool:
 
 
 def _report_ole_objects(data: bytes, location: str, ctx: Context) -> None:
-    import olefile
-
     try:
-        ole = olefile.OleFileIO(data)
+        ole = _ole_from_bytes(data)
     except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container; nothing to report
         return
     with ole:
@@ -224,6 +234,8 @@ def _report_ppt_objects(data: bytes, location: str, ctx: Context) -> None:
                         detail="embedded OLE object in the presentation stream")
             with contextlib.suppress(Exception):
                 ole.close()
+    except Refused:
+        raise  # the policy refuses embedded objects
     except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile stream; the report stops there
         return
 

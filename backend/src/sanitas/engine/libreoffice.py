@@ -133,7 +133,7 @@ def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
     return outputs[0]
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()

@@ -19,7 +19,7 @@ from lxml import etree
 
 from . import formats
 from .office_package import (
-    clean_raster,
+    clean_picture,
     image_format,
     parse_xml,
     read_package,
@@ -29,6 +29,8 @@ from .office_package import (
     write_package,
 )
 from .ooxml import ReviewerAliases, revision_summary
+from .policy import Action as Decision
+from .policy import Rule
 from .report import Context, Rejected, RejectionCode
 
 MANIFEST_NS = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
@@ -36,6 +38,9 @@ OFFICE_NS = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 XLINK_NS = "http://www.w3.org/1999/xlink"
 DRAW_NS = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
 TABLE_NS = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+STYLE_NS = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
+PRESENTATION_NS = "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"
+FORM_NS = "urn:oasis:names:tc:opendocument:xmlns:form:1.0"
 
 MIMETYPES = {mimetype: formats.kind(kind).outputs[0]  # mimetype -> output extension
              for mimetype, kind in formats.by_main_type("odf").items()}
@@ -68,7 +73,7 @@ _DANGEROUS_FORMULA = re.compile(
 _STRING = re.compile(r'"(?:[^"]|"")*"')
 
 
-def _local(el) -> str:
+def _local(el: etree._Element) -> str:
     tag = el.tag
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
@@ -103,10 +108,18 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
         raise Rejected("The OpenDocument package has no content.xml (damaged package).",
                        RejectionCode.DAMAGED)
 
-    # Sub-documents kept: chart and formula objects only.
+    # Sub-documents kept: chart and formula objects; with the embeddedFiles policy "keep" or
+    # "sanitize", embedded OpenDocument objects (texts, sheets, drawings...) too, cleaned like
+    # the document itself.
+    embedded = ctx.decides(Rule.EMBEDDED_FILES) in (Decision.KEEP, Decision.SANITIZE)
     safe_dirs = {p for p, t in media_types.items()
-                 if p.endswith("/") and p != "/" and t in SAFE_OBJECT_TYPES
+                 if p.endswith("/") and p != "/" and (
+                     t in SAFE_OBJECT_TYPES or (embedded and t.split(";")[0] in MIMETYPES))
                  and not p.startswith(("Basic/", "Scripts/", "Dialogs/", "Configurations2/"))}
+    for d in sorted(safe_dirs):
+        if media_types[d] not in SAFE_OBJECT_TYPES:
+            ctx.add("embedded_object", d, action="converted",
+                    detail=f"embedded document ({media_types[d][:80]}) cleaned and kept")
     kept: dict[str, bytes] = {}
 
     xml_names = []
@@ -119,11 +132,14 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
         if name in XML_STREAMS or (obj_dir and name[len(obj_dir):] in XML_STREAMS):
             xml_names.append(name)  # cleaned below, once the kept pictures are known
         elif name == "meta.xml" or (obj_dir and name[len(obj_dir):] == "meta.xml"):
-            ctx.add("metadata", name, detail="author, dates, statistics and generator removed")
-            kept[name] = _neutral_meta()
+            if ctx.decides(Rule.DOCUMENT_METADATA) is Decision.KEEP:
+                kept[name] = _kept_meta(name, data, ctx)
+            else:
+                ctx.add("metadata", name, detail="author, dates, statistics and generator removed")
+                kept[name] = _neutral_meta()
         elif top in ("Pictures", "ObjectReplacements", "media") or (
                 obj_dir and name[len(obj_dir):].startswith(("Pictures/", "ObjectReplacements/"))):
-            cleaned = _clean_image(name, data)
+            cleaned = _clean_image(name, data, ctx)
             if cleaned is None:
                 ctx.add("invalid_image", name, detail="not a recognised raster or vector image")
             else:
@@ -150,8 +166,8 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
 
     # The manifest lists exactly what is in the new package.
     man = etree.Element(f"{{{MANIFEST_NS}}}manifest", nsmap={"manifest": MANIFEST_NS})
-    if manifest.get(f"{{{MANIFEST_NS}}}version"):
-        man.set(f"{{{MANIFEST_NS}}}version", manifest.get(f"{{{MANIFEST_NS}}}version"))
+    if version := manifest.get(f"{{{MANIFEST_NS}}}version"):
+        man.set(f"{{{MANIFEST_NS}}}version", version)
     root_entry = etree.SubElement(man, f"{{{MANIFEST_NS}}}file-entry")
     root_entry.set(f"{{{MANIFEST_NS}}}full-path", "/")
     if root_version:
@@ -184,13 +200,72 @@ def _image_mime(data: bytes) -> str:
             "webp": "image/webp"}.get(fmt or "", "application/octet-stream")
 
 
-def _clean_image(name: str, data: bytes) -> bytes | None:
+def _clean_image(name: str, data: bytes, ctx: Context) -> bytes | None:
     if data.startswith(b"VCLMTF"):
         return data  # LibreOffice's own metafile (object replacement images)
     fmt = image_format(data)
     if fmt is None:
         return None
-    return clean_raster(data, fmt)
+    return clean_picture(data, fmt, ctx, name)
+
+
+def _kept_meta(name: str, data: bytes, ctx: Context) -> bytes:
+    """meta.xml the policy keeps, without what points outside (template, auto-reload)."""
+    root = parse_xml(data, name)
+    for el in list(root.iter("{*}template", "{*}auto-reload")):
+        if el.get(f"{{{XLINK_NS}}}href"):
+            ctx.add("external_relationship", name, detail=f"meta {_local(el)} reference")
+        remove_element(el)
+    ctx.add("metadata", name, action="kept", detail="document properties kept")
+    return serialize(root)
+
+
+def _drop_hidden(name: str, root: etree._Element, ctx: Context) -> None:
+    """Hidden sheets, slides, sections and text leave the document (hiddenContent remove)."""
+    hidden_styles: dict[str, str] = {}
+    for style in root.iter("{*}style"):
+        style_name = style.get(f"{{{STYLE_NS}}}name") or ""
+        for props in style:
+            local = _local(props)
+            if local == "table-properties" and props.get(f"{{{TABLE_NS}}}display") == "false":
+                hidden_styles[style_name] = "hidden_sheet"
+            elif local == "drawing-page-properties" and \
+                    props.get(f"{{{PRESENTATION_NS}}}visibility") == "hidden":
+                hidden_styles[style_name] = "hidden_slide"
+            elif local == "text-properties" and props.get(f"{{{TEXT_NS}}}display") == "none":
+                hidden_styles[style_name] = "hidden_text"
+    doomed: list[tuple[etree._Element, str, str]] = []
+    for el in root.iter(f"{{{TABLE_NS}}}table", f"{{{DRAW_NS}}}page", f"{{{TEXT_NS}}}section",
+                        f"{{{TEXT_NS}}}hidden-text", f"{{{TEXT_NS}}}hidden-paragraph",
+                        f"{{{TEXT_NS}}}span", f"{{{TEXT_NS}}}p"):
+        local = _local(el)
+        style_name = el.get(f"{{{TABLE_NS}}}style-name") or el.get(
+            f"{{{DRAW_NS}}}style-name") or el.get(f"{{{TEXT_NS}}}style-name") or ""
+        if local in ("hidden-text", "hidden-paragraph"):
+            doomed.append((el, "hidden_text", f"conditionally hidden {local}"))
+        elif local == "section" and el.get(f"{{{TEXT_NS}}}display") == "none":
+            doomed.append((el, "hidden_text", "hidden section"))
+        elif style_name in hidden_styles:
+            kind = hidden_styles[style_name]
+            label = el.get(f"{{{TABLE_NS}}}name") or el.get(f"{{{DRAW_NS}}}name") or local
+            doomed.append((el, kind, f"{label[:80]} removed"))
+    for el, kind, detail in doomed:
+        if el.getparent() is None or _detached(el, root):
+            continue
+        ctx.add(kind, name, detail=detail)
+        remove_element(el)
+
+
+def _drop_forms(name: str, root: etree._Element, ctx: Context) -> None:
+    """Form fields and their controls leave the document (formFields remove)."""
+    forms = list(root.iter(f"{{{FORM_NS}}}form"))
+    controls = list(root.iter(f"{{{DRAW_NS}}}control"))
+    for el in forms + controls:
+        if el.getparent() is not None:
+            remove_element(el)
+    if forms or controls:
+        ctx.add("form_field", name, detail=f"{_plural(len(forms), 'form')} and "
+                f"{_plural(len(controls), 'control')} removed")
 
 
 def _neutral_meta() -> bytes:
@@ -199,7 +274,7 @@ def _neutral_meta() -> bytes:
         "<office:meta/></office:document-meta>".encode()))
 
 
-def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs, members,
+def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs: set[str], members: set[str],
                   reviewers: ReviewerAliases | None = None) -> bytes:
     root = parse_xml(_without_math_doctype(data), name)
     keep_links = ctx.policy.keep_links
@@ -211,6 +286,10 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs, members,
                 remove_element(el)
         return serialize(root)
     _clean_review(name, root, ctx, reviewers or ReviewerAliases())
+    if ctx.decides(Rule.HIDDEN_CONTENT) is not Decision.KEEP:
+        _drop_hidden(name, root, ctx)
+    if ctx.decides(Rule.FORM_FIELDS) is not Decision.KEEP:
+        _drop_forms(name, root, ctx)
     # Elements of interest only, filtered in C by lxml, in document order.
     wanted = [*DROP, *UNWRAP, "object", "binary-data", "image"]
     for el in list(root.iter(*[f"{{*}}{n}" for n in wanted])):
@@ -236,18 +315,18 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs, members,
                 remove_element(el)
                 _drop_empty_frame(frame)
         elif lname == "binary-data":
-            if not _clean_binary_data(el):
+            if not _clean_binary_data(el, ctx, name):
                 ctx.add("invalid_image", name, detail="inline binary data that is not an image")
                 holder = el.getparent()
                 frame = holder.getparent() if holder is not None else None
                 remove_element(holder if holder is not None and holder is not root else el)
                 _drop_empty_frame(frame)
         elif lname == "image":
-            href = el.get(f"{{{XLINK_NS}}}href")
-            if href is not None:
-                target = _internal_path(href)
+            image_href = el.get(f"{{{XLINK_NS}}}href")
+            if image_href is not None:
+                target = _internal_path(image_href)
                 if target is None or target not in members:
-                    ctx.add("external_relationship", name, detail=f"image {href[:100]}")
+                    ctx.add("external_relationship", name, detail=f"image {image_href[:100]}")
                     frame = el.getparent()
                     remove_element(el)
                     _drop_empty_frame(frame)
@@ -286,7 +365,8 @@ def _without_math_doctype(data: bytes) -> bytes:
         if b"<!DOCTYPE math:math" in data[:4096] else data
 
 
-def _clean_mathml(name: str, root, ctx: Context, keep_links: bool, members) -> None:
+def _clean_mathml(name: str, root: etree._Element, ctx: Context, keep_links: bool,
+                  members: set[str]) -> None:
     """A formula's MathML stays as written; only what could reach outside goes: MathML 3
     `href` links (kept as plain links when the policy keeps them) and `mglyph` pictures that
     are not part of the package."""
@@ -301,7 +381,7 @@ def _clean_mathml(name: str, root, ctx: Context, keep_links: bool, members) -> N
             del el.attrib["src"]
 
 
-def _clean_binary_data(el) -> bool:
+def _clean_binary_data(el: etree._Element, ctx: Context, where: str) -> bool:
     """Inline base64 pictures are decoded, checked and re-encoded like packaged ones."""
     import base64
     import binascii
@@ -310,18 +390,18 @@ def _clean_binary_data(el) -> bool:
         raw = base64.b64decode("".join((el.text or "").split()), validate=True)
     except (binascii.Error, ValueError):
         return False
-    cleaned = _clean_image("inline", raw)
+    cleaned = _clean_image(f"{where} inline picture", raw, ctx)
     if cleaned is None:
         return False
     el.text = base64.b64encode(cleaned).decode("ascii")
     return True
 
 
-def _detached(el, root) -> bool:
+def _detached(el: etree._Element, root: etree._Element) -> bool:
     return all(anc is not root for anc in el.iterancestors())
 
 
-def _drop_empty_frame(frame) -> None:
+def _drop_empty_frame(frame: etree._Element | None) -> None:
     if frame is not None and _local(frame) == "frame" and not len(frame):
         remove_element(frame)
 
@@ -350,7 +430,8 @@ def _safe_link(href: str, keep_links: bool) -> bool:
     return keep_links and scheme in SAFE_SCHEMES and (scheme == "mailto" or bool(parts.netloc))
 
 
-def _clean_href(el, href: str, where: str, ctx: Context, keep_links: bool, members) -> None:
+def _clean_href(el: etree._Element, href: str, where: str, ctx: Context, keep_links: bool,
+                members: set[str]) -> None:
     lname = _local(el)
     if lname == "a":
         if not _safe_link(href, keep_links):
@@ -384,17 +465,25 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _clean_review(name: str, root, ctx: Context, reviewers: ReviewerAliases) -> None:
+def _clean_review(name: str, root: etree._Element, ctx: Context,
+                  reviewers: ReviewerAliases) -> None:
     anonymise = ctx.policy.review_data == "anonymise"
-    _review_changes(name, root, ctx, reviewers, anonymise)
-    _review_annotations(name, root, ctx, reviewers, anonymise)
+    if ctx.decides(Rule.REVIEW_DATA) is Decision.KEEP:
+        if next(root.iter(f"{{{TEXT_NS}}}changed-region"), None) is not None:
+            ctx.add("tracked_changes", name, action="kept", detail="tracked changes kept")
+        if next(root.iter(*(f"{{{ns}}}annotation" for ns in ANNOTATION_NSS)), None) is not None:
+            ctx.add("comments", name, action="kept", detail="comments kept with their authors")
+    else:
+        _review_changes(name, root, ctx, reviewers, anonymise)
+        _review_annotations(name, root, ctx, reviewers, anonymise)
     rsids = root.xpath(f"//@*[{_RSID}]")
     for value in rsids:
         el = value.getparent()
         if value.attrname in el.attrib:
             del el.attrib[value.attrname]
     if rsids:
-        ctx.add("personal_data", name, detail="rsid session identifiers removed")
+        ctx.add("personal_data", name, detail="rsid session identifiers removed",
+                rule=Rule.DOCUMENT_METADATA)
     # Word's editing permissions for a named account become bookmarks named after the user.
     perms = [el for el in root.iter(*(f"{{{TEXT_NS}}}{n}" for n in (
         "bookmark", "bookmark-start", "bookmark-end")))
@@ -405,11 +494,12 @@ def _clean_review(name: str, root, ctx: Context, reviewers: ReviewerAliases) -> 
         ctx.add("personal_data", name, detail="editing permissions naming a user removed")
 
 
-def _creators(el) -> list:
+def _creators(el: etree._Element) -> list[etree._Element]:
     return list(el.iter(f"{{{DC_NS}}}creator"))
 
 
-def _review_changes(name, root, ctx, reviewers, anonymise) -> None:
+def _review_changes(name: str, root: etree._Element, ctx: Context, reviewers: ReviewerAliases,
+                    anonymise: bool) -> None:
     records = [el for el in root.iter(f"{{{TEXT_NS}}}tracked-changes",
                                       f"{{{TABLE_NS}}}tracked-changes")]
     markers = list(root.iter(*(f"{{{TEXT_NS}}}{n}" for n in ("change", "change-start",
@@ -448,9 +538,10 @@ def _review_changes(name, root, ctx, reviewers, anonymise) -> None:
         ctx.add("tracked_changes", name, detail="change tracking switched off")
 
 
-def _review_annotations(name, root, ctx, reviewers, anonymise) -> None:
+def _review_annotations(name: str, root: etree._Element, ctx: Context, reviewers: ReviewerAliases,
+                        anonymise: bool) -> None:
     found = [el for el in root.iter("{*}annotation", "{*}annotation-end")
-             if el.tag.startswith("{") and el.tag[1:].split("}")[0] in ANNOTATION_NSS]
+             if etree.QName(el).namespace in ANNOTATION_NSS]
     notes = [el for el in found if _local(el) == "annotation"]
     if not found:
         return

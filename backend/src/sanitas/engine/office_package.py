@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from .report import Rejected, RejectionCode
+from .report import Context, Rejected, RejectionCode
 from .xmlsafe import xml_parser
 
 # Limits: generous for real documents (a 100 MB upload), fatal for bombs.
@@ -62,7 +62,7 @@ def serialize(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
 
 
-def unwrap(el) -> list:
+def unwrap(el: etree._Element) -> list[etree._Element]:
     """Replace `el` by its content (its text, children and tail, in that order); return its
     former children. One pass with no index lookups: a hostile paragraph may hold 100,000
     insertions to unwrap."""
@@ -82,7 +82,7 @@ def unwrap(el) -> list:
     return children
 
 
-def remove_element(el) -> None:
+def remove_element(el: etree._Element) -> None:
     """Remove `el` from its parent, keeping its tail text (mixed content) where it was."""
     parent = el.getparent()
     if parent is None:
@@ -255,6 +255,33 @@ def image_format(data: bytes) -> str | None:
 
 
 MAX_IMAGE_PIXELS = 64_000_000
+
+
+def clean_picture(data: bytes, fmt: str, ctx: Context, where: str) -> bytes | None:
+    """A picture inside a document, cleaned as the imageMetadata policy says: removed
+    silently as always (`clean_raster`) by default; with "keep" or "refuse" through the image
+    family, which carries the metadata over or refuses the file, and reports under `where`."""
+    from .policy import Action, Rule
+
+    if ctx.decides(Rule.IMAGE_METADATA) is Action.REMOVE or \
+            fmt not in ("png", "jpeg", "webp"):
+        return clean_raster(data, fmt)
+    from . import image
+    from .report import Context as Inner
+    from .report import Refused
+
+    inner = Inner(mode="basic", policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth)
+    try:
+        cleaned = image.sanitize_bytes(data, fmt, inner)
+    except Refused:
+        raise
+    except Rejected:
+        return None
+    for finding in inner.closed_findings():
+        if finding.kind in ("exif", "gps_location", "xmp_metadata", "iptc", "comment"):
+            ctx.record(finding.kind, f"{where}: {finding.location}", action=finding.action,
+                       detail=finding.detail)
+    return cleaned
 
 
 def clean_raster(data: bytes, fmt: str) -> bytes | None:

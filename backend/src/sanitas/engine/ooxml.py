@@ -17,13 +17,15 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 from lxml import etree
 
 from . import formats
+from .kinds import rule_of
 from .office_package import (
-    clean_raster,
+    clean_picture,
     image_format,
     parse_xml,
     read_package,
@@ -33,6 +35,8 @@ from .office_package import (
     unwrap,
     write_package,
 )
+from .policy import Action as Decision
+from .policy import Rule
 from .report import Context, Rejected, RejectionCode
 from .xmlsafe import xml_parser
 
@@ -52,7 +56,7 @@ A_NSS = {A_NS, "http://purl.oclc.org/ooxml/drawingml/main"}
 P_NSS = {P_NS, "http://purl.oclc.org/ooxml/presentationml/main"}
 
 
-def _iter(root, namespaces: set[str], *names: str):
+def _iter(root: etree._Element, namespaces: set[str], *names: str) -> list[etree._Element]:
     """Elements with one of `names` in any of `namespaces`, in document order."""
     return list(root.iter(*[f"{{{ns}}}{n}" for ns in namespaces for n in names]))
 VML_NS = "urn:schemas-microsoft-com:vml"
@@ -139,6 +143,7 @@ DROP_ON_MISSING_REL = {
     "customXmlProps", "objectEmbed", "objectLink", "movie", "legacyDrawingHF", "picture",
     "embed", "snd", "wavAudioFile", "audioFile", "videoFile", "quickTimeFile", "media",
     "externalData",  # a chart's embedded workbook: the chart keeps its cached values
+    "sldId",  # a slide that is not kept (hidden, with the policy removing hidden content)
 }
 # Containers that must not be left empty once their children are gone.
 EMPTY_CONTAINERS = {
@@ -165,12 +170,12 @@ _SAFE_ACTION = re.compile(
 _URLISH = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:|\\\\|//)", re.IGNORECASE)
 
 
-def _local(el) -> str:
+def _local(el: etree._Element) -> str:
     tag = el.tag
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
-def _ns(el) -> str:
+def _ns(el: etree._Element) -> str:
     tag = el.tag
     return tag[1:tag.index("}")] if isinstance(tag, str) and tag[:1] == "{" else ""
 
@@ -180,9 +185,9 @@ def _any_ns(*names: str) -> list[str]:
     return [f"{{*}}{n}" for n in names]
 
 
-def _attrs(root, predicate: str):
+def _attrs(root: etree._Element, predicate: str) -> list[tuple[etree._Element, str, str]]:
     """(element, attribute name, value) for attributes matching an XPath predicate."""
-    out = []
+    out: list[tuple[etree._Element, str, str]] = []
     for value in root.xpath(f"//@*[{predicate}]"):
         out.append((value.getparent(), value.attrname, str(value)))
     return out
@@ -208,7 +213,8 @@ class _State:
     by_fold: dict[str, str]
     defaults: dict[str, str]
     overrides: dict[str, str]
-    kept: dict[str, bytes] = field(default_factory=dict)  # part -> new bytes
+    # part -> new bytes; None for an XML part kept by the walk and cleaned after it
+    kept: dict[str, bytes | None] = field(default_factory=dict)
     kept_ct: dict[str, str] = field(default_factory=dict)
     rels_out: dict[str, list[Rel]] = field(default_factory=dict)
     reported: set[str] = field(default_factory=set)
@@ -216,6 +222,9 @@ class _State:
     family: str = ""
     main_part: str = ""
     removed_sheet_names: set[str] = field(default_factory=set)
+    hidden_sheet_names: set[str] = field(default_factory=set)  # hidden sheets the policy removes
+    kept_embeddings: set[str] = field(default_factory=set)  # embedded objects the policy keeps
+    part_rels: dict[str, Rel] = field(default_factory=dict)  # the part being cleaned: its rels
     review: _Review = field(default_factory=lambda: _Review())  # comments, revisions, people
 
     def content_type(self, part: str) -> str:
@@ -504,10 +513,13 @@ def _walk(state: _State, root_rels: list[Rel]) -> None:
         for rel in rels:
             if _keep_rel(state, source, rel):
                 kept_rels.append(rel)
-                if not rel.external and rel.part not in done:
+                # a kept internal relationship always has its part resolved (_keep_rel)
+                if not rel.external and rel.part is not None and rel.part not in done:
                     done.add(rel.part)
                     queue.append((rel.part, _read_rels(state, rel.part)))
         state.rels_out[source] = kept_rels
+    if state.ctx.decides(Rule.HIDDEN_CONTENT) is not Decision.KEEP:
+        _drop_hidden_parts(state)
     # Clean the XML parts only now: a part may drop a relationship whose target fails checks.
     for part in list(state.kept):
         if state.kept[part] is None:
@@ -521,6 +533,37 @@ def _walk(state: _State, root_rels: list[Rel]) -> None:
         state.rels_out[source] = [r for r in rels if r.external or r.part in state.kept]
 
 
+_HIDDEN_SHEET = re.compile(rb"""state\s*=\s*["'](?:hidden|veryHidden)["']""")
+_HIDDEN_SLIDE = re.compile(rb"""<(?:\w+:)?sld\b[^>]*\sshow\s*=\s*["'](?:0|false)["']""")
+
+
+def _drop_hidden_parts(state: _State) -> None:
+    """Hidden sheets and slides (policy hiddenContent remove/refuse) leave the package: their
+    parts go now, and the workbook's <sheet> / the presentation's <sldId> entries go when the
+    main part is cleaned (their relationship is no longer kept)."""
+    main = state.main_part
+    if state.family == "x" and _HIDDEN_SHEET.search(state.members[main]):
+        root = parse_xml(state.members[main], main)
+        by_id = {r.id: r for r in state.rels_out.get(main, [])}
+        for sheet in root.iter("{*}sheet"):
+            if sheet.get("state") not in ("hidden", "veryHidden"):
+                continue
+            rid = next((sheet.get(a) for a in sheet.attrib
+                        if etree.QName(a).namespace in REL_NAMESPACES), None)
+            rel = by_id.get(rid or "")
+            state.ctx.add("hidden_sheet", main, detail=f"sheet {sheet.get('name', '')!r} "
+                          f"({sheet.get('state')}) removed")
+            state.hidden_sheet_names.add(sheet.get("name") or "")
+            if rel is not None and rel.part is not None:
+                state.kept.pop(rel.part, None)
+    if state.family == "p":
+        for part in list(state.kept):
+            if "slide+xml" in state.content_type(part) and \
+                    _HIDDEN_SLIDE.search(state.members[part][:65536]):
+                state.ctx.add("hidden_slide", part, detail="slide hidden from the show removed")
+                state.kept.pop(part, None)
+
+
 def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
     key = _type_key(rel.type)
     where = source or "package"
@@ -530,12 +573,22 @@ def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
         kind = REMOVE_KINDS.get(key, "external_relationship")
         if key == "hyperlink":
             kind = "hyperlink"
+        elif _safe_url(rel.target) and not rel.target.lower().startswith("mailto:") and \
+                rule_of(kind) is Rule.EXTERNAL_REFERENCES and \
+                state.ctx.decides(Rule.EXTERNAL_REFERENCES) is Decision.KEEP:
+            state.ctx.add(kind, f"{where} {rel.id}", action="kept",
+                          detail=f"external {key}: {rel.target[:200]}")
+            return True  # a web address the policy keeps (file paths and shares never are)
         state.ctx.add(kind, f"{where} {rel.id}", detail=f"external {key}: {rel.target[:200]}")
         return False
     part = resolve_target(source, rel.target)
     real = state.by_fold.get(part.casefold()) if part else None
     if real is not None and _drop_review_part(state, key, real):
         return False  # comments, reviewers, revision history (policy review_data)
+    if real is not None and key in ("package", "oleobject") and \
+            state.ctx.decides(Rule.EMBEDDED_FILES) in (Decision.KEEP, Decision.SANITIZE):
+        rel.part = real
+        return real in state.kept or _keep_embedding(state, real, key)
     if key in REMOVE_KINDS or key not in KEEP_TYPES:
         kind = REMOVE_KINDS.get(key, "unknown_part")
         state.ctx.add(kind, real or rel.target[:200], detail=f"relationship {key}")
@@ -578,6 +631,70 @@ def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
     return False
 
 
+_PACKAGE_CT = {
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+}
+
+
+def _keep_embedding(state: _State, part: str, key: str) -> bool:
+    """An object embedded in a Word document under the embeddedFiles policy "keep" (kept as
+    it is) or "sanitize" (an embedded Office package cleaned by the engine under the same
+    policy; an OLE object, which may wrap any file, removed)."""
+    from . import decrypt, sanitize_detected
+    from .report import Refused
+
+    data, ct = state.members[part], state.content_type(part)
+    ctx = state.ctx
+    if ctx.decides(Rule.EMBEDDED_FILES) is Decision.KEEP:
+        ctx.add("ole_object", part, action="kept", detail=f"embedded {key} kept as it is")
+        state.kept[part], state.kept_ct[part] = data, ct or "application/octet-stream"
+        state.kept_embeddings.add(part)
+        return True
+    if key != "package" or ctx.workdir is None:
+        ctx.add("ole_object", part, detail="OLE object (cannot be cleaned inside)")
+        state.reported.add("part|" + part)
+        return False
+    work = ctx.workdir / f"embedded-{len(state.kept_embeddings)}-{ctx.depth}"
+    work.mkdir(exist_ok=True)
+    source, output = work / "in", work / "out"
+    source.write_bytes(data)
+    inner = Context(mode="basic", policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth + 1)
+    try:
+        opened, detected = decrypt.detect_opening(source, posixpath.basename(part), inner)
+        extension = sanitize_detected(opened, output, detected, inner)
+    except Refused:
+        raise
+    except Rejected as exc:
+        ctx.add("ole_object", part, detail=f"embedded package removed: {exc.reason}")
+        state.reported.add("part|" + part)
+        return False
+    if extension not in _PACKAGE_CT:
+        ctx.add("ole_object", part, detail=f"embedded package removed (it is {extension})")
+        state.reported.add("part|" + part)
+        return False
+    for finding in inner.closed_findings():
+        ctx.record(finding.kind, f"{part}: {finding.location}", action=finding.action,
+                   detail=finding.detail)
+    ctx.add("ole_object", part, action="converted",
+            detail=f"embedded package sanitized as {extension}")
+    state.kept[part], state.kept_ct[part] = output.read_bytes(), _PACKAGE_CT[extension]
+    state.kept_embeddings.add(part)
+    return True
+
+
+def _embedded_kept(state: _State, el: etree._Element) -> bool:
+    """Whether an OLE object element points at an embedding the policy kept."""
+    rels = state.part_rels
+    for attr, value in el.attrib.items():
+        if etree.QName(attr).namespace in REL_NAMESPACES:
+            rel = rels.get(value)
+            if rel is not None and rel.part in state.kept_embeddings:
+                return True
+    return False
+
+
 def _keep_binary(state: _State, part: str, ct: str, data: bytes, key: str) -> bool:
     if key in ("media", "audio", "video") or ct.startswith(("audio/", "video/")):
         state.kept[part], state.kept_ct[part] = data, ct or "application/octet-stream"
@@ -587,7 +704,7 @@ def _keep_binary(state: _State, part: str, ct: str, data: bytes, key: str) -> bo
         state.ctx.add("invalid_image", part, detail=f"not a recognised image ({ct[:60]})")
         state.reported.add("part|" + part)
         return False
-    cleaned = clean_raster(data, fmt)
+    cleaned = clean_picture(data, fmt, state.ctx, part)
     if cleaned is None:
         state.ctx.add("invalid_image", part, detail="image could not be decoded")
         state.reported.add("part|" + part)
@@ -637,8 +754,13 @@ def _safe_url(url: str) -> bool:
 # ---------------------------------------------------------------------------------- XML parts
 
 def _clean_xml_part(state: _State, part: str, rels: dict[str, Rel]) -> bytes | None:
+    state.part_rels = rels
     data = state.members[part]
     ct = state.kept_ct[part]
+    keep_meta = state.ctx.decides(Rule.DOCUMENT_METADATA) is Decision.KEEP
+    if keep_meta and (part.casefold() in ("docprops/core.xml", "docprops/app.xml") or
+                      ct.endswith(("core-properties+xml", "extended-properties+xml"))):
+        return _kept_properties(state, part, data)
     if part.casefold() == "docprops/core.xml" or ct.endswith("core-properties+xml"):
         return _neutral_core(state, part)
     if part.casefold() == "docprops/app.xml" or ct.endswith("extended-properties+xml"):
@@ -679,7 +801,7 @@ def _clean_xml_part(state: _State, part: str, rels: dict[str, Rel]) -> bytes | N
     return serialize(root)
 
 
-def _parse_vml(state: _State, part: str, data: bytes):
+def _parse_vml(state: _State, part: str, data: bytes) -> etree._Element | None:
     # Excel writes VML that is not always well-formed; a recovering parse without entities is
     # safe because the result is re-serialised as well-formed XML.
     if b"<!DOCTYPE" in data[:65536].upper() or b"<!ENTITY" in data[:65536].upper():
@@ -702,6 +824,18 @@ _NEUTRAL_APP = serialize(etree.fromstring(
     b"<Application>Sanitas</Application><DocSecurity>0</DocSecurity></Properties>"))
 
 
+def _kept_properties(state: _State, part: str, data: bytes) -> bytes:
+    """Document properties the policy keeps: re-serialised, without the hyperlink base (an
+    external reference that stays under the externalReferences rule)."""
+    root = parse_xml(data, part)
+    for el in list(root.iter("{*}HyperlinkBase")):
+        if (el.text or "").strip():
+            state.ctx.add("external_relationship", part, detail="hyperlink base")
+        remove_element(el)
+    state.ctx.add("metadata", part, action="kept", detail="document properties kept")
+    return serialize(root)
+
+
 def _neutral_core(state: _State, part: str) -> bytes:
     state.ctx.add("metadata", part, detail="author, dates and descriptive properties removed",
                  action="removed")
@@ -712,14 +846,16 @@ def _neutral_core(state: _State, part: str) -> bytes:
         b'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"/>'))
 
 
-def _drop_always(state: _State, part: str, root) -> None:
+def _drop_always(state: _State, part: str, root: etree._Element) -> None:
     for el in list(root.iter(*_any_ns(*ALWAYS_DROP))):
         name = _local(el)
+        if name == "OLEObject" and state.kept_embeddings and _embedded_kept(state, el):
+            continue
         state.ctx.add(ALWAYS_DROP[name], part, detail=name)
         remove_element(el)
 
 
-def _clean_macro_attrs(state: _State, part: str, root) -> None:
+def _clean_macro_attrs(state: _State, part: str, root: etree._Element) -> None:
     # DrawingML and form controls can assign a macro to a shape ("[0]!Auto_Open").
     pred = "local-name()='macro' or local-name()='onAction' or local-name()='fmlaMacro'"
     for el, attr, value in _attrs(root, pred):
@@ -729,7 +865,7 @@ def _clean_macro_attrs(state: _State, part: str, root) -> None:
             del el.attrib[attr]
 
 
-def _clean_actions(state: _State, part: str, root) -> None:
+def _clean_actions(state: _State, part: str, root: etree._Element) -> None:
     for el in list(root.iter(*_any_ns("hlinkClick", "hlinkHover", "hlinkMouseOver"))):
         action = el.get("action") or ""
         if action and not _SAFE_ACTION.match(action):
@@ -750,7 +886,7 @@ def _uses_rel_attributes(data: bytes) -> bool:
     return any(re.search(rb"\s" + re.escape(p) + rb":[\w.-]+\s*=", data) for p in prefixes)
 
 
-def _clean_rel_refs(state: _State, part: str, root, rels: dict[str, Rel]) -> None:
+def _clean_rel_refs(state: _State, part: str, root: etree._Element, rels: dict[str, Rel]) -> None:
     """Every reference (r:id, r:embed, r:link...) must point at a kept relationship."""
     pred = " or ".join(f"namespace-uri()='{ns}'" for ns in sorted(REL_NAMESPACES))
     for el, attr, value in _attrs(root, pred):
@@ -762,7 +898,7 @@ def _clean_rel_refs(state: _State, part: str, root, rels: dict[str, Rel]) -> Non
             del el.attrib[attr]
 
 
-def _clean_empty(root) -> None:
+def _clean_empty(root: etree._Element) -> None:
     tags = [f"{{{MC_NS}}}Choice", f"{{{MC_NS}}}Fallback", f"{{{MC_NS}}}AlternateContent",
             *_any_ns(*EMPTY_CONTAINERS)]
     changed = True
@@ -790,13 +926,18 @@ def _clean_empty(root) -> None:
 
 # ------------------------------------------------------------------------------------- Word
 
-def _clean_word(state: _State, part: str, root) -> None:
+def _clean_word(state: _State, part: str, root: etree._Element) -> None:
     _clean_fields(state, part, root)
+    if state.ctx.decides(Rule.HIDDEN_CONTENT) is not Decision.KEEP:
+        _drop_hidden_text(state, part, root)
     for el in list(root.iter(*_any_ns("object", "customXml", "subDoc", "altChunk",
                                       "OLEObject", "control"))):
         if el is not root and el.getparent() is None:
             continue  # already removed with an ancestor
         name, ns = _local(el), _ns(el)
+        if state.kept_embeddings and name in ("object", "OLEObject") and (
+                _embedded_kept(state, el) or any(_embedded_kept(state, c) for c in el)):
+            continue  # an embedded object the policy keeps, with its preview
         if name == "object" and ns in W_NSS:
             _replace_word_object(state, part, el)
         elif name == "customXml" and ns in W_NSS:
@@ -815,7 +956,7 @@ def _clean_word(state: _State, part: str, root) -> None:
             remove_element(el)
 
 
-def _replace_word_object(state: _State, part: str, obj) -> None:
+def _replace_word_object(state: _State, part: str, obj: etree._Element) -> None:
     """w:object (embedded OLE or ActiveX) becomes a plain picture of its preview."""
     kinds = []
     for child in list(obj):
@@ -840,14 +981,21 @@ def _replace_word_object(state: _State, part: str, obj) -> None:
         remove_element(obj)
 
 
-def _clean_fields(state: _State, part: str, root) -> None:
+class _Field(TypedDict):
+    """A complex field being read: its begin mark, instruction runs and separate mark."""
+    begin: etree._Element
+    instr: list[etree._Element]
+    sep: etree._Element | None
+
+
+def _clean_fields(state: _State, part: str, root: etree._Element) -> None:
     for el in _iter(root, W_NSS, "fldSimple"):
         instr = el.get(f"{{{_ns(el)}}}instr") or ""
         if not _field_is_safe(state, instr):
             state.ctx.add(_field_kind(instr), part, detail=f"field {instr.strip()[:120]}")
             unwrap(el)  # the cached result runs stay
-    stack: list[dict] = []
-    doomed: list = []
+    stack: list[_Field] = []
+    doomed: list[etree._Element] = []
     for el in _iter(root, W_NSS, "fldChar", "instrText", "delInstrText"):
         if _local(el) in ("instrText", "delInstrText"):
             if stack and stack[-1]["sep"] is None:
@@ -857,7 +1005,7 @@ def _clean_fields(state: _State, part: str, root) -> None:
             continue
         kind = el.get(f"{{{_ns(el)}}}fldCharType")
         if kind == "begin":
-            stack.append({"begin": el, "instr": [], "sep": None})
+            stack.append(_Field(begin=el, instr=[], sep=None))
         elif kind == "separate" and stack:
             stack[-1]["sep"] = el
         elif kind == "end" and stack:
@@ -875,17 +1023,24 @@ def _clean_fields(state: _State, part: str, root) -> None:
             remove_element(run)
 
 
-def _finish_field(state, part, fld, end, doomed, force=False) -> None:
+def _finish_field(state: _State, part: str, fld: _Field, end: etree._Element | None,
+                  doomed: list[etree._Element], force: bool = False) -> None:
     instr = "".join(e.text or "" for e in fld["instr"])
-    if not force and _field_is_safe(state, instr):
+    form = _field_name(instr) in FORM_FIELD_NAMES and \
+        state.ctx.decides(Rule.FORM_FIELDS) is not Decision.KEEP
+    if not force and not form and _field_is_safe(state, instr):
         return
-    state.ctx.add(_field_kind(instr), part, detail=f"field {instr.strip()[:120]}")
+    state.ctx.add("form_field" if form else _field_kind(instr), part,
+                  detail=f"field {instr.strip()[:120]}")
     doomed.append(fld["begin"])
     doomed.extend(fld["instr"])
     if fld["sep"] is not None:
         doomed.append(fld["sep"])
     if end is not None:
         doomed.append(end)
+
+
+FORM_FIELD_NAMES = frozenset({"FORMTEXT", "FORMCHECKBOX", "FORMDROPDOWN"})  # legacy form fields
 
 
 def _field_name(instr: str) -> str:
@@ -919,7 +1074,23 @@ def _field_is_safe(state: _State, instr: str) -> bool:
 
 # ------------------------------------------------------------------------------------ Excel
 
-def _clean_workbook(state: _State, part: str, root, rels: dict[str, Rel]) -> None:
+def _drop_hidden_text(state: _State, part: str, root: etree._Element) -> None:
+    """Runs formatted as hidden (<w:vanish/>) leave the document (hiddenContent remove)."""
+    runs = 0
+    for vanish in list(_iter(root, W_NSS, "vanish")):
+        props = vanish.getparent()
+        run = props.getparent() if props is not None else None
+        if props is None or run is None or _local(props) != "rPr" or _local(run) != "r":
+            continue  # a paragraph mark or a style: formatting only
+        if (_w_attr(vanish, "val") or "true").lower() in ("0", "false", "off"):
+            continue
+        runs += 1
+        remove_element(run)
+    if runs:
+        state.ctx.add("hidden_text", part, detail=f"{_plural(runs, 'hidden text run')} removed")
+
+
+def _clean_workbook(state: _State, part: str, root: etree._Element, rels: dict[str, Rel]) -> None:
     sheets_el = [el for el in root if _local(el) == "sheets"]
     removed_idx: list[int] = []
     kept_count = 0
@@ -929,8 +1100,9 @@ def _clean_workbook(state: _State, part: str, root, rels: dict[str, Rel]) -> Non
                         if etree.QName(a).namespace in REL_NAMESPACES), None)
             if rid not in rels:
                 state.removed_sheet_names.add(sheet.get("name") or "")
-                state.ctx.add("xlm_macro", part, detail=f"sheet {sheet.get('name', '')!r} removed "
-                             "(macro or dialog sheet, or missing part)")
+                if (sheet.get("name") or "") not in state.hidden_sheet_names:
+                    state.ctx.add("xlm_macro", part, detail=f"sheet {sheet.get('name', '')!r} "
+                                  "removed (macro or dialog sheet, or missing part)")
                 removed_idx.append(i)
                 remove_element(sheet)
             else:
@@ -952,9 +1124,9 @@ def _clean_workbook(state: _State, part: str, root, rels: dict[str, Rel]) -> Non
             _clean_defined_name(state, part, el, remap, removed_idx)
         elif name == "workbookView":
             for attr in ("activeTab", "firstSheet"):
-                if el.get(attr) is not None:
+                if (value := el.get(attr)) is not None:
                     try:
-                        v = int(el.get(attr))
+                        v = int(value)
                     except ValueError:
                         v = 0
                     el.set(attr, str(min(max(0, _nearest(remap, v)), max(0, kept_count - 1))))
@@ -972,7 +1144,8 @@ def _nearest(remap: dict[int, int], v: int) -> int:
     return remap[max(lower)] if lower else 0
 
 
-def _clean_defined_name(state, part, el, remap, removed_idx) -> None:
+def _clean_defined_name(state: _State, part: str, el: etree._Element, remap: dict[int, int],
+                        removed_idx: list[int]) -> None:
     name = el.get("name") or ""
     formula = el.text or ""
     reason = None
@@ -1012,7 +1185,7 @@ def _formula_is_dangerous(formula: str) -> bool:
     return bool(_DANGEROUS_FORMULA.search(_STRING_LITERAL.sub('""', formula)))
 
 
-def _clean_sheet(state: _State, part: str, root) -> None:
+def _clean_sheet(state: _State, part: str, root: etree._Element) -> None:
     dropped_shared: set[str] = set()
     formulas = list(root.iter("{*}f"))
     for f in formulas:
@@ -1038,10 +1211,17 @@ def _clean_sheet(state: _State, part: str, root) -> None:
     for el in list(root.iter("{*}oleObjects", "{*}controls", "{*}customProperties")):
         name = _local(el)
         if name == "oleObjects":
-            for obj in el.iter():
-                if _local(obj) == "oleObject":
-                    state.ctx.add("ole_object", part, detail=f"OLE object {obj.get('progId', '')}")
-            remove_element(el)
+            objects = [obj for obj in el.iter() if _local(obj) == "oleObject"]
+            kept = [obj for obj in objects
+                    if state.kept_embeddings and _embedded_kept(state, obj)]
+            for obj in objects:
+                if obj not in kept:
+                    state.ctx.add("ole_object", part,
+                                  detail=f"OLE object {obj.get('progId', '')}")
+                    if kept:
+                        remove_element(obj)
+            if not kept:
+                remove_element(el)  # otherwise the objects the policy keeps stay
         elif name == "controls":
             state.ctx.add("activex", part, detail="controls")
             remove_element(el)
@@ -1052,7 +1232,7 @@ def _clean_sheet(state: _State, part: str, root) -> None:
             pass
 
 
-def _clean_table(state: _State, part: str, root) -> None:
+def _clean_table(state: _State, part: str, root: etree._Element) -> None:
     # Connection-backed tables become plain tables: their query and connection parts are gone.
     if root.get("tableType") in ("queryTable", "xml") or root.get("connectionId"):
         state.ctx.add("data_connection", part,
@@ -1070,12 +1250,14 @@ def _clean_table(state: _State, part: str, root) -> None:
 
 # ------------------------------------------------------------------------------- PowerPoint
 
-def _clean_slide(state: _State, part: str, root) -> None:
+def _clean_slide(state: _State, part: str, root: etree._Element) -> None:
     for gf in _iter(root, P_NSS, "graphicFrame"):
         data = next(iter(_iter(gf, A_NSS, "graphicData")), None)
         if data is None or not (data.get("uri") or "").endswith("/ole"):
             continue
         ole = next(iter(_iter(gf, P_NSS, "oleObj")), None)
+        if ole is not None and state.kept_embeddings and _embedded_kept(state, ole):
+            continue  # an embedded object the policy keeps
         prog = ole.get("progId", "") if ole is not None else ""
         pic = next(iter(_iter(gf, P_NSS, "pic")), None)
         if pic is None:
@@ -1108,13 +1290,12 @@ def _clean_slide(state: _State, part: str, root) -> None:
             remove_element(timing)
 
 
-def _max_shape_id(root) -> int:
-    ids = [int(e.get("id")) for e in _iter(root, P_NSS, "cNvPr")
-           if (e.get("id") or "").isdigit()]
+def _max_shape_id(root: etree._Element) -> int:
+    ids = [int(i) for e in _iter(root, P_NSS, "cNvPr") if (i := e.get("id") or "").isdigit()]
     return max(ids, default=1)
 
 
-def _adopt_frame(gf, pic) -> None:
+def _adopt_frame(gf: etree._Element, pic: etree._Element) -> None:
     """Give the preview picture the frame's id, name and position."""
     src = next(iter(_iter(gf, P_NSS, "cNvPr")), None)
     dst = next(iter(_iter(pic, P_NSS, "cNvPr")), None)
@@ -1138,7 +1319,7 @@ def _adopt_frame(gf, pic) -> None:
 
 # ------------------------------------------------------------------------------------ VML
 
-def _clean_vml(state: _State, part: str, root) -> None:
+def _clean_vml(state: _State, part: str, root: etree._Element) -> None:
     pred = "local-name()='src' or local-name()='href' or local-name()='althref'"
     for el, attr, val in _attrs(root, pred):
         if attr not in el.attrib or not _URLISH.match(val):
@@ -1204,10 +1385,12 @@ def _write(state: _State, dst: Path) -> None:
                 attrs["Target"] = r.target
                 attrs["TargetMode"] = "External"
             else:
+                assert r.part is not None  # kept internal relationships have their part
                 attrs["Target"] = _relative(source, r.part)
-            etree.SubElement(rroot, f"{{{PKG_REL_NS}}}Relationship", **attrs)
+            etree.SubElement(rroot, f"{{{PKG_REL_NS}}}Relationship", attrs)
         out.append((_rels_name(source), serialize(rroot)))
     for part, data in state.kept.items():
+        assert data is not None  # _walk cleaned every XML part or dropped it
         out.append((part, data))
     write_package(dst, out)
 
@@ -1270,7 +1453,7 @@ class ReviewerAliases:
     def initials(self, name: str) -> str:
         return "A" + self.alias(name).rsplit(" ", 1)[-1] if name.strip() else name
 
-    def scrub_text(self, root) -> None:
+    def scrub_text(self, root: etree._Element) -> None:
         """Replace every known reviewer name in the text of a comment part by its alias (Excel
         opens each note with "Name:")."""
         names = sorted((n for n in self.aliases if len(n) > 1), key=len, reverse=True)
@@ -1299,7 +1482,12 @@ def _plural(n: int, word: str) -> str:
 def _drop_review_part(state: _State, key: str, part: str) -> bool:
     """With the default policy, a comment, reviewer or revision-history part is not kept:
     record what it held and report it (and what only it references) as handled."""
-    if state.ctx.policy.review_data == "anonymise":
+    decision = state.ctx.decides(Rule.REVIEW_DATA)
+    if decision is Decision.KEEP and key in REVIEW_RELS:
+        state.ctx.add("comments" if key not in ("people", "person", "commentauthors", "authors",
+                                                "usernames") else "personal_data",
+                      part, action="kept", detail=f"{key} part kept as it is")
+    if decision in (Decision.ANONYMISE, Decision.KEEP):
         return False
     if key == "vmldrawing":
         # Excel draws legacy comment boxes in a VML part of their own: drop it when it holds
@@ -1351,12 +1539,12 @@ def _review_part_summary(state: _State, key: str, part: str) -> tuple[str, str]:
             authors = {(a.text or "").strip() for a in root.iter("{*}author")} - {""}
         else:  # PowerPoint, classic and modern
             items = list(root.iter("{*}cm", "{*}reply"))
-            authors = {c.get("authorId") for c in items} - {None}
+            authors = {a for c in items if (a := c.get("authorId")) is not None}
         return "comments", (f"{_plural(len(items), 'comment')} by "
                             f"{_plural(len(authors), 'author')} removed")
     if key == "threadedcomment":
         items = list(root.iter("{*}threadedComment"))
-        authors = {c.get("personId") for c in items} - {None}
+        authors = {a for c in items if (a := c.get("personId")) is not None}
         return "comments", (f"{_plural(len(items), 'threaded comment')} by "
                             f"{_plural(len(authors), 'author')} removed")
     if key in ("commentsextended", "commentsids", "commentsextensible"):
@@ -1387,7 +1575,7 @@ def revision_summary(ins: int, dels: int, fmt: int, authors: int, other: str = "
     return detail + (f" (by {_plural(authors, 'reviewer')})" if authors else "")
 
 
-def _w_attr(el, name: str) -> str:
+def _w_attr(el: etree._Element, name: str) -> str:
     """A Word attribute (w:author...) whatever the namespace prefix or variant."""
     for attr, value in el.attrib.items():
         if attr.rpartition("}")[2] == name:
@@ -1395,13 +1583,16 @@ def _w_attr(el, name: str) -> str:
     return ""
 
 
-def _attached(el, root) -> bool:
+def _attached(el: etree._Element, root: etree._Element) -> bool:
     return el is root or any(a is root for a in el.iterancestors())
 
 
-def _clean_review(state: _State, part: str, root, rels: dict[str, Rel], probe: bytes) -> None:
+def _clean_review(state: _State, part: str, root: etree._Element, rels: dict[str, Rel],
+                  probe: bytes) -> None:
     anonymise = state.ctx.policy.review_data == "anonymise"
     review = state.review
+    if state.ctx.decides(Rule.REVIEW_DATA) is Decision.KEEP:
+        return  # comments, tracked changes and their authors stay as they are
     if _ns(root) in W_NSS:
         _review_word(state, part, root, anonymise, review, probe)
     elif state.family == "d":
@@ -1415,7 +1606,8 @@ def _clean_review(state: _State, part: str, root, rels: dict[str, Rel], probe: b
 
 # ---- Word
 
-def _review_word(state, part, root, anonymise, review, probe) -> None:
+def _review_word(state: _State, part: str, root: etree._Element, anonymise: bool, review: _Review,
+                 probe: bytes) -> None:
     ctx = state.ctx
     if b"rsid" in probe:
         removed = 0
@@ -1428,7 +1620,8 @@ def _review_word(state, part, root, anonymise, review, probe) -> None:
                 del el.attrib[value.attrname]
                 removed += 1
         if removed:
-            ctx.add("personal_data", part, detail="rsid session identifiers removed")
+            ctx.add("personal_data", part, detail="rsid session identifiers removed",
+                    rule=Rule.DOCUMENT_METADATA)
     # Editing-permission ranges naming a user account (not review data: gone in both modes).
     named = {p.get(f"{{{_ns(p)}}}id") for p in _iter(root, W_NSS, "permStart")
              if _w_attr(p, "ed")}
@@ -1469,20 +1662,20 @@ def _review_word(state, part, root, anonymise, review, probe) -> None:
         ctx.add("personal_data", part, detail="reviewer names and dates removed")
 
 
-def _remove_from_run(el) -> None:
+def _remove_from_run(el: etree._Element) -> None:
     run = el.getparent()
     remove_element(el)
     if run is not None and _local(run) == "r" and not any(_local(c) != "rPr" for c in run):
         remove_element(run)
 
 
-def _accept_word_revisions(root) -> tuple[int, int, int, set[str]]:
+def _accept_word_revisions(root: etree._Element) -> tuple[int, int, int, set[str]]:
     """Accept every tracked change in one Word part, in place. Returns (insertions, deletions,
     formatting changes, reviewers)."""
     ins = dels = fmt = 0
     authors: set[str] = set()
 
-    def note(el) -> None:
+    def note(el: etree._Element) -> None:
         author = _w_attr(el, "author")
         if author:
             authors.add(author)
@@ -1501,6 +1694,8 @@ def _accept_word_revisions(root) -> tuple[int, int, int, set[str]]:
         if not _attached(el, root):
             continue
         parent = el.getparent()
+        if parent is None:  # the part's root itself: not a revision mark inside properties
+            continue
         name, pname = _local(el), _local(parent)
         if not pname.endswith("Pr"):
             continue  # a content container, handled below
@@ -1548,7 +1743,7 @@ def _accept_word_revisions(root) -> tuple[int, int, int, set[str]]:
     return ins, dels, fmt, authors
 
 
-def _drop_if_empty(props) -> None:
+def _drop_if_empty(props: etree._Element | None) -> None:
     """A property element (w:rPr of a paragraph mark, w:trPr...) emptied by accepting goes,
     and so does its parent property element when that is left empty in turn."""
     while props is not None and _local(props).endswith("Pr") and not len(props) \
@@ -1558,7 +1753,7 @@ def _drop_if_empty(props) -> None:
         props = parent
 
 
-def _merge_into_next(para) -> None:
+def _merge_into_next(para: etree._Element) -> None:
     """A deleted paragraph mark joins the paragraph to the next one, which keeps its own
     paragraph properties."""
     travellers = []
@@ -1578,7 +1773,7 @@ def _merge_into_next(para) -> None:
     remove_element(para)
 
 
-def _repair_blocks(root) -> None:
+def _repair_blocks(root: etree._Element) -> None:
     """Tables left without rows go; cells, notes and headers left without a paragraph get an
     empty one (Word refuses them otherwise)."""
     for tbl in _iter(root, W_NSS, "tbl"):
@@ -1592,7 +1787,7 @@ def _repair_blocks(root) -> None:
             etree.SubElement(holder, f"{{{_ns(holder)}}}p")
 
 
-def _anonymise_word(state, part, root, review) -> None:
+def _anonymise_word(state: _State, part: str, root: etree._Element, review: _Review) -> None:
     ctx = state.ctx
     changes = 0
     tracked = (*W_PROP_CHANGES, "ins", "del", "moveFrom", "moveTo", "cellIns", "cellDel",
@@ -1620,13 +1815,13 @@ def _anonymise_word(state, part, root, review) -> None:
                 detail=f"{_plural(changes, 'tracked change')} kept, authors anonymised")
 
 
-def _anonymise_word_people(state, part, root, review) -> None:
+def _anonymise_word_people(state: _State, part: str, root: etree._Element, review: _Review) -> None:
     """people.xml and commentsExtensible: reviewer names, accounts and dates."""
     if _local(root) == "people":
         for person in root.iter("{*}person"):
             for attr in list(person.attrib):
                 if attr.rpartition("}")[2] == "author":
-                    person.set(attr, review.alias(person.get(attr)))
+                    person.set(attr, review.alias(person.attrib[attr]))
             for info in list(person):
                 if _local(info) == "presenceInfo":  # the sign-in account (an e-mail address)
                     remove_element(info)
@@ -1640,7 +1835,8 @@ def _anonymise_word_people(state, part, root, review) -> None:
 
 # ---- Excel
 
-def _review_excel(state, part, root, rels, anonymise, review) -> None:
+def _review_excel(state: _State, part: str, root: etree._Element, rels: dict[str, Rel],
+                  anonymise: bool, review: _Review) -> None:
     ctx = state.ctx
     name = _local(root)
     if name == "workbook":
@@ -1693,7 +1889,7 @@ def _review_excel(state, part, root, rels, anonymise, review) -> None:
         _anonymise_excel_part(state, part, root, review)
 
 
-def _anonymise_excel_part(state, part, root, review) -> None:
+def _anonymise_excel_part(state: _State, part: str, root: etree._Element, review: _Review) -> None:
     ctx = state.ctx
     name = _local(root)
     if name == "comments":
@@ -1723,8 +1919,8 @@ def _anonymise_excel_part(state, part, root, review) -> None:
     elif name in ("headers", "users"):
         for el in root.iter("{*}header", "{*}userInfo"):
             attr = "userName" if _local(el) == "header" else "name"
-            if el.get(attr) is not None:
-                el.set(attr, review.alias(el.get(attr)))
+            if (person_name := el.get(attr)) is not None:
+                el.set(attr, review.alias(person_name))
             if el.get("dateTime") is not None:
                 el.set("dateTime", NEUTRAL_DATE)
         kind = "tracked_changes" if name == "headers" else "personal_data"
@@ -1735,7 +1931,8 @@ def _anonymise_excel_part(state, part, root, review) -> None:
 
 # ---- PowerPoint
 
-def _review_slides(state, part, root, rels, anonymise, review) -> None:
+def _review_slides(state: _State, part: str, root: etree._Element, rels: dict[str, Rel],
+                   anonymise: bool, review: _Review) -> None:
     ctx = state.ctx
     name = _local(root)
     if name in ("sld", "sldLayout", "sldMaster", "notes") and not anonymise:

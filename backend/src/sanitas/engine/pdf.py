@@ -26,12 +26,15 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
+from typing import Protocol
 
 import pikepdf
 from pikepdf import Array, Dictionary, Name, String
 
 from sanitas.engine import pdfium_check, verify
-from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.policy import Action as Decision
+from sanitas.engine.policy import Policy, Rule
+from sanitas.engine.report import Action, Context, Rejected, RejectionCode
 
 SAFE_URI_SCHEMES = ("http://", "https://", "mailto:")
 SAFE_NAMED_ACTIONS = {"/NextPage", "/PrevPage", "/FirstPage", "/LastPage"}
@@ -71,6 +74,10 @@ SWEEP_KEYS = {
 }
 # Stream data kept in another file (PDF 1.2 external streams).
 EXTERNAL_STREAM_KEYS = ("/F", "/FFilter", "/FDecodeParms")
+# Keys a policy may keep: document metadata, and embedded files (kept as they are, or each
+# attachment cleaned by its own family). Everything else in PAGE_DROP/SWEEP_KEYS always goes.
+METADATA_KEYS = frozenset({"/Metadata", "/PieceInfo"})
+EMBEDDED_KEYS = frozenset({"/EmbeddedFiles", "/EF", "/RF", "/AF", "/Collection"})
 MAX_FINDINGS_PER_KIND = 50
 MAX_ANNOTATIONS = 200_000  # annotations whose authors are looked at
 
@@ -95,18 +102,38 @@ _REPAIRS = (
 )
 
 
+class _Record(Protocol):
+    """What the cleaners report each finding to: a `_Recorder`, or the sweep's aggregator."""
+
+    def __call__(self, kind: str, location: str, action: Action = "removed",
+                 detail: str = "") -> None: ...
+
+
+def kept_keys(policy: Policy) -> frozenset[str]:
+    """The dictionary keys the policy keeps (document metadata, embedded files)."""
+    keys: set[str] = set()
+    if policy.action(Rule.DOCUMENT_METADATA) is Decision.KEEP:
+        keys |= METADATA_KEYS | {"/Info"}
+    if policy.action(Rule.EMBEDDED_FILES) in (Decision.KEEP, Decision.SANITIZE):
+        keys |= EMBEDDED_KEYS
+    return frozenset(keys)
+
+
 class _Recorder:
-    """Records findings, at most MAX_FINDINGS_PER_KIND per kind, then a summary count."""
+    """Records findings, at most MAX_FINDINGS_PER_KIND per kind, then a summary count.
+    `keep` holds the keys the policy keeps (`kept_keys`)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.counts: dict[str, int] = {}
+        self.keep = kept_keys(ctx.policy)
+        self.policy = ctx.policy
 
-    def __call__(self, kind: str, location: str, action: str = "removed",
+    def __call__(self, kind: str, location: str, action: Action = "removed",
                  detail: str = "") -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         if self.counts[kind] <= MAX_FINDINGS_PER_KIND:
-            self.ctx.add(kind, location, action=action, detail=detail)  # type: ignore[arg-type]
+            self.ctx.add(kind, location, action=action, detail=detail)
 
     def close(self) -> None:
         for kind, count in self.counts.items():
@@ -170,6 +197,8 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "pdf") -> str:
         for number, page in enumerate(pages, start=1):
             _clean_page(page, number, record, ctx.policy.keep_links)
         _clean_annotation_authors(pages, ctx)
+        if ctx.policy.action(Rule.EMBEDDED_FILES) is Decision.SANITIZE:
+            _sanitize_attachments(pdf, pages, ctx)
         ctx.progress(40)
         _sweep_all_objects(pdf, record)
         ctx.progress(70)
@@ -285,13 +314,20 @@ def _report_file_layout(src: Path, record: _Recorder) -> bool:
 def _clean_document(pdf: pikepdf.Pdf, record: _Recorder) -> None:
     trailer = pdf.trailer
     if "/Info" in trailer:
+        kept = "/Info" in record.keep and isinstance(trailer.Info, Dictionary)
         if len(trailer.Info.keys()):
-            record("document_info", "trailer /Info", "removed",
+            record("document_info", "trailer /Info", "kept" if kept else "removed",
                    "author, title, producer and dates")
-        del trailer["/Info"]
+        if not kept:
+            del trailer["/Info"]
     root = pdf.Root
     for key in list(root.keys()):
         if key in CATALOG_KEEP:
+            continue
+        if key in record.keep:
+            record({"/Metadata": "xmp_metadata", "/AF": "associated_file",
+                    "/Collection": "portfolio", "/PieceInfo": "private_application_data"}.get(
+                        key, "embedded_file"), f"document catalog {key}", "kept")
             continue
         kind = {"/OpenAction": "open_action", "/AA": "additional_action",
                 "/Metadata": "xmp_metadata", "/URI": "base_uri", "/Collection": "portfolio",
@@ -304,13 +340,21 @@ def _clean_document(pdf: pikepdf.Pdf, record: _Recorder) -> None:
             del root["/Names"]
         else:
             for key in list(names.keys()):
-                if key not in NAMES_KEEP:
+                if key in record.keep:
+                    record("embedded_file", f"document names {key}", "kept")
+                elif key not in NAMES_KEEP:
                     kind = {"/JavaScript": "javascript", "/EmbeddedFiles": "embedded_file",
                             "/XFAResources": "xfa_form"}.get(key, "name_tree")
                     record(kind, f"document names {key}")
                     del names[key]
     if "/AcroForm" in root:
         _clean_acroform(root.AcroForm, record)
+        forms = record.policy.action(Rule.FORM_FIELDS)
+        fields = root.AcroForm.get("/Fields") if isinstance(root.AcroForm, Dictionary) else None
+        if isinstance(fields, Array) and len(fields) and forms is not Decision.KEEP:
+            record("form_field", "form /Fields", "removed", f"{len(fields)} form field(s)")
+        if forms is Decision.REMOVE:
+            del root["/AcroForm"]
     if "/Outlines" in root:
         _clean_outlines(root.Outlines, record, pdf)
     if "/ViewerPreferences" in root and isinstance(root.ViewerPreferences, Dictionary) and \
@@ -318,7 +362,7 @@ def _clean_document(pdf: pikepdf.Pdf, record: _Recorder) -> None:
         del root.ViewerPreferences["/Enforce"]
 
 
-def _clean_acroform(form, record: _Recorder) -> None:
+def _clean_acroform(form: pikepdf.Object, record: _Recorder) -> None:
     if not isinstance(form, Dictionary):
         return
     for key in list(form.keys()):
@@ -347,7 +391,7 @@ def _clean_acroform(form, record: _Recorder) -> None:
             stack.extend(kids)
 
 
-def _clean_outlines(outlines, record: _Recorder, pdf: pikepdf.Pdf) -> None:
+def _clean_outlines(outlines: pikepdf.Object, record: _Recorder, pdf: pikepdf.Pdf) -> None:
     seen: set[tuple[int, int]] = set()
     stack = [outlines]
     while stack:
@@ -372,8 +416,12 @@ def _clean_page(page: pikepdf.Page, number: int, record: _Recorder, keep_links: 
     obj = page.obj
     for key, kind in PAGE_DROP.items():
         if key in obj:
+            if key in record.keep:
+                record(kind, f"page {number} {key}", "kept")
+                continue
             record(kind, f"page {number} {key}")
             del obj[key]
+    forms_removed = record.policy.action(Rule.FORM_FIELDS) is Decision.REMOVE
     annots = obj.get("/Annots")
     if annots is None:
         return
@@ -386,9 +434,13 @@ def _clean_page(page: pikepdf.Page, number: int, record: _Recorder, keep_links: 
             continue
         subtype = str(annot.get("/Subtype", ""))
         where = f"page {number} {subtype.lstrip('/') or 'annotation'} annotation"
-        if subtype in DANGEROUS_ANNOTATIONS:
+        if subtype == "/FileAttachment" and "/EF" in record.keep:
+            record("file_attachment", where, "kept")
+        elif subtype in DANGEROUS_ANNOTATIONS:
             record(DANGEROUS_ANNOTATIONS[subtype], where)
             continue
+        if subtype == "/Widget" and forms_removed:
+            continue  # the form's fields went with /AcroForm
         if "/AA" in annot:
             record("additional_action", f"{where} /AA")
             del annot["/AA"]
@@ -444,6 +496,11 @@ def _clean_annotation_authors(pages: list[pikepdf.Page], ctx: Context) -> None:
     annotations = _annotations(pages)
     if not annotations:
         return
+    if ctx.policy.action(Rule.REVIEW_DATA) is Decision.KEEP:
+        if any("/T" in annot for annot in annotations):
+            ctx.add("personal_data", "annotations", action="kept",
+                    detail="annotation authors and dates kept")
+        return
     anonymise = getattr(ctx.policy, "review_data", "remove") == "anonymise"
     authors: dict[str, str] = {}
     for annot in annotations:
@@ -491,6 +548,105 @@ def _clean_annotation_authors(pages: list[pikepdf.Page], ctx: Context) -> None:
                 "author's name; replaced by neutral ones")
 
 
+MAX_ATTACHMENTS = 200  # attachments cleaned one by one; past this the rest are removed
+
+
+def _sanitize_attachments(pdf: pikepdf.Pdf, pages: list[pikepdf.Page], ctx: Context) -> None:
+    """Policy embeddedFiles "sanitize": every attachment (the document's list and file
+    attachment annotations) is cleaned by its own family through the engine, under the same
+    policy, and attached again under its new name; one that cannot be made safe is removed."""
+    cleaned: dict[tuple[int, int], bool] = {}  # file specification -> kept
+
+    def handle(spec: pikepdf.Object | None, where: str) -> bool:
+        if not isinstance(spec, Dictionary):
+            return False
+        if spec.is_indirect and spec.objgen in cleaned:
+            return cleaned[spec.objgen]
+        kept = len(cleaned) < MAX_ATTACHMENTS and _sanitize_attachment(spec, where, ctx)
+        if spec.is_indirect:
+            cleaned[spec.objgen] = kept
+        return kept
+
+    names = pdf.Root.get("/Names")
+    tree = names.get("/EmbeddedFiles") if isinstance(names, Dictionary) else None
+    stack = [tree] if isinstance(tree, Dictionary) else []
+    while stack and len(cleaned) <= MAX_ATTACHMENTS:
+        node = stack.pop()
+        kids = node.get("/Kids")
+        if isinstance(kids, Array):
+            stack.extend(kid for kid in kids if isinstance(kid, Dictionary))
+        pairs = node.get("/Names")
+        if not isinstance(pairs, Array):
+            continue
+        kept_pairs = Array()
+        for index in range(0, len(pairs) - 1, 2):
+            if handle(pairs[index + 1], f"attachment {str(pairs[index])[:80]}"):
+                kept_pairs.extend([pairs[index], pairs[index + 1]])
+        node.Names = kept_pairs
+    for number, page in enumerate(pages, start=1):
+        annots = page.obj.get("/Annots")
+        if not isinstance(annots, Array):
+            continue
+        kept = Array()
+        for annot in annots:
+            if isinstance(annot, Dictionary) and \
+                    str(annot.get("/Subtype")) == "/FileAttachment" and \
+                    not handle(annot.get("/FS"), f"page {number} file attachment"):
+                continue
+            kept.append(annot)
+        if len(kept) != len(annots):
+            page.obj.Annots = kept
+
+
+def _sanitize_attachment(spec: Dictionary, where: str, ctx: Context) -> bool:
+    """Clean one attachment in place; False when it cannot be made safe (it is removed)."""
+    from sanitas.engine import decrypt, safe_output_name, sanitize_detected
+    from sanitas.engine.report import Refused
+
+    assert ctx.workdir is not None
+    files = spec.get("/EF")
+    stream = None
+    if isinstance(files, Dictionary):
+        stream = next((files[k] for k in ("/UF", "/F") if isinstance(files.get(k),
+                                                                        pikepdf.Stream)), None)
+    label = next((str(spec[k]) for k in ("/UF", "/F") if isinstance(spec.get(k), String)),
+                 "attachment")
+    if stream is None:
+        ctx.add("embedded_file", where, detail="attachment without readable contents removed")
+        return False
+    work = ctx.workdir / f"attachment-{id(spec)}"
+    work.mkdir(exist_ok=True)
+    source, output = work / "in", work / "out"
+    inner = Context(mode="basic", policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth + 1)
+    try:
+        source.write_bytes(stream.read_bytes())
+        opened, detected = decrypt.detect_opening(source, label, inner)
+        extension = sanitize_detected(opened, output, detected, inner)
+    except Refused:
+        raise
+    except Rejected as exc:
+        ctx.add("embedded_file", where, detail=f"{label[:80]}: {exc.reason}")
+        return False
+    except pikepdf.PdfError:
+        ctx.add("embedded_file", where, detail=f"{label[:80]}: unreadable contents")
+        return False
+    for finding in inner.closed_findings():
+        ctx.record(finding.kind, f"{where}: {finding.location}", action=finding.action,
+                   detail=finding.detail)
+    stream.write(output.read_bytes())
+    for key in list(stream.keys()):
+        if key not in ("/Length", "/Type", "/Filter", "/DecodeParms"):
+            del stream[key]  # the size, dates and checksum described the original
+    stream.Type = Name.EmbeddedFile
+    new_name = safe_output_name(label, extension)
+    for key in ("/F", "/UF"):
+        if key in spec:
+            spec[key] = String(new_name)
+    ctx.add("embedded_file", where, action="converted",
+            detail=f"{label[:80]} sanitized as {extension} and attached again as {new_name}")
+    return True
+
+
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
@@ -505,7 +661,8 @@ def _clean_action_entry(holder: Dictionary, key: str, where: str, record: _Recor
         holder[key] = safe
 
 
-def _safe_action(action, where: str, record: _Recorder, keep_links: bool):
+def _safe_action(action: pikepdf.Object, where: str, record: _Recorder,
+                 keep_links: bool) -> Dictionary | None:
     """A rebuilt action dictionary (no /Next chain, no extra keys) or None."""
     if isinstance(action, Array):  # a destination written where an action belongs
         return None
@@ -549,7 +706,7 @@ class _SweepRecorder:
     def __init__(self) -> None:
         self.found: dict[str, list[str]] = {}
 
-    def __call__(self, kind: str, location: str, action: str = "removed",
+    def __call__(self, kind: str, location: str, action: Action = "removed",
                  detail: str = "") -> None:
         self.found.setdefault(kind, []).append(location.split(" /")[0].replace("object ", ""))
 
@@ -565,26 +722,26 @@ class _SweepRecorder:
 def _sweep_all_objects(pdf: pikepdf.Pdf, outer: _Recorder) -> None:
     """Every object of the file, including ones no structure-aware rule knows about."""
     record = _SweepRecorder()
-    _sweep_objects(pdf, record)
+    _sweep_objects(pdf, record, outer.keep)
     record.flush(outer)
 
 
-def _sweep_objects(pdf: pikepdf.Pdf, record) -> None:
+def _sweep_objects(pdf: pikepdf.Pdf, record: _Record, keep: frozenset[str] = frozenset()) -> None:
     for obj in pdf.objects:
         if isinstance(obj, (Dictionary, pikepdf.Stream)):
-            _sweep(obj, record, 0)
+            _sweep(obj, record, 0, keep)
         elif isinstance(obj, Array):
-            _sweep_array(obj, record, 0)
-    _sweep(pdf.trailer, record, 0)
+            _sweep_array(obj, record, 0, keep)
+    _sweep(pdf.trailer, record, 0, keep)
 
 
-def _is_bad_action(value) -> bool:
+def _is_bad_action(value: pikepdf.Object | None) -> bool:
     if not isinstance(value, Dictionary):
         return False
-    kind = value.get("/S")
-    if kind is None:
+    subtype = value.get("/S")
+    if subtype is None:
         return False
-    kind = str(kind)
+    kind = str(subtype)
     if kind == "/Named":
         return str(value.get("/N", "")) not in SAFE_NAMED_ACTIONS
     if kind == "/URI":
@@ -597,13 +754,14 @@ def _is_bad_action(value) -> bool:
     return kind in ACTION_TYPES and kind not in SAFE_ACTIONS
 
 
-def _sweep(obj, record, depth: int) -> None:
+def _sweep(obj: pikepdf.Object, record: _Record, depth: int,
+           keep: frozenset[str] = frozenset()) -> None:
     if depth > 64:
         return
     if isinstance(obj, pikepdf.Stream):
         subtype = str(obj.get("/Subtype", ""))
-        if str(obj.get("/Type", "")) == "/EmbeddedFile" or subtype in ("/PS", "/3D", "/U3D",
-                                                                          "/PRC"):
+        embedded = str(obj.get("/Type", "")) == "/EmbeddedFile"
+        if (embedded and "/EF" not in keep) or subtype in ("/PS", "/3D", "/U3D", "/PRC"):
             obj.write(b"")  # the bytes vanish even if something still points here
             for key in list(obj.keys()):
                 if key not in ("/Length", "/Type"):
@@ -616,7 +774,7 @@ def _sweep(obj, record, depth: int) -> None:
                 record("external_reference", f"object {obj.objgen[0]} {key}")
                 del obj[key]
     for key in list(obj.keys()):
-        if key in SWEEP_KEYS:
+        if key in SWEEP_KEYS and key not in keep:
             record(SWEEP_KEYS[key], f"object {obj.objgen[0] if obj.is_indirect else 'inline'} "
                                     f"{key}")
             del obj[key]
@@ -626,7 +784,7 @@ def _sweep(obj, record, depth: int) -> None:
             bad = _is_bad_action(value)
         except (TypeError, ValueError, UnicodeError):
             continue  # a mangled name pikepdf cannot hand back: no known name is mangled
-        if bad:
+        if bad and isinstance(value, Dictionary):  # only a dictionary is a bad action
             record("action", f"object {obj.objgen[0] if obj.is_indirect else 'inline'} {key}",
                    "removed", f"{str(value.get('/S')).lstrip('/')} action")
             del obj[key]
@@ -634,12 +792,13 @@ def _sweep(obj, record, depth: int) -> None:
         if isinstance(value, Dictionary) and "/Next" in value and str(value.get("/S", "")):
             del value["/Next"]
         if isinstance(value, Dictionary) and not value.is_indirect:
-            _sweep(value, record, depth + 1)
+            _sweep(value, record, depth + 1, keep)
         elif isinstance(value, Array) and not value.is_indirect:
-            _sweep_array(value, record, depth + 1)
+            _sweep_array(value, record, depth + 1, keep)
 
 
-def _sweep_array(array: Array, record, depth: int) -> None:
+def _sweep_array(array: Array, record: _Record, depth: int,
+                 keep: frozenset[str] = frozenset()) -> None:
     if depth > 64:
         return
     for index in range(len(array) - 1, -1, -1):
@@ -649,6 +808,6 @@ def _sweep_array(array: Array, record, depth: int) -> None:
             del array[index]
             continue
         if isinstance(value, Dictionary) and not value.is_indirect:
-            _sweep(value, record, depth + 1)
+            _sweep(value, record, depth + 1, keep)
         elif isinstance(value, Array) and not value.is_indirect:
-            _sweep_array(value, record, depth + 1)
+            _sweep_array(value, record, depth + 1, keep)

@@ -13,10 +13,27 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import Protocol, cast
 
 _LIBRARY_NAMES = {"win32": "pdfium.dll", "darwin": "libpdfium.dylib"}
-_pdfium = None
+_pdfium: _Pdfium | None = None
 _lock = threading.Lock()  # PDFium is not thread-safe (threads share it without a sandbox)
+
+
+class _Pdfium(Protocol):
+    """The PDFium functions called here: the ctypes prototypes _library sets, or pypdfium2's
+    own bindings of the same names. Handles are opaque (falsy when a call failed)."""
+
+    def FPDF_InitLibrary(self) -> None: ...
+    def FPDF_LoadDocument(self, path: bytes, password: bytes | None, /) -> object: ...
+    def FPDF_GetLastError(self) -> int: ...
+    def FPDF_DocumentHasValidCrossReferenceTable(self, document: object, /) -> int: ...
+    def FPDF_GetPageCount(self, document: object, /) -> int: ...
+    def FPDF_GetPageSizeByIndexF(self, document: object, index: int, size: object, /) -> int:
+        ...
+    def FPDF_LoadPage(self, document: object, index: int, /) -> object: ...
+    def FPDF_ClosePage(self, page: object, /) -> None: ...
+    def FPDF_CloseDocument(self, document: object, /) -> None: ...
 
 
 class _Size(ctypes.Structure):  # FS_SIZEF
@@ -27,16 +44,16 @@ class Unreadable(Exception):
     """PDFium cannot read the file cleanly; the message says what it met."""
 
 
-def _library():
+def _library() -> _Pdfium:
     global _pdfium
     if _pdfium is not None:
         return _pdfium
-    lib = None
+    lib: _Pdfium | None = None
     spec = importlib.util.find_spec("pypdfium2_raw")  # finds the package without importing it
     if spec is not None and spec.origin:
         path = Path(spec.origin).parent / _LIBRARY_NAMES.get(sys.platform, "libpdfium.so")
         if path.exists():
-            lib = ctypes.CDLL(str(path))
+            cdll = ctypes.CDLL(str(path))
             handle, text, number = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
             for name, result, arguments in (
                     ("FPDF_InitLibrary", None, ()),
@@ -49,10 +66,13 @@ def _library():
                     ("FPDF_LoadPage", handle, (handle, number)),
                     ("FPDF_ClosePage", None, (handle,)),
                     ("FPDF_CloseDocument", None, (handle,))):
-                function = getattr(lib, name)
+                function = getattr(cdll, name)
                 function.restype, function.argtypes = result, arguments
+            lib = cast("_Pdfium", cdll)  # every function above now has its prototype
     if lib is None:  # not where pypdfium2 keeps it: its own bindings (same names, slower)
-        import pypdfium2_raw as lib
+        import pypdfium2_raw
+
+        lib = pypdfium2_raw
     lib.FPDF_InitLibrary()
     _pdfium = lib
     return lib
@@ -67,7 +87,7 @@ def page_count(path: Path | str) -> int:
         return _page_count(_library(), os.fsencode(path))
 
 
-def _page_count(lib, path: bytes) -> int:
+def _page_count(lib: _Pdfium, path: bytes) -> int:
     document = lib.FPDF_LoadDocument(path, None)
     if not document:
         raise Unreadable(f"PDFium cannot open it (error {lib.FPDF_GetLastError()})")

@@ -18,10 +18,12 @@ the sample keeps real pixel values, where a box-filtered copy would invent blend
   as its neighbours; anti-aliasing spreads evenly over all of them): an indexed image of at most
   16 of the page's own colours (the most frequent ones at least 32 apart), 4 bits a pixel,
   Flate. Flat colours stay exact; edges snap to the nearest palette colour.
-- everything else, black-and-white text and line art: 1 bit a pixel, CCITT Group 4 (Pillow's
-  libtiff). Ink is what is darker than 128, plus anything darker than 224 more than a pixel
-  from such ink: light-grey text and hairlines, which a plain threshold drops, survive (as
-  black); next to dark ink the same shades are anti-aliasing and stay paper.
+- everything else, black-and-white text and line art: 1 bit a pixel. Ink is what is darker
+  than 128, plus anything darker than 224 more than a pixel from such ink: light-grey text and
+  hairlines, which a plain threshold drops, survive (as black); next to dark ink the same
+  shades are anti-aliasing and stay paper. The ink is symbol-coded (`symbols.py`: each distinct
+  shape once, as a Type 3 glyph, the page as text showing them; lossless), or, where shapes do
+  not repeat, one CCITT Group 4 image (Pillow's libtiff).
 
 Measured at 150 DPI (tests/engine/papers.py, LibreOffice exports, tests/engine/corpus.py), KB
 per page and SSIM against the original at 72 DPI (tests/engine/fidelity.py); * = chosen:
@@ -31,14 +33,12 @@ per page and SSIM against the original at 72 DPI (tests/engine/fidelity.py); * =
   text and grey fills       JPEG 454 0.984 | palette* 124 0.984 | G4 39 0.877 (fills lost)
   full-page photograph      JPEG* 286 0.984 | palette 121 0.700
 Also measured on the dense page: 2-bit grey 94 KB 0.975; 1-bit Flate 58 KB (level 1) to 53 KB
-(level 6, as slow as G4). A text page as G4 is 11-14x smaller than as JPEG, so the issue's
-paper (78 KB in, 871 KB of JPEG pages: 11x) comes out at about its own size. Not every text
-document does: a dense page costs ~50 KB of pixels however few bytes its text took. Output /
-input, JPEG then G4: a one-page LibreOffice letter 21x, 1.5x; a 4-page report 51x, 3.8x; a
-5-page two-column paper 62x, 5.1x; a generated one, fonts not embedded (3 KB a page), 223x, 20x.
-Only symbol coding (JBIG2 text regions, no encoder here) would get under that.
-Per text page, thresholding and coding take ~25 ms against JPEG's ~13 (a 10-page paper: 0.051
-s/page against 0.038); palette pages cost what JPEG pages did.
+(level 6, as slow as G4). A text page as G4 is 11-14x smaller than as JPEG, but still costs
+~50 KB of pixels however few bytes its text took: output / input, JPEG then G4, a one-page
+LibreOffice letter 21x, 1.5x; a 4-page report 51x, 3.8x; a 5-page two-column paper 62x, 5.1x; a
+generated one, fonts not embedded (3 KB a page), 223x, 20x. Symbol coding takes text pages
+under 2x (figures in symbols.py) and is at least as faithful at 72 DPI as G4 (the "G4" SSIM
+column above is the bitmap both encode). Palette pages cost what JPEG pages did.
 
 Optional OCR text layer (policy `ocr`, setting SANITAS_OCR): each page image also goes through
 `tesseract ... pdf` and its invisible text layer is overlaid, so the text stays searchable.
@@ -55,7 +55,9 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
+import numpy as np
 import pikepdf
 import pypdfium2 as pdfium
 from pikepdf import Array, Dictionary, Name
@@ -63,6 +65,7 @@ from PIL import Image, ImageChops, TiffImagePlugin
 
 from sanitas.engine.pdf import check_output
 from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.symbols import SymbolPages
 
 DPI = 150
 MIN_SHORT_SIDE = 1000  # pixels on a page's short side: small pages are rendered at more DPI
@@ -93,7 +96,7 @@ _CEILING = [(INK_LEVEL if v < INK_LEVEL else MARK_LEVEL) + 31 for v in range(256
 class Encoded:
     kind: str  # "bilevel", "palette" or "jpeg": the finding counts the pages of each
     data: bytes  # the image stream, encoded
-    entries: dict  # the image dictionary's ColorSpace, BitsPerComponent, Filter, ...
+    entries: dict[str, object]  # the image dictionary's ColorSpace, BitsPerComponent, Filter...
 
 
 def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> str:
@@ -113,6 +116,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
             raise Rejected(f"The document has too many pages for pixel reconstruction "
                            f"({count}; the limit is {MAX_PAGES}).", RejectionCode.TOO_COMPLEX)
         out = pikepdf.new()
+        symbols = SymbolPages(out)
         for index in range(count):
             page = document[index]
             try:
@@ -124,9 +128,19 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                 picture = bitmap.to_pil()
                 if picture.mode != "RGB":
                     picture = picture.convert("RGB")
-                encoded = encode(picture)
-                kinds[encoded.kind] += 1
-                _add_image_page(out, encoded, picture.size, points)
+                kind, colours = classify(picture)
+                if kind == "bilevel":
+                    ink = _ink(picture.convert("L"))
+                    symbol_page = symbols.add_page(np.asarray(ink), points, _group4_mask)
+                    if symbol_page is not None:
+                        kind = "symbols"
+                        out.pages.append(symbol_page)
+                    else:
+                        _add_image_page(out, _bilevel(ink), picture.size, points)
+                else:
+                    _add_image_page(out, _palette(picture, colours) if colours
+                                    else _jpeg(picture), picture.size, points)
+                kinds[kind] += 1
                 if ocr:
                     _overlay_ocr(out, picture, points, ocr, ctx)
                 bitmap.close()
@@ -134,9 +148,10 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                 page.close()
             ctx.pages_rebuilt.append(index + 1)
             ctx.progress(10 + 85 * (index + 1) // count)
+        symbols.finish()
         # No deterministic_id: with it, qpdf throws from a destructor when the job's file-size
         # limit cuts the write, which aborts the process instead of raising (pikepdf 10).
-        out.save(dst, compress_streams=True)
+        out.save(dst, compress_streams=True, object_stream_mode=pikepdf.ObjectStreamMode.generate)
         out.close()
     finally:
         document.close()
@@ -168,8 +183,8 @@ def _detail(dpi: int, raised: int, kinds: Counter[str], ocr: str | None,
     detail = f"every page rebuilt from {dpi} DPI pixels"
     if raised:
         detail += f" ({raised} small page(s) at more DPI: {MIN_SHORT_SIDE} px on the short side)"
-    names = {"bilevel": "black-and-white (CCITT G4)", "palette": "palette (Flate)",
-             "jpeg": "JPEG"}
+    names = {"symbols": "black-and-white (symbol-coded)", "bilevel": "black-and-white (CCITT G4)",
+             "palette": "palette (Flate)", "jpeg": "JPEG"}
     detail += "; pages encoded as " + ", ".join(
         f"{kinds[kind]} {name}" for kind, name in names.items() if kinds[kind])
     if ocr:
@@ -181,20 +196,25 @@ def _detail(dpi: int, raised: int, kinds: Counter[str], ocr: str | None,
 
 # --- choosing and writing the encoding ------------------------------------------------------
 
-def encode(picture: Image.Image) -> Encoded:
-    """The page's pixels in the encoding that suits them (see the module docstring)."""
+Colours = list[tuple[int, tuple[int, int, int]]]  # (count, RGB) in a sample of the page
+
+
+def classify(picture: Image.Image) -> tuple[str, Colours | None]:
+    """"jpeg", "palette" (with the sample's colours) or "bilevel": the encoding that suits the
+    page's pixels (see the module docstring)."""
     width, height = picture.size
     sample = picture.resize((max(2, width // SAMPLE_STEP), max(2, height // SAMPLE_STEP)),
                             Image.Resampling.NEAREST)
-    colours = sample.getcolors(MAX_FLAT_COLOURS)
+    # An RGB image's colours are (r, g, b) tuples; Pillow's annotation allows any mode's.
+    colours = cast("Colours | None", sample.getcolors(MAX_FLAT_COLOURS))
     grey = sample.convert("L")
     if colours is None or _smooth_share(grey) > MAX_SMOOTH_SHARE:
-        return _jpeg(picture)
+        return "jpeg", None
     total = sample.width * sample.height
     colourful = sum(n for n, rgb in colours if max(rgb) - min(rgb) > GREY_CHROMA)
     if colourful > MAX_COLOUR_SHARE * total or _has_grey_fill(grey.histogram(), total):
-        return _palette(picture, colours)
-    return _bilevel(picture)
+        return "palette", colours
+    return "bilevel", None
 
 
 def _smooth_share(grey: Image.Image) -> float:
@@ -225,7 +245,7 @@ def _jpeg(picture: Image.Image) -> Encoded:
                                                "BitsPerComponent": 8, "Filter": Name.DCTDecode})
 
 
-def _palette(picture: Image.Image, colours: list[tuple[int, tuple[int, int, int]]]) -> Encoded:
+def _palette(picture: Image.Image, colours: Colours) -> Encoded:
     """Each pixel as the nearest of the page's most frequent colours, 4 bits, Flate."""
     chosen: list[tuple[int, int, int]] = []
     for _count, colour in sorted(colours, reverse=True):
@@ -243,21 +263,36 @@ def _palette(picture: Image.Image, colours: list[tuple[int, tuple[int, int, int]
                    {"ColorSpace": space, "BitsPerComponent": 4, "Filter": Name.FlateDecode})
 
 
-def _bilevel(picture: Image.Image) -> Encoded:
-    """Ink (see `_ink`) as one CCITT Group 4 strip, taken out of Pillow's TIFF. (Cropping the
-    paper margins would save a third of the work, but readers snap an image's edges to device
-    pixels: a crop placed inside the page shifts by up to a pixel; the whole page cannot.)"""
-    ink = _ink(picture.convert("L"))
-    buffer = io.BytesIO()
-    ink.save(buffer, "TIFF", compression="group4",
-             tiffinfo={TiffImagePlugin.ROWSPERSTRIP: ink.height})
-    with Image.open(buffer) as tiff:
-        (offset,) = tiff.tag_v2[TiffImagePlugin.STRIPOFFSETS]
-        (length,) = tiff.tag_v2[TiffImagePlugin.STRIPBYTECOUNTS]
-    return Encoded("bilevel", buffer.getvalue()[offset:offset + length],
+def _bilevel(ink: Image.Image) -> Encoded:
+    """Ink (see `_ink`) as one CCITT Group 4 image. (Cropping the paper margins would save a
+    third of the work, but readers snap an image's edges to device pixels: a crop placed inside
+    the page shifts by up to a pixel; the whole page cannot.)"""
+    return Encoded("bilevel", _group4(ink),
                    {"ColorSpace": Name.DeviceGray, "BitsPerComponent": 1,
                     "Filter": Name.CCITTFaxDecode,
                     "DecodeParms": Dictionary(K=-1, Columns=ink.width, Rows=ink.height)})
+
+
+def _group4_mask(out: pikepdf.Pdf, ink: np.ndarray) -> pikepdf.Stream:
+    """A piece of ink too large to be a glyph, as a Group 4 image mask (black runs decode to 0,
+    which a mask paints)."""
+    height, width = ink.shape
+    return pikepdf.Stream(out, _group4(Image.fromarray(ink)), Type=Name.XObject,
+                          Subtype=Name.Image, Width=width, Height=height, ImageMask=True,
+                          Filter=Name.CCITTFaxDecode,
+                          DecodeParms=Dictionary(K=-1, Columns=width, Rows=height))
+
+
+def _group4(ink: Image.Image) -> bytes:
+    """A 1-bit image as one CCITT Group 4 strip, taken out of Pillow's TIFF."""
+    buffer = io.BytesIO()
+    ink.save(buffer, "TIFF", compression="group4",
+             tiffinfo={TiffImagePlugin.ROWSPERSTRIP: ink.height})
+    buffer.seek(0)
+    with TiffImagePlugin.TiffImageFile(buffer) as tiff:
+        (offset,) = tiff.tag_v2[TiffImagePlugin.STRIPOFFSETS]
+        (length,) = tiff.tag_v2[TiffImagePlugin.STRIPBYTECOUNTS]
+    return buffer.getvalue()[offset:offset + length]
 
 
 def _ink(grey: Image.Image) -> Image.Image:
@@ -286,8 +321,8 @@ def _add_image_page(out: pikepdf.Pdf, encoded: Encoded, pixels: tuple[int, int],
     out.pages.append(pikepdf.Page(page))
 
 
-def _overlay_ocr(out: pikepdf.Pdf, picture, points: tuple[float, float], tesseract: str,
-                 ctx: Context) -> None:
+def _overlay_ocr(out: pikepdf.Pdf, picture: Image.Image, points: tuple[float, float],
+                 tesseract: str, ctx: Context) -> None:
     """Add tesseract's invisible text (its 'textonly_pdf' output) over the last page."""
     assert ctx.workdir is not None
     base = ctx.workdir / "ocr"

@@ -8,6 +8,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
+from sanitas.engine.kinds import CONTENT_NAMES, rule_of
+from sanitas.engine.policy import Action as PolicyAction
+from sanitas.engine.policy import Policy as Policy  # re-exported: the Context carries one
+from sanitas.engine.policy import Rule
+
 Action = Literal["removed", "converted", "kept", "blocked"]
 Mode = Literal["basic", "advanced"]
 
@@ -36,6 +41,18 @@ class RejectionCode(StrEnum):
     MEMORY_LIMIT = "memory_limit"
     DISK_LIMIT = "disk_limit"
     CRASHED = "crashed"  # the sanitizer died on the file
+    TYPE_NOT_ALLOWED = "type_not_allowed"  # the policy's allowedTypes leave this type out
+    # The policy refuses files holding this content (one code per rule, see engine/kinds.py).
+    REFUSED_MACROS = "refused_macros"
+    REFUSED_JAVASCRIPT = "refused_javascript"
+    REFUSED_EMBEDDED_FILES = "refused_embedded_files"
+    REFUSED_EXTERNAL_REFERENCES = "refused_external_references"
+    REFUSED_HYPERLINKS = "refused_hyperlinks"
+    REFUSED_REVIEW_DATA = "refused_review_data"
+    REFUSED_DOCUMENT_METADATA = "refused_document_metadata"
+    REFUSED_IMAGE_METADATA = "refused_image_metadata"
+    REFUSED_HIDDEN_CONTENT = "refused_hidden_content"
+    REFUSED_FORM_FIELDS = "refused_form_fields"
 
 
 class Rejected(Exception):
@@ -48,25 +65,31 @@ class Rejected(Exception):
         self.code = RejectionCode(code)
 
 
+class Refused(Rejected):
+    """The policy refuses files with this content (`rule`). Never turned into a lesser outcome
+    (an archive member dropped, a part removed): the whole upload is refused."""
+
+    def __init__(self, rule: Rule, kind: str, location: str) -> None:
+        what = CONTENT_NAMES[rule]
+        where = f" ({location[:200]})" if location else ""
+        super().__init__(f"The file contains {what}{where}, which this policy refuses.",
+                         REFUSAL_CODES[rule])
+        self.rule = rule
+        self.kind = kind
+
+
+REFUSAL_CODES: dict[Rule, RejectionCode] = {
+    rule: RejectionCode("refused_" + "".join("_" + c.lower() if c.isupper() else c
+                                              for c in rule.value))
+    for rule in Rule}
+
+
 @dataclass
 class Finding:
     kind: str  # e.g. "javascript", "macro", "exif", "external_relationship"
     location: str  # where in the file, e.g. "page 3 /AA", "word/vbaProject.bin"
     action: Action
     detail: str = ""
-
-
-@dataclass
-class Policy:
-    """Per-job choices about content that may be kept or removed (the engine's defaults are the
-    product's basic and advanced modes; the policies feature builds on these fields)."""
-
-    keep_links: bool = True  # URI links kept as plain links
-    ocr: bool = False  # advanced mode: add an invisible OCR text layer (needs tesseract; slow)
-    # Comments, tracked changes and reviewer lists in office documents: "remove" drops the
-    # comments and accepts every tracked change; "anonymise" keeps both but replaces each
-    # reviewer's name by "Author 1", "Author 2"... and drops the dates.
-    review_data: Literal["remove", "anonymise"] = "remove"
 
 
 @dataclass
@@ -89,10 +112,27 @@ class Context:
     _suppressed: dict[str, int] = field(default_factory=dict, repr=False)
 
     def add(self, kind: str, location: str, *, action: Action = "removed",
-            detail: str = "") -> None:
+            detail: str = "", rule: Rule | None = None) -> None:
         """Record one finding: the one recorder of every family. Repeats of the same finding
         are dropped, and past `MAX_PER_KIND` of a kind only a count is kept (a hostile file
-        must not turn the report into a bomb); `closed_findings` adds one line per kind."""
+        must not turn the report into a bomb); `closed_findings` adds one line per kind.
+
+        The kind is looked up in `kinds.KINDS` (`rule` picks among a shared kind's rules):
+        when the policy refuses that rule's content, the file is refused here (`Refused`)."""
+        decided_by = rule_of(kind, rule)
+        if decided_by is not None and self.policy.action(decided_by) is PolicyAction.REFUSE:
+            raise Refused(decided_by, kind, location)
+        self.record(kind, location, action=action, detail=detail)
+
+    def decides(self, rule: Rule) -> PolicyAction:
+        """The policy's action for `rule`."""
+        return self.policy.action(rule)
+
+    def record(self, kind: str, location: str, *, action: Action = "removed",
+               detail: str = "") -> None:
+        """Record a finding without applying the policy (a member's finding already decided
+        by the member's own context, see `adopt`)."""
+        rule_of(kind)  # an undeclared kind is still noticed
         key = (kind, location, action, detail)
         if key in self._seen:
             return
@@ -139,7 +179,7 @@ class Result:
     detected_type: str | None = None
     pages_rebuilt: list[int] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         """The CLI's `--json` object (camelCase keys)."""
         return {
             "input": self.input, "status": self.status, "output": self.output,

@@ -14,7 +14,9 @@ from pathlib import Path
 from lxml import etree
 
 from sanitas.engine.css import sanitize_css
-from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.policy import Action as Decision
+from sanitas.engine.policy import Rule
+from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
 from sanitas.engine.xmlsafe import xml_parser
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -102,9 +104,10 @@ def sanitize_svg_bytes(data: bytes, ctx: Context) -> bytes:
     count = sum(1 for _ in root.iter())
     if count > MAX_ELEMENTS:
         raise Rejected("The SVG image has too many elements.", RejectionCode.TOO_COMPLEX)
-    if etree.QName(root).namespace not in (SVG_NS, None):
+    root_ns = etree.QName(root).namespace
+    if root_ns is not None and root_ns != SVG_NS:
         raise Rejected("The file's root element is not an SVG element (it is in the namespace "
-                       f"{etree.QName(root).namespace[:80]!r}), so viewers would not show it as "
+                       f"{root_ns[:80]!r}), so viewers would not show it as "
                        "an image.", RejectionCode.UNSUPPORTED_TYPE)
     cleaner = _Cleaner(ctx)
     new_root = cleaner.element(root)
@@ -126,7 +129,7 @@ class _Cleaner:
         for (kind, what), count in sorted(self.removed.items()):
             self.ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
 
-    def element(self, element) -> etree._Element | None:
+    def element(self, element: etree._Element) -> etree._Element | None:
         """A fresh copy of `element` with only allowed content, or None."""
         if not isinstance(element.tag, str):  # entity references and the like
             if isinstance(element, etree._Entity):
@@ -137,6 +140,12 @@ class _Cleaner:
         if qname.namespace not in (SVG_NS, None):
             self.drop("foreign_content", f"<{name}> from {qname.namespace}")
             return None
+        if name in ("title", "desc") and \
+                self.ctx.decides(Rule.DOCUMENT_METADATA) is Decision.KEEP:
+            text = etree.Element(f"{{{SVG_NS}}}{name}")
+            text.text = "".join(element.itertext())[:10_000]
+            self.ctx.add("metadata", f"<{name}>", action="kept")
+            return text
         if name not in ALLOWED_ELEMENTS:
             kind = {"script": "javascript", "foreignObject": "foreign_object",
                     "iframe": "embedded_content", "embed": "embedded_content",
@@ -176,7 +185,8 @@ class _Cleaner:
                     clean.text = (clean.text or "") + child.tail
         return clean
 
-    def attribute(self, clean, element_name: str, attr: str, value: str) -> None:
+    def attribute(self, clean: etree._Element, element_name: str, attr: str,
+                  value: str) -> None:
         qname = etree.QName(attr)
         local, ns = qname.localname, qname.namespace
         if local.lower().startswith("on"):
@@ -226,6 +236,8 @@ class _Cleaner:
         try:
             raw = base64.b64decode(payload, validate=False)
             clean = image.sanitize_bytes(raw, kind, self.ctx)
+        except Refused:
+            raise
         except (Rejected, ValueError):
             self.drop("embedded_image", "undecodable embedded image")
             return None

@@ -17,10 +17,23 @@ import codecs
 import csv
 import io
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sanitas.engine.css import sanitize_css
+from sanitas.engine.policy import Action as PolicyAction
+from sanitas.engine.policy import Rule
 from sanitas.engine.report import Context, Rejected, RejectionCode
+
+if TYPE_CHECKING:  # lxml is imported where it is used
+    import lxml.html
+    from lxml import etree
+
+# drop(kind, what) records one removal; resource(url) says whether a URL names a kept resource
+# of the same package (EPUB).
+Drop = Callable[[str, str], None]
+Resource = Callable[[str], bool]
 
 MAX_TEXT_BYTES = 200 * 1024 * 1024
 CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069\u200e\u200f"
@@ -164,10 +177,13 @@ def sanitize_html(text: str, ctx: Context) -> str:
     except (etree.ParserError, ValueError) as exc:
         raise Rejected(f"The HTML file cannot be parsed ({exc}).", RejectionCode.DAMAGED) from None
     removed: dict[tuple[str, str], int] = {}
+    drop_kept: set[str] = set()
 
     def drop(kind: str, what: str) -> None:
         removed[(kind, what)] = removed.get((kind, what), 0) + 1
 
+    keep_forms = ctx.decides(Rule.FORM_FIELDS) is PolicyAction.KEEP
+    keep_meta = ctx.decides(Rule.DOCUMENT_METADATA) is PolicyAction.KEEP
     for element in list(document.iter()):
         if not isinstance(element.tag, str):
             parent = element.getparent()
@@ -175,9 +191,21 @@ def sanitize_html(text: str, ctx: Context) -> str:
                 element.drop_tree()
             continue
         tag = element.tag.lower().split("}")[-1]
+        if not keep_forms and (tag in FORM_CONTROLS or tag == "form") and \
+                element.getparent() is not None:
+            drop("form", f"<{tag}>")
+            if tag == "form":
+                element.drop_tag()  # the text around the fields stays
+            else:
+                element.drop_tree()
+            continue
         if tag in REMOVED_ELEMENTS and element.getparent() is not None:
             if tag == "meta" and element.get("charset") is not None:
                 element.drop_tree()  # re-added as UTF-8 below
+                continue
+            if tag == "meta" and keep_meta and element.get("name") and \
+                    element.get("http-equiv") is None:
+                drop_kept.add(f"<meta name={element.get('name', '')[:40]!r}>")
                 continue
             drop(REMOVED_ELEMENTS[tag], f"<{tag}>")
             element.drop_tree()
@@ -226,11 +254,13 @@ def sanitize_html(text: str, ctx: Context) -> str:
     head.insert(0, charset)
     for (kind, what), count in sorted(removed.items()):
         ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
+    for what in sorted(drop_kept):
+        ctx.add("meta", what, action="kept")
     return lxml.html.tostring(document, doctype="<!DOCTYPE html>", encoding="unicode",
                               method="html")
 
 
-def _clean_foreign(element, drop) -> None:
+def _clean_foreign(element: lxml.html.HtmlElement, drop: Drop) -> None:
     """Inline SVG/MathML inside HTML: same rules as the SVG sanitizer for the dangerous bits."""
     for child in list(element.iter()):
         if child is element or not isinstance(child.tag, str):
@@ -280,7 +310,7 @@ class ParsedXml:
     """An untrusted XML document, parsed: `root` is all that is serialised (the DOCTYPE and
     whatever lies outside the root element are left behind)."""
 
-    def __init__(self, root, doctype: bool, entities: int, encoding: str) -> None:
+    def __init__(self, root: etree._Element, doctype: bool, entities: int, encoding: str) -> None:
         self.root = root
         self.doctype = doctype  # a DOCTYPE was present
         self.entities = entities  # entity declarations in the internal subset (none expanded)
@@ -292,7 +322,7 @@ class ParsedXml:
         return etree.tostring(self.root, xml_declaration=True, encoding="UTF-8")
 
 
-def parse_untrusted_xml(data: bytes, where: str, drop) -> ParsedXml:
+def parse_untrusted_xml(data: bytes, where: str, drop: Drop) -> ParsedXml:
     """Parse `data` without loading a DTD, expanding an entity or touching the network.
 
     References to entities an external DTD would define (`&nbsp;` in XHTML 1.1 chapters) become
@@ -322,6 +352,8 @@ def parse_untrusted_xml(data: bytes, where: str, drop) -> ParsedXml:
             if node.getparent() is not None:
                 _remove_keeping_tail(node, "")
     for node in list(root.iter(etree.Entity)):
+        if not isinstance(node, etree._Entity):  # what iter(Entity) yields; narrows the type
+            continue
         char = html.entities.html5.get(f"{node.name};")
         if char is None:
             drop("xml_entities", f"entity reference &{node.name};")
@@ -330,7 +362,7 @@ def parse_untrusted_xml(data: bytes, where: str, drop) -> ParsedXml:
                      (docinfo.encoding or "UTF-8"))
 
 
-def _remove_keeping_tail(node, text: str) -> None:
+def _remove_keeping_tail(node: etree._Element, text: str) -> None:
     """Replace `node` by `text`, keeping the text that followed it where it was."""
     parent = node.getparent()
     if parent is None:
@@ -359,8 +391,8 @@ def _link_kept(target: str, keep_links: bool, internal: bool) -> str | None:
     return "link"
 
 
-def clean_markup(root, drop, *, keep_links: bool, plain_is_html: bool = False,
-                 resource=None) -> None:
+def clean_markup(root: etree._Element, drop: Drop, *, keep_links: bool, plain_is_html: bool = False,
+                 resource: Resource | None = None) -> None:
     """Clean an XML tree in place: XHTML elements (and elements without a namespace when
     `plain_is_html`) follow the HTML rules of `sanitize_html` (no scripts, handlers, forms,
     frames, objects, base, refresh; loads only of `resource`s; links as the policy says),
@@ -372,17 +404,22 @@ def clean_markup(root, drop, *, keep_links: bool, plain_is_html: bool = False,
     stack = [root]
     while stack:
         el = stack.pop()
-        if not isinstance(el.tag, str):
+        qualified = el.tag
+        if not isinstance(qualified, str):
             continue
-        children = _clean_element(el, root, drop, keep_links, plain_is_html, resource)
+        children = _clean_element(el, qualified, root, drop, keep_links, plain_is_html,
+                                  resource)
         stack.extend(reversed(children))
 
 
-def _clean_element(el, root, drop, keep_links: bool, plain_is_html: bool, resource) -> list:
-    """Clean one element; return the elements still to visit (its children, or none when it
-    was removed)."""
-    ns, _, local = el.tag[1:].partition("}") if el.tag.startswith("{") else ("", "", el.tag)
-    ns = ns or None
+def _clean_element(el: etree._Element, qualified: str, root: etree._Element, drop: Drop,
+                   keep_links: bool, plain_is_html: bool,
+                   resource: Resource | None) -> list[etree._Element]:
+    """Clean one element (`qualified` is its tag); return the elements still to visit (its
+    children, or none when it was removed)."""
+    uri, _, local = (qualified[1:].partition("}") if qualified.startswith("{")
+                     else ("", "", qualified))
+    ns = uri or None
     html = ns == XHTML_NS or (ns is None and plain_is_html)
     removable = el is not root
     kind = None
@@ -430,8 +467,8 @@ def _clean_element(el, root, drop, keep_links: bool, plain_is_html: bool, resour
     return list(el)
 
 
-def _clean_attribute(el, attr: str, tag: str, drop, *, web: bool, html: bool, keep_links: bool,
-                     resource, ns: str | None) -> None:
+def _clean_attribute(el: etree._Element, attr: str, tag: str, drop: Drop, *, web: bool, html: bool,
+                     keep_links: bool, resource: Resource | None, ns: str | None) -> None:
     value = el.attrib[attr]
     attr_ns, _, name = attr[1:].partition("}") if attr.startswith("{") else ("", "", attr)
     name = name.lower() if not attr_ns else name
@@ -483,7 +520,7 @@ def _clean_attribute(el, attr: str, tag: str, drop, *, web: bool, html: bool, ke
         if resource is not None and candidates and all(
                 _relative(c) and resource(c) for c in candidates):
             return
-    elif package and resource(target):
+    elif package and resource is not None and resource(target):
         return
     drop("javascript" if script_url(target) else "external_reference",
          f"<{tag} {name}> (loads {target[:60]!r})")

@@ -263,7 +263,7 @@ def _parse(data: bytes, where: str) -> etree._Element:
     return root
 
 
-def _local(element) -> str:
+def _local(element: etree._Element) -> str:
     tag = element.tag if isinstance(element.tag, str) else ""
     return tag.rsplit("}", 1)[-1]
 

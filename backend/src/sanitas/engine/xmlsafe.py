@@ -9,11 +9,18 @@ even with DTD loading off; on a FIFO or a device that read would hang or never e
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lxml import etree
+
+if TYPE_CHECKING:
+    # what resolve_string() returns; only the stubs name it (lxml keeps it internal)
+    from lxml.etree._docloader import _InputDocument
 
 
 class _NoExternalLoads(etree.Resolver):
-    def resolve(self, system_url, public_id, context):
+    def resolve(self, system_url: str | None, public_id: str | None,
+                context: object) -> _InputDocument:
         return self.resolve_string("", context)
 
 

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sanitas.config import Settings
-    from sanitas.engine.report import Policy, Result
+    from sanitas.engine.report import Mode, Policy, Result
     from sanitas.sandbox.bwrap import SandboxLimits
 
-__all__ = ["SandboxError", "run_sanitizer"]
+__all__ = ["SandboxError", "require_working_sandbox", "run_sanitizer"]
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +46,12 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str =
     input_path, output_dir = Path(input_path), Path(output_dir)
     if mode not in ("basic", "advanced"):
         raise ValueError(f"unknown mode {mode!r}")
-    if policy is None and settings.ocr:
-        from sanitas.engine.report import Policy
+    from sanitas.engine.policy import ADVANCED, effective
 
-        policy = Policy(ocr=True)
+    if policy is None and settings.ocr and mode == "advanced":
+        policy = replace(ADVANCED, output="pdf+ocr")
+    policy = effective(mode, policy)  # the policy's output decides pixels; mode is a shortcut
+    mode = policy.mode
     if settings.sandbox == "none":
         if not settings.allow_unsandboxed:
             raise SandboxError("Processing without a sandbox is disabled; set "
@@ -59,7 +62,8 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str =
         from sanitas.engine import sanitize_file
 
         output_dir.mkdir(parents=True, exist_ok=True)
-        return sanitize_file(input_path, output_dir, mode=mode, policy=policy,  # type: ignore
+        engine_mode: Mode = "advanced" if mode == "advanced" else "basic"  # checked above
+        return sanitize_file(input_path, output_dir, mode=engine_mode, policy=policy,
                              on_progress=on_progress, original_name=original_name,
                              password=password)
     from sanitas.sandbox.bwrap import run_in_bwrap
@@ -67,3 +71,28 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str =
     return run_in_bwrap(input_path, output_dir, mode=mode, settings=settings,
                         on_progress=on_progress, original_name=original_name, policy=policy,
                         limits=limits, prewarm=prewarm, password=password)
+
+
+SANDBOX_HELP = ("docs/deploying.md, 'What the sandbox needs': in a container, user namespaces, "
+                "a seccomp profile that allows sethostname (deploy/container/seccomp.json) and "
+                "unmasked /proc (podman/docker: --security-opt unmask=ALL, or "
+                "--security-opt systempaths=unconfined)")
+
+
+def require_working_sandbox(settings: Settings) -> None:
+    """Start one sandbox exactly as a job gets it and check that it runs Python; raise
+    SandboxError naming bubblewrap's complaint and what the host must provide otherwise.
+    Run at service start (`serve` with the local executor, `worker`), so a host or container
+    that cannot isolate jobs fails there, not on the first file."""
+    if settings.sandbox == "none":
+        return
+    from sanitas.sandbox import bwrap
+
+    try:
+        done = bwrap.probe("print('sandbox ok')", settings, timeout=60)
+    except (OSError, SandboxError) as exc:
+        raise SandboxError(f"The sandbox cannot start: {exc}. See {SANDBOX_HELP}.") from exc
+    if done.returncode != 0 or done.stdout.strip() != b"sandbox ok":
+        complaint = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["?"])[-1]
+        raise SandboxError(f"The sandbox cannot start here ({complaint[:300]}). "
+                           f"See {SANDBOX_HELP}.")

@@ -42,10 +42,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from sanitas import metrics
 from sanitas.engine import formats
 from sanitas.engine.detect import HEAD_SIZE, sniff
 from sanitas.engine.report import Rejected, RejectionCode, Result
@@ -255,7 +256,7 @@ def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | No
 
 
 def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
-          timeout: float = 60, office: bool = False) -> subprocess.CompletedProcess:
+          timeout: float = 60, office: bool = False) -> subprocess.CompletedProcess[bytes]:
     """Run Python `code` in exactly the sandbox a job gets, with exactly `limits` (for the
     tests that prove the boundary, and for diagnostics)."""
     limits = (limits or SandboxLimits()).resolved(0, "basic", office)
@@ -316,18 +317,32 @@ class _Sandbox:
             if filter_fd is not None:
                 os.close(filter_fd)
         self.started = time.monotonic()
+        metrics.SANDBOX_STARTS.inc()
         self.ready = False
+        self.warm = False
 
     def wait_ready(self, timeout: float = STARTUP_TIMEOUT) -> bool:
         """Block until the child has warmed up (consumes its 'ready' line)."""
         if self.ready:
             return True
+        self.ready = b'"ready"' in self._read_line(timeout)
+        return self.ready
+
+    def wait_warm(self, timeout: float = STARTUP_TIMEOUT) -> bool:
+        """After `wait_ready`: block until the idle child has also imported what it imports
+        only when idle (the PDF libraries; its 'warm' line), as a spare of a quiet server
+        has. False if it has not within `timeout`."""
+        if not self.warm and self.wait_ready(timeout):
+            self.warm = self._read_line(timeout) == b'{"event":"warm"}\n'
+        return self.warm
+
+    def _read_line(self, timeout: float) -> bytes:
         assert self.proc.stdout is not None
         selector = selectors.DefaultSelector()
         selector.register(self.proc.stdout, selectors.EVENT_READ)
         try:
             if not selector.select(timeout):
-                return False
+                return b""
         finally:
             selector.close()
         # Byte by byte, so nothing after the line is left in a buffer _collect cannot see.
@@ -338,8 +353,7 @@ class _Sandbox:
             if not byte:
                 break
             line += byte
-        self.ready = b'"ready"' in line
-        return self.ready
+        return line
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -448,7 +462,7 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
                  original_name: str | None = None, policy: Policy | None = None,
                  limits: SandboxLimits | None = None, prewarm: bool = True,
                  password: str | None = None) -> Result:
-    from sanitas.engine import safe_output_name
+    from sanitas.engine import safe_output_name, unique_output_path
 
     started = time.perf_counter()
     name = original_name or input_path.name
@@ -481,7 +495,7 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
         partial.unlink()
         sandbox.kill()
         raise
-    job = {"mode": mode, "name": name, "policy": asdict(policy) if policy else {},
+    job = {"mode": mode, "name": name, "policy": policy.to_json() if policy else {},
            "limits": job_limits}
     if password:
         # Only in the job message over the private socket pair: never in argv, the
@@ -522,7 +536,8 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
             if result.status == "ok":
                 assert result.output_type is not None
                 _check_output(partial, result.output_type, limits)
-                final = _unique(output_dir / safe_output_name(name, result.output_type))
+                final = unique_output_path(
+                    output_dir / safe_output_name(name, result.output_type))
                 os.replace(partial, final)
                 result.output = str(final)
             else:
@@ -542,13 +557,17 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
 def _drain(sandbox: _Sandbox) -> str:
     try:
         sandbox.proc.wait(timeout=2)
-        return (sandbox.proc.stderr.read(MAX_STDERR_KEPT) or b"").decode("utf-8", "replace")
+        stderr = sandbox.proc.stderr
+        if stderr is None:
+            return ""
+        return (stderr.read(MAX_STDERR_KEPT) or b"").decode("utf-8", "replace")
     except Exception:  # noqa: BLE001 - best-effort stderr of a failed sandbox for the log; must not hide the failure
         return ""
 
 
 def _collect(sandbox: _Sandbox, limits: SandboxLimits,
-             on_progress: Callable[[int], None] | None) -> tuple[dict | None, Rejected | None]:
+             on_progress: Callable[[int], None] | None,
+             ) -> tuple[dict[str, Any] | None, Rejected | None]:
     """Read progress and the result within the wall-clock limit. Returns (result payload,
     explanation when there is none). Raises SandboxError when the sandbox never started."""
     proc = sandbox.proc
@@ -565,7 +584,7 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
     ready = sandbox.ready
     if ready:
         deadline = time.monotonic() + float(limits.wall_seconds or 60)
-    result: dict | None = None
+    result: dict[str, Any] | None = None
     timed_out = False
     open_streams = 2
     while open_streams:
@@ -574,7 +593,7 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
             timed_out = True
             break
         for key, _ in selector.select(timeout=min(remaining, 1.0)):
-            chunk = os.read(key.fileobj.fileno(), 65536)
+            chunk = os.read(key.fd, 65536)  # the fd of proc.stdout or proc.stderr
             if not chunk:
                 selector.unregister(key.fileobj)
                 open_streams -= 1
@@ -613,6 +632,7 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
         return result, None
     if timed_out:
         sandbox.kill()
+        metrics.SANDBOX_TIMEOUTS.labels("start" if not ready else "job").inc()
         if not ready:
             raise SandboxError("The sandbox did not start within the time limit.")
         return None, Rejected(f"Processing took longer than the {int(limits.wall_seconds or 0)} "
@@ -644,7 +664,7 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
                           RejectionCode.CRASHED)
 
 
-def _result_from_payload(payload: dict, name: str, mode: str) -> Result:
+def _result_from_payload(payload: dict[str, Any], name: str, mode: str) -> Result:
     """The sandbox's answer as a Result (parsed by `Result.from_json`), with an output type
     the format registry allows for the detected kind in this mode."""
     try:
@@ -676,12 +696,3 @@ def _check_output(path: Path, output_type: str, limits: SandboxLimits) -> None:
         raise Rejected(f"The sanitized file is not a valid {output_type.upper()} file.",
                        RejectionCode.INVALID_OUTPUT)
 
-
-def _unique(path: Path) -> Path:
-    if not path.exists():
-        return path
-    for n in range(2, 10_000):
-        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
-        if not candidate.exists():
-            return candidate
-    raise SandboxError("Too many output files with the same name.")

@@ -168,7 +168,7 @@ class JobCgroup:
                 return
             except OSError:
                 pass
-        pids = set()
+        pids: set[int] = set()
         for directory in self.directories:
             with contextlib.suppress(OSError, ValueError):
                 pids.update(int(p) for p in _read(directory / "cgroup.procs").split())
@@ -383,8 +383,9 @@ def detect(setting: str = "auto") -> CgroupHost:
     else:
         host = CgroupHost(None, "no cgroup hierarchy offers the memory and pids controllers")
     host.required = required
-    for parent in {host.memory_parent, host.pids_parent} - {None}:
-        _stale(parent)  # type: ignore[arg-type]
+    for parent in {host.memory_parent, host.pids_parent}:
+        if parent is not None:
+            _stale(parent)
     return host
 
 

@@ -14,27 +14,34 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib
 import json
 import logging
 import os
 import resource
+import select
 import shutil
 import socket
 import sys
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 MAX_JOB_MESSAGE = 64 * 1024
+IDLE_GRACE = 1.0  # seconds a ready spare waits for a job before its idle imports
 
 
 # What most jobs need, imported while no file is present (off the job's clock). The PDF
-# libraries (pikepdf, pypdfium2: ~85 ms of CPU, more than the rest together) are left for the
-# PDF jobs to import: under load every spare's warm-up is CPU taken from the running jobs, so
-# preloading them for every image or text file cost more throughput than it saved PDF latency.
+# libraries (pikepdf, pypdfium2: ~85 ms of CPU, more than the rest together) are not among
+# them: under load every spare's warm-up is CPU taken from the running jobs, so preloading them
+# for every image or text file cost more throughput than it saved PDF latency. They come
+# afterwards, while the ready spare waits (`_import_while_idle`): an idle server's next PDF job
+# starts warm, and a spare taken at once (a busy server) never pays for them.
 PRELOAD = ("PIL.Image", "PIL.ImageCms", "PIL.ImageOps", "PIL.ImageSequence", "lxml.etree",
            "lxml.html", "defusedxml.ElementTree", "olefile", "csv", "zipfile")
 
 
-def _emitter(stream):
-    def emit(event: dict) -> None:
+def _emitter(stream: BinaryIO) -> Callable[[dict[str, Any]], None]:
+    def emit(event: dict[str, Any]) -> None:
         stream.write((json.dumps(event, separators=(",", ":")) + "\n").encode())
         stream.flush()
     return emit
@@ -48,7 +55,7 @@ def _lower_limit(which: int, value: int | None) -> None:
     resource.setrlimit(which, (value, value))
 
 
-def _apply_limits(limits: dict) -> None:
+def _apply_limits(limits: dict[str, Any]) -> None:
     used = resource.getrusage(resource.RUSAGE_SELF)
     used_cpu = int(used.ru_utime + used.ru_stime) + 1
     if limits.get("cpu_seconds"):
@@ -63,7 +70,7 @@ def _apply_limits(limits: dict) -> None:
     _lower_limit(resource.RLIMIT_NPROC, limits.get("uid_processes"))
 
 
-def _disk_reason(limits: dict) -> str:
+def _disk_reason(limits: dict[str, Any]) -> str:
     budget = limits.get("disk_bytes")
     return ("Processing needed more temporary disk space than the "
             + (f"{int(budget) // (1024 * 1024)} MB " if budget else "")
@@ -87,7 +94,24 @@ class _DiskFull(logging.Handler):
             exc = exc.__cause__ or exc.__context__
 
 
-def _receive_job(sock: socket.socket) -> tuple[dict, list[int]]:
+def _import_while_idle(sock: socket.socket, modules: tuple[str, ...],
+                       emit: Callable[[dict[str, Any]], None]) -> None:
+    """Once no job has come for IDLE_GRACE seconds, import `modules` one at a time for as long
+    as none is waiting on `sock` (a job that arrives meanwhile waits for one import at most),
+    then say "warm". A busy server hands a spare its job at once, within the grace."""
+    waiting = select.poll()  # poll(2): a call the seccomp census saw, where select(2) is not
+    waiting.register(sock, select.POLLIN)
+    if waiting.poll(int(IDLE_GRACE * 1000)):
+        return
+    for module in modules:
+        if waiting.poll(0):
+            return
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
+    emit({"event": "warm"})
+
+
+def _receive_job(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
     buffer = b""
     fds: list[int] = []
     while not buffer.endswith(b"\n"):
@@ -121,6 +145,7 @@ def main() -> int:
     emit({"event": "ready"})
 
     sock = socket.socket(fileno=int(sys.argv[1]))
+    _import_while_idle(sock, formats.idle_modules(), emit)
     job, fds = _receive_job(sock)
     if len(fds) != 2:
         raise SystemExit("expected two descriptors (input, output)")
@@ -156,8 +181,7 @@ def main() -> int:
             last[0] = percent
             emit({"event": "progress", "percent": percent})
 
-    policy = Policy(**{k: v for k, v in job.get("policy", {}).items()
-                       if k in Policy.__dataclass_fields__})
+    policy = Policy.from_json(job.get("policy") or {})
     password = job.pop("password", None)
     result = sanitize_file(input_path, f"{work}/out", mode=job.get("mode", "basic"),
                            policy=policy, on_progress=on_progress, workdir=work,

@@ -1,0 +1,206 @@
+"""Sanitization policies: what the engine does with each kind of content it may find.
+
+A policy decides, per kind of content (a *rule*), one action: remove it, keep it, refuse the
+whole file when it is there, and for some kinds a fourth choice (embedded files: sanitize
+them inside; review data: keep with the authors anonymised). Beside the rules: the input types
+it accepts, what the output is (the same format, or a PDF rebuilt from pixels, with or without
+an OCR text layer) and the most pages it rebuilds.
+
+The JSON form (`Policy.from_json` / `to_json`) is the one the API, the CLI (`--policy FILE`)
+and the sandbox job message use:
+
+    {"rules": {"macros": "remove", ..., "formFields": "keep"},
+     "allowedTypes": ["pdf", "docx", "image"] | null,
+     "output": "same" | "pdf" | "pdf+ocr",
+     "maxPages": 500 | null}
+
+Missing rules take the built-in basic policy's action; unknown keys and actions a rule does not
+offer are errors (`PolicyError`, naming the field). The built-ins BASIC and ADVANCED are the
+product's two modes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any, Literal
+
+
+class Action(StrEnum):
+    REMOVE = "remove"
+    KEEP = "keep"
+    REFUSE = "refuse"  # the whole file is refused when such content is found
+    SANITIZE = "sanitize"  # embedded files only: cleaned by their own family, kept
+    ANONYMISE = "anonymise"  # review data only: kept, reviewers renamed Author 1, 2...
+
+
+class Rule(StrEnum):
+    """The kinds of content a policy decides about (JSON names)."""
+
+    MACROS = "macros"  # VBA/XLM macros, scripts in office documents
+    JAVASCRIPT = "javascript"  # JavaScript and PDF actions (launch, submit, open actions...)
+    EMBEDDED_FILES = "embeddedFiles"  # PDF attachments, OLE objects, embedded packages
+    EXTERNAL_REFERENCES = "externalReferences"  # remote templates, external links, DDE...
+    HYPERLINKS = "hyperlinks"  # clickable links to web addresses
+    REVIEW_DATA = "reviewData"  # comments, tracked changes, reviewers' names
+    DOCUMENT_METADATA = "documentMetadata"  # author, company, dates, custom properties
+    IMAGE_METADATA = "imageMetadata"  # EXIF (camera, GPS), XMP, IPTC in pictures
+    HIDDEN_CONTENT = "hiddenContent"  # hidden sheets, slides and text
+    FORM_FIELDS = "formFields"  # fillable form fields
+
+
+_COMMON = frozenset({Action.REMOVE, Action.KEEP, Action.REFUSE})
+CHOICES: dict[Rule, frozenset[Action]] = {
+    Rule.MACROS: frozenset({Action.REMOVE, Action.REFUSE}),  # never kept
+    Rule.JAVASCRIPT: frozenset({Action.REMOVE, Action.REFUSE}),  # never kept
+    Rule.EMBEDDED_FILES: _COMMON | {Action.SANITIZE},
+    Rule.EXTERNAL_REFERENCES: _COMMON,
+    Rule.HYPERLINKS: _COMMON,
+    Rule.REVIEW_DATA: _COMMON | {Action.ANONYMISE},
+    Rule.DOCUMENT_METADATA: _COMMON,
+    Rule.IMAGE_METADATA: _COMMON,
+    Rule.HIDDEN_CONTENT: _COMMON,
+    Rule.FORM_FIELDS: _COMMON,
+}
+
+# The product's basic mode, rule by rule (what the engine has always done).
+BASIC_RULES: dict[Rule, Action] = {
+    Rule.MACROS: Action.REMOVE,
+    Rule.JAVASCRIPT: Action.REMOVE,
+    Rule.EMBEDDED_FILES: Action.REMOVE,
+    Rule.EXTERNAL_REFERENCES: Action.REMOVE,
+    Rule.HYPERLINKS: Action.KEEP,
+    Rule.REVIEW_DATA: Action.REMOVE,
+    Rule.DOCUMENT_METADATA: Action.REMOVE,
+    Rule.IMAGE_METADATA: Action.REMOVE,
+    Rule.HIDDEN_CONTENT: Action.KEEP,
+    Rule.FORM_FIELDS: Action.KEEP,
+}
+
+Output = Literal["same", "pdf", "pdf+ocr"]
+OUTPUTS: tuple[Output, ...] = ("same", "pdf", "pdf+ocr")
+MAX_PAGES_LIMIT = 5000  # the most pages any policy may rebuild from pixels
+
+
+class PolicyError(ValueError):
+    """A policy's JSON is not valid: `errors` maps each bad field (dotted path) to why."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{where}: {why}" for where, why in errors.items()))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One job's decisions. The defaults are the built-in basic policy."""
+
+    rules: Mapping[Rule, Action] = field(default_factory=lambda: dict(BASIC_RULES))
+    allowed_types: frozenset[str] | None = None  # kinds or families; None: every type
+    output: Output = "same"
+    max_pages: int | None = None  # None: the engine's own limit (MAX_PAGES_LIMIT)
+
+    def action(self, rule: Rule) -> Action:
+        return self.rules.get(rule, BASIC_RULES[rule])
+
+    @property
+    def mode(self) -> Literal["basic", "advanced"]:
+        """The engine mode this policy's output means: pixels are advanced mode."""
+        return "basic" if self.output == "same" else "advanced"
+
+    # The engine's older switches, read from the rules.
+    @property
+    def keep_links(self) -> bool:
+        return self.action(Rule.HYPERLINKS) is Action.KEEP
+
+    @property
+    def ocr(self) -> bool:
+        return self.output == "pdf+ocr"
+
+    @property
+    def review_data(self) -> Literal["remove", "anonymise"]:
+        return "anonymise" if self.action(Rule.REVIEW_DATA) is Action.ANONYMISE else "remove"
+
+    def with_rules(self, **rules: Action | str) -> Policy:
+        """A copy with some rules changed, by JSON name (`with_rules(hyperlinks="remove")`)."""
+        changed = dict(self.rules)
+        for name, action in rules.items():
+            changed[Rule(name)] = Action(action)
+        return replace(self, rules=changed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rules": {rule.value: self.action(rule).value for rule in Rule},
+                "allowedTypes": sorted(self.allowed_types) if self.allowed_types else None,
+                "output": self.output, "maxPages": self.max_pages}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Policy:
+        """The policy `data` describes (see the module docstring), or PolicyError."""
+        errors: dict[str, str] = {}
+        if not isinstance(data, Mapping):
+            raise PolicyError({"policy": "must be an object"})
+        for key in data:
+            if key not in ("rules", "allowedTypes", "output", "maxPages"):
+                errors[str(key)] = "unknown field"
+        rules: dict[Rule, Action] = dict(BASIC_RULES)
+        raw_rules = data.get("rules")
+        if raw_rules is None:
+            raw_rules = {}
+        elif not isinstance(raw_rules, Mapping):
+            errors["rules"] = "must be an object"
+            raw_rules = {}
+        for name, value in raw_rules.items():
+            try:
+                rule = Rule(name)
+            except ValueError:
+                errors[f"rules.{name}"] = "unknown rule"
+                continue
+            try:
+                action = Action(value)
+            except ValueError:
+                action = None
+            if action not in CHOICES[rule]:
+                offered = ", ".join(sorted(a.value for a in CHOICES[rule]))
+                errors[f"rules.{name}"] = f"must be one of: {offered}"
+                continue
+            rules[rule] = action
+        allowed = data.get("allowedTypes")
+        if allowed is not None and not (isinstance(allowed, list) and allowed
+                                        and all(isinstance(t, str) for t in allowed)):
+            errors["allowedTypes"] = "must be a non-empty list of type names, or null"
+        elif allowed is not None:
+            from sanitas.engine import formats
+
+            allowed = [t.strip().lower() for t in allowed]
+            unknown = sorted(set(allowed) - set(formats.KINDS) - set(formats.FAMILIES))
+            if unknown:
+                errors["allowedTypes"] = (f"unknown type(s): {', '.join(unknown)[:200]} (kinds "
+                                          "such as pdf, docx, jpeg or families such as image)")
+        output = data.get("output", "same")
+        if output not in OUTPUTS:
+            errors["output"] = "must be one of: same, pdf, pdf+ocr"
+        max_pages = data.get("maxPages")
+        if max_pages is not None and not (isinstance(max_pages, int)
+                                          and not isinstance(max_pages, bool)
+                                          and 1 <= max_pages <= MAX_PAGES_LIMIT):
+            errors["maxPages"] = f"must be a whole number from 1 to {MAX_PAGES_LIMIT}, or null"
+        if errors:
+            raise PolicyError(errors)
+        return cls(rules=rules, allowed_types=frozenset(allowed) if allowed else None,
+                   output=output, max_pages=max_pages)
+
+
+BASIC = Policy()
+ADVANCED = Policy(output="pdf")
+BUILT_IN: dict[str, Policy] = {"basic": BASIC, "advanced": ADVANCED}
+
+
+def effective(mode: str, policy: Policy | None) -> Policy:
+    """The policy a job runs with: `mode` ("basic"/"advanced") is a shortcut for the built-in
+    of that name when no policy is given; "advanced" with a policy whose output is "same"
+    upgrades it to "pdf". Otherwise the policy's output decides (its `mode`)."""
+    if policy is None:
+        return BUILT_IN["advanced" if mode == "advanced" else "basic"]
+    if mode == "advanced" and policy.output == "same":
+        return replace(policy, output="pdf")
+    return policy
