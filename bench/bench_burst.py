@@ -25,14 +25,11 @@ from pathlib import Path
 import httpx
 import psutil
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import (  # noqa: E402
-    free_port,
-    make_users,
-    pct,
-    start_server,
-    stop_server,
-)
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "backend"))  # the test helpers are the package `tests`
+from bench_service import pct  # noqa: E402
+from tests.live_server import burst, free_port, make_users, start_server, stop_server  # noqa: E402
 
 
 def server_cpu(pid: int) -> float:
@@ -46,38 +43,6 @@ def server_cpu(pid: int) -> float:
         except psutil.NoSuchProcess:
             pass
     return total
-
-
-async def raw_get(port: int, path: str, headers: dict[str, str],
-                  timeout: float) -> tuple[str, float]:
-    """One GET on its own connection with asyncio streams: a light client, so that the figures
-    measure the server rather than the client's HTTP library."""
-    started = time.perf_counter()
-    lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Connection: close"]
-    lines += [f"{k}: {v}" for k, v in headers.items()]
-    request = ("\r\n".join(lines) + "\r\n\r\n").encode()
-    try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port),
-                                                timeout)
-        writer.write(request)
-        status = await asyncio.wait_for(reader.readline(), timeout)
-        await asyncio.wait_for(reader.read(), timeout)
-        writer.close()
-        code = status.split()[1].decode() if len(status.split()) > 1 else "bad answer"
-    except (TimeoutError, OSError) as exc:
-        code = type(exc).__name__
-    return code, time.perf_counter() - started
-
-
-async def burst(port: int, headers: dict[str, str], size: int, path: str,
-                timeout: float, by_code: dict[str, list[float]] | None = None
-                ) -> tuple[Counter, list[float]]:
-    results = await asyncio.gather(*(raw_get(port, path, headers, timeout)
-                                     for _ in range(size)))
-    if by_code is not None:
-        for code, seconds in results:
-            by_code.setdefault(code, []).append(seconds)
-    return Counter(code for code, _ in results), [t for _, t in results]
 
 
 async def bystander(base: str, headers: dict[str, str], stop: asyncio.Event,

@@ -16,19 +16,14 @@ from __future__ import annotations
 import argparse
 import io
 import multiprocessing
-import os
 import random
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -36,8 +31,8 @@ import psutil
 from PIL import Image
 
 BACKEND = Path(__file__).resolve().parents[1] / "backend"
-SANITAS = BACKEND / ".venv" / "bin" / "sanitas"
-SECRET = "bench-secret-key-that-is-long-enough-0123456789abcdef"
+sys.path.insert(0, str(BACKEND))  # the test helpers are the package `tests`
+from tests.live_server import free_port, make_users, start_server, stop_server  # noqa: E402
 
 
 # -- sample files ------------------------------------------------------------------------------
@@ -69,76 +64,6 @@ def small_files() -> list[tuple[str, bytes]]:
 
 
 # -- server ------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def make_users(data_dir: Path, n: int, role: str = "ENTERPRISE") -> list[dict[str, str]]:
-    sys.path.insert(0, str(BACKEND / "src"))
-    from sanitas.auth.tokens import create_access_token, hash_token, new_opaque_token
-    from sanitas.config import Settings
-    from sanitas.db import make_engine, make_sessionmaker, utcnow
-    from sanitas.models import AuthSession, User
-    from sanitas.models._common import new_id
-
-    settings = Settings(data_dir=data_dir, secret_key=SECRET)
-    factory = make_sessionmaker(make_engine(str(settings.database_url)))
-    headers = []
-    with factory() as s:
-        for i in range(n):
-            user = User(email=f"bench-{role.lower()}{i}@example.com", role=role, is_active=True,
-                        is_email_verified=True)
-            s.add(user)
-            s.flush()
-            family = new_id()
-            s.add(AuthSession(user_id=user.id, family_id=family,
-                              token_hash=hash_token(new_opaque_token()),
-                              expires_at=utcnow() + timedelta(days=1)))
-            headers.append({"Authorization":
-                            f"Bearer {create_access_token(settings, user.id, family)}"})
-        s.commit()
-    return headers
-
-
-def start_server(data_dir: Path, port: int,
-                 extra_env: dict[str, str] | None = None) -> subprocess.Popen:
-    # Only executor tuning passes through (e.g. SANITAS_EXECUTOR_WORKERS, _NICE).
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("SANITAS_") or k.startswith("SANITAS_EXECUTOR_")}
-    env.update(SANITAS_DATA_DIR=str(data_dir), SANITAS_SECRET_KEY=SECRET,
-               SANITAS_PORT=str(port), SANITAS_LOG_LEVEL="WARNING",
-               SANITAS_ACCESS_TOKEN_TTL_SECONDS="7200")
-    env.update(extra_env or {})
-    log = open(data_dir / "serve.log", "ab")  # noqa: SIM115
-    proc = subprocess.Popen([str(SANITAS), "serve"], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None:
-            raise SystemExit(f"server exited; see {data_dir / 'serve.log'}")
-        time.sleep(0.2)
-    raise SystemExit("server did not start")
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    """Stop a server `start_server` started: SIGTERM to its process group, SIGKILL after 30 s."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    except ProcessLookupError:
-        pass
-
-
 # -- measurements ------------------------------------------------------------------------------
 class Client:
     def __init__(self, base: str, headers: dict[str, str]) -> None:

@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-from bench_service import free_port, make_users, start_server, stop_server  # noqa: E402
+sys.path.insert(0, str(ROOT / "backend"))  # the test helpers are the package `tests`
+from tests.live_server import free_port, make_users, start_server, stop_server  # noqa: E402
 
 SCHEMATHESIS = ROOT / "backend" / ".venv" / "bin" / "schemathesis"
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance," \

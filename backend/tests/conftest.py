@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from databases import truncate_all
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from sanitas.config import Settings
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.migrate import upgrade_to_head
+from tests.databases import truncate_all
 
 PG_ADMIN_URL = os.environ.get("SANITAS_TEST_PG_URL",
                               "postgresql+psycopg://postgres@127.0.0.1:5432/test")

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
+from typing import Literal, TypedDict
 
 import click
 
-from sanitas.config import get_settings
+from sanitas.config import Settings, get_settings
 
 
 @click.group()
 def main() -> None:
     """Sanitas: self-hostable file sanitization."""
-    logging.basicConfig(level=os.environ.get("SANITAS_LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    from sanitas import logs
+
+    logs.configure(logs.log_format(os.environ.get("SANITAS_ENV", "development"),
+                                   os.environ.get("SANITAS_LOG_FORMAT")))
 
 
 def _service_settings():
@@ -54,6 +55,18 @@ def migrate() -> None:
     click.echo("Database is up to date.")
 
 
+class _ServeOptions(TypedDict):
+    """What `serve` passes to uvicorn.run, whether it runs one API process or several."""
+
+    host: str
+    port: int
+    log_level: str
+    proxy_headers: bool
+    http: Literal["h11"]
+    h11_max_incomplete_event_size: int
+    log_config: None  # uvicorn keeps the logging `main` set up (logs.py)
+
+
 @main.command()
 @click.option("--host", default=None, help="Interface to bind (default SANITAS_HOST).")
 @click.option("--port", default=None, type=int, help="Port (default SANITAS_PORT).")
@@ -65,20 +78,25 @@ def serve(host: str | None, port: int | None, no_migrate: bool, workers: int | N
     """Run the API, the executor and the web UI."""
     import uvicorn
 
+    settings = _service_settings()
+    workers = max(1, workers or settings.api_workers)
+    if workers > 1:  # one metrics view over the API processes and this one (metrics.py)
+        _shared_metrics_dir(settings)
+
     from sanitas.http_limits import MAX_HEADER_BYTES
     from sanitas.main import create_app
     from sanitas.migrate import upgrade_to_head
 
-    settings = _service_settings()
+    if settings.executor == "local":  # jobs run in this process's sandboxes
+        _require_sandbox(settings)
     if not no_migrate:
         upgrade_to_head(str(settings.database_url))
-    workers = max(1, workers or settings.api_workers)
     # h11, not httptools: h11 refuses a request head (line + headers) past the cap before
     # parsing it, where httptools buffers headers of any size (see http_limits.py).
-    options = dict(host=host or settings.host, port=port or settings.port,
-                   log_level=os.environ.get("SANITAS_LOG_LEVEL", "info").lower(),
-                   proxy_headers=False, http="h11",
-                   h11_max_incomplete_event_size=MAX_HEADER_BYTES)
+    options = _ServeOptions(host=host or settings.host, port=port or settings.port,
+                            log_level=os.environ.get("SANITAS_LOG_LEVEL", "info").lower(),
+                            proxy_headers=False, http="h11",
+                            h11_max_incomplete_event_size=MAX_HEADER_BYTES, log_config=None)
     if workers == 1:
         uvicorn.run(create_app(settings), **options)
         return
@@ -102,9 +120,17 @@ def serve(host: str | None, port: int | None, no_migrate: bool, workers: int | N
 def worker(concurrency: int | None, beat: bool, queues: str | None) -> None:
     """Run a Celery worker for SANITAS_EXECUTOR=celery (needs SANITAS_BROKER_URL and the
     shared database and storage)."""
+    settings = _service_settings()
+    if settings.metrics_port:  # the jobs run in Celery's child processes: one shared view
+        _shared_metrics_dir(settings)
+
     from sanitas.executor.celery_app import HIGH_QUEUE, NORMAL_QUEUE, worker_app
 
-    settings = _service_settings()
+    _require_sandbox(settings)
+    if settings.metrics_port:
+        from sanitas.metrics import serve_worker_metrics
+
+        serve_worker_metrics(settings)
     app = worker_app()
     argv = ["worker", f"--concurrency={concurrency or settings.executor_workers}",
             f"--queues={queues or f'{HIGH_QUEUE},{NORMAL_QUEUE}'}",
@@ -113,6 +139,48 @@ def worker(concurrency: int | None, beat: bool, queues: str | None) -> None:
     if beat:
         argv += ["--beat", f"--schedule={settings.data_dir / 'celerybeat-schedule'}"]
     app.worker_main(argv)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as one JSON object.")
+def doctor(as_json: bool) -> None:
+    """Check what this deployment needs (sandbox, LibreOffice, fonts, database, storage,
+    broker, secret key, public URL, SMTP); exit 1 if anything fails."""
+    import json
+
+    from sanitas import doctor as checks
+
+    results = checks.run(get_settings())
+    if as_json:
+        click.echo(json.dumps(checks.as_json(results), indent=1))
+    else:
+        marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+        for check in results:
+            click.echo(f"{marks[check.status]}  {check.name:<11} {check.detail}")
+            if check.fix and check.status != "ok":
+                click.echo(f"      {'':<11} fix: {check.fix}")
+    if any(check.status == "fail" for check in results):
+        raise SystemExit(1)
+
+
+def _shared_metrics_dir(settings: Settings) -> None:
+    """A fresh folder for prometheus-client's multiprocess files, set before it is imported."""
+    import shutil
+
+    folder = settings.data_dir / "metrics"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(mode=0o700)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
+
+
+def _require_sandbox(settings: Settings) -> None:
+    """Stop at start, with the reason, where jobs could not be isolated."""
+    from sanitas.sandbox import SandboxError, require_working_sandbox
+
+    try:
+        require_working_sandbox(settings)
+    except SandboxError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @main.command("create-admin")
@@ -172,8 +240,13 @@ def create_admin(email: str, password: str | None) -> None:
                    "command-line argument is visible to other users in the process list.")
 @click.option("--password-file", type=click.File("r", encoding="utf-8"), default=None,
               help="Read the password from the first line of this file ('-' for stdin).")
+@click.option("--policy", "policy_file", type=click.File("r", encoding="utf-8"), default=None,
+              help="A sanitization policy as JSON (the body /api/policies takes: rules, "
+                   "allowedTypes, output, maxPages; name and description are ignored). Its "
+                   "output decides pixels; --mode advanced upgrades output \"same\" to \"pdf\".")
 def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
-             ocr: bool, no_sandbox: bool, password: str | None, password_file) -> None:
+             ocr: bool, no_sandbox: bool, password: str | None, password_file,
+             policy_file) -> None:
     """Sanitize FILE... into --output-dir. Exit 0 if all ok, 1 if any was rejected.
 
     The password (--password, SANITAS_PASSWORD or --password-file) applies to every FILE
@@ -191,6 +264,7 @@ def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
             sys.exit(2)
         password = password_file.readline().rstrip("\r\n")
     password = password or None
+    policy = _read_policy(policy_file, ocr) if policy_file is not None else None
     settings = get_settings()
     if no_sandbox:
         if os.environ.get("SANITAS_ALLOW_UNSANDBOXED") != "1":
@@ -216,7 +290,7 @@ def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
         path = Path(name)
         try:
             result = run_sanitizer(path, out, mode=mode, settings=settings,
-                                   original_name=path.name,
+                                   original_name=path.name, policy=policy,
                                    prewarm=index < len(files) - 1, password=password)
         except SandboxError as exc:
             if index == 0 and not results:
@@ -237,6 +311,38 @@ def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
     if as_json:
         click.echo(json.dumps([r.to_json() for r in results], indent=2))
     sys.exit(0 if all(r.status == "ok" for r in results) else 1)
+
+
+def _read_policy(handle, ocr: bool):
+    """The policy in the --policy file (the API's body form), or exit 2 naming what is wrong."""
+    import json
+    from dataclasses import replace
+
+    from sanitas.engine.policy import Policy, PolicyError
+
+    where = getattr(handle, "name", "the policy file")
+    try:
+        data = json.load(handle)
+    except (ValueError, UnicodeError) as exc:
+        click.echo(f"Error: --policy {where} is not valid JSON ({exc}).", err=True)
+        sys.exit(2)
+    errors: dict[str, str] = {}
+    if isinstance(data, dict):
+        data = dict(data)
+        for key in ("name", "description"):  # the API's own fields: the CLI has no use for them
+            if key in data and not isinstance(data.pop(key), str | None):
+                errors[key] = "must be a string"
+    try:
+        policy = Policy.from_json(data)
+    except PolicyError as exc:
+        errors.update(exc.errors)
+    if errors:
+        listed = "; ".join(f"{field}: {why}" for field, why in errors.items())
+        click.echo(f"Error: --policy {where}: {listed}", err=True)
+        sys.exit(2)
+    if ocr and policy.output == "pdf":
+        policy = replace(policy, output="pdf+ocr")
+    return policy
 
 
 def _print_result(result) -> None:

@@ -43,6 +43,13 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SANITAS_", extra="ignore")
 
     env: Literal["development", "production"] = "development"
+    # Log lines: "json" or "text" (default: json in production, text otherwise; logs.py).
+    log_format: Literal["json", "text"] | None = None
+    # GET /metrics answers only `Authorization: Bearer <this>`; unset, it is a 404 (metrics.py).
+    metrics_token: str | None = Field(default=None, repr=False)
+    # `sanitas worker` serves its own /metrics on this port (same token rule); 0: none.
+    metrics_port: int = 0
+    metrics_host: str = "0.0.0.0"  # noqa: S104 - a worker is scraped from its pod's address
     data_dir: Path = Path("./data")
     database_url: str | None = None
     secret_key: str | None = None

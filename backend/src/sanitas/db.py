@@ -6,9 +6,17 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, DateTime, create_engine, event, func
-from sqlalchemy.engine import Engine
+from sqlalchemy import (
+    ColumnElement,
+    ColumnExpressionArgument,
+    DateTime,
+    create_engine,
+    event,
+    func,
+)
+from sqlalchemy.engine import CursorResult, Engine, Result
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -17,7 +25,13 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def contains_text(expression: ColumnElement[str], text: str) -> ColumnElement[bool]:
+def rows_matched(result: Result[Any]) -> int:
+    """Rows an UPDATE or DELETE matched. Session.execute returns a CursorResult for those
+    statements, though it is typed as a plain Result (which has no rowcount)."""
+    return cast("CursorResult[Any]", result).rowcount
+
+
+def contains_text(expression: ColumnExpressionArgument[str], text: str) -> ColumnElement[bool]:
     """What every search box matches: `expression` contains `text`, ignoring case. LIKE's
     wildcards (`%`, `_`) and its escape character in `text` are taken literally."""
     escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

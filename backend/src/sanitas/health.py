@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from sqlalchemy import text
@@ -15,7 +15,7 @@ router = APIRouter()
 
 # Other components (storage, executor) register a check: name -> callable(app) -> bool
 # (up or down) or one of "up", "degraded", "down".
-HealthCheck = Callable[[object], bool | str]
+HealthCheck = Callable[[FastAPI], bool | str]
 STATES = ("up", "degraded", "down")
 _checks: dict[str, HealthCheck] = {}
 
@@ -24,7 +24,7 @@ def register_health_check(name: str, check: HealthCheck) -> None:
     _checks[name] = check
 
 
-def _database_up(app) -> bool:
+def _database_up(app: FastAPI) -> bool:
     with app.state.sessionmaker() as session:
         session.execute(text("SELECT 1"))
     return True

@@ -34,14 +34,14 @@ def build_message(settings: Settings, to: str, subject: str, body: str) -> Email
     return msg
 
 
-def _send_smtp(settings: Settings, msg: EmailMessage) -> None:
+def _send_smtp(settings: Settings, host: str, msg: EmailMessage) -> None:
     context = ssl.create_default_context()  # verifies the server's certificate
+    smtp: smtplib.SMTP
     if settings.smtp_ssl:
-        smtp = smtplib.SMTP_SSL(settings.smtp_host, settings.smtp_port,
-                                timeout=SMTP_TIMEOUT_SECONDS, context=context)
+        smtp = smtplib.SMTP_SSL(host, settings.smtp_port, timeout=SMTP_TIMEOUT_SECONDS,
+                                context=context)
     else:
-        smtp = smtplib.SMTP(settings.smtp_host, settings.smtp_port,
-                            timeout=SMTP_TIMEOUT_SECONDS)
+        smtp = smtplib.SMTP(host, settings.smtp_port, timeout=SMTP_TIMEOUT_SECONDS)
     with smtp:
         if settings.smtp_starttls and not settings.smtp_ssl:
             smtp.starttls(context=context)
@@ -69,7 +69,7 @@ def send_email(settings: Settings, to: str, subject: str, body: str) -> bool:
     msg = build_message(settings, to, subject, body)
     try:
         if settings.smtp_host:
-            _send_smtp(settings, msg)
+            _send_smtp(settings, settings.smtp_host, msg)
             log.info("email %r to %s sent via SMTP %s:%s", subject, to, settings.smtp_host,
                      settings.smtp_port)
         else:

@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 from sanitas import health
 from sanitas.admission import DatabaseGate, PerCallerLimit
 from sanitas.api_docs import install_docs
+from sanitas.audit import routes as audit_routes
 from sanitas.auth import routes as auth_routes
 from sanitas.auth.tokens import AccessTokenCache
 from sanitas.config import Settings, get_settings
@@ -24,7 +25,12 @@ from sanitas.executor import routes as queue_routes
 from sanitas.files import admin_routes as files_admin_routes
 from sanitas.files import routes as files_routes
 from sanitas.http_limits import BodyLimitMiddleware, upload_caps
+from sanitas.logs import RequestIdMiddleware, install_record_factory
+from sanitas.metrics import MetricsMiddleware
+from sanitas.metrics import router as metrics_routes_router
 from sanitas.openapi import allowed_methods, install_openapi
+from sanitas.policies import routes as policies_routes
+from sanitas.reports import routes as reports_routes
 from sanitas.schemas import ErrorEnvelope
 from sanitas.security_headers import SecurityHeadersMiddleware
 from sanitas.usage import routes as usage_routes
@@ -48,6 +54,7 @@ FRONTEND_DIST = Path(__file__).resolve().parents[3] / "frontend" / "dist"
 def create_app(settings: Settings | None = None, *, start_background: bool = True,
                executor_in_supervisor: bool = False) -> FastAPI:
     settings = settings or get_settings()
+    install_record_factory()  # request and job ids on every log record (logs.py)
     # One connection per database slot, plus what the local executor may hold.
     engine = make_engine(str(settings.database_url),
                          pool_size=settings.api_concurrency + executor_connections(settings))
@@ -57,9 +64,12 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
         hooks = []
         if start_background:
             from sanitas.executor import start_background_services
+            from sanitas.reports.worker import start_report_worker
 
             hooks = start_background_services(
                 app, executor_in_supervisor=executor_in_supervisor)
+            # Reports are generated in every API process, whichever executor runs the jobs.
+            hooks.append(start_report_worker(app))
         try:
             yield
         finally:
@@ -80,10 +90,13 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     app.add_middleware(BodyLimitMiddleware, path_caps=upload_caps(settings))
     app.add_middleware(SecurityHeadersMiddleware,
                        hsts=settings.public_url.lower().startswith("https://"))
+    app.add_middleware(MetricsMiddleware)
+    app.add_middleware(RequestIdMiddleware)  # outermost: every answer carries the id
 
     app.include_router(health.router)
+    app.include_router(metrics_routes_router)
     for module in (auth_routes, users_routes, files_routes, files_admin_routes, queue_routes,
-                   usage_routes, contact_routes):
+                   usage_routes, contact_routes, policies_routes, audit_routes, reports_routes):
         app.include_router(module.router, prefix="/api", responses=COMMON_RESPONSES)
     install_docs(app)  # Swagger UI from a local copy, before the /api catch-all below
 

@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.routing import Match
+from starlette.types import Scope
 
 ERROR_REF = {"$ref": "#/components/schemas/ErrorEnvelope"}
 
@@ -100,7 +101,7 @@ def install_openapi(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
 
 
-def allowed_methods(app: FastAPI, scope: dict[str, Any]) -> list[str]:
+def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
     """The methods of the routes whose path matches but whose method does not (for 405)."""
     methods: set[str] = set()
     for route in api_routes(app):

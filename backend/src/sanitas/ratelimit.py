@@ -15,7 +15,7 @@ import math
 import random
 from datetime import timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import String, delete, func, select
 from sqlalchemy.orm import Session
 
 from sanitas.db import utcnow
@@ -24,7 +24,9 @@ from sanitas.models import RateLimitHit
 
 TOO_MANY = "Too many attempts. Please try again later."
 SWEEP_PROBABILITY = 0.01  # now and then remove expired hits of every key
-KEY_LENGTH = RateLimitHit.__table__.c.key.type.length
+_KEY_TYPE = RateLimitHit.__table__.c.key.type
+assert isinstance(_KEY_TYPE, String) and _KEY_TYPE.length is not None  # String(400), the model
+KEY_LENGTH = _KEY_TYPE.length
 
 
 def source(address: str) -> str:

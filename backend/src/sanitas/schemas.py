@@ -13,7 +13,8 @@ T = TypeVar("T")
 
 
 class CamelModel(BaseModel):
-    """Python snake_case attributes, camelCase on the wire (as the SPEC names fields)."""
+    """Python snake_case attributes, camelCase on the wire (see docs/product-rules.md,
+    API field names)."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True,
                               from_attributes=True, serialize_by_alias=True)
@@ -31,7 +32,7 @@ class ErrorEnvelope(BaseModel):
     error: str
 
 
-def ok(data=None, message: str = "") -> dict:
+def ok(data: object = None, message: str = "") -> dict[str, object]:
     return {"success": True, "message": message, "data": data}
 
 

@@ -6,15 +6,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from factories import auth_headers, make_user
 from sqlalchemy import select
-from test_process import live, wait_for  # noqa: F401  (live is a fixture used below)
-from test_upload_support import add_file, pdf_bytes
 
 from sanitas.db import utcnow
 from sanitas.models import File, Job
-
-pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
+from tests.api.polling import wait_for
+from tests.factories import add_file, auth_headers, make_user, pdf_bytes
 
 BASE = "/api/admin/files"
 
@@ -220,7 +217,7 @@ def test_requeue_is_refused_unless_failed_with_its_original(api, settings, db_se
     assert api.post(f"{BASE}/no-such-file/requeue", headers=h).status_code == 404
 
 
-def test_a_requeued_file_is_processed_to_completed(live, settings, db_session):  # noqa: F811
+def test_a_requeued_file_is_processed_to_completed(live, settings, db_session):
     owner = make_user(db_session)
     file = add_file(db_session, settings, owner, status="FAILED", name="Quarterly.pdf",
                     content=pdf_bytes(20_000))

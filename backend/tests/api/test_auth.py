@@ -1,11 +1,12 @@
-"""/api/auth/*: each call's success and each failure the SPEC names, on SQLite and PostgreSQL."""
+"""/api/auth/*: each call's success and each failure the README (Accounts and sign-in) and
+docs/product-rules.md describe, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import time
 
-from factories import DEFAULT_PASSWORD, auth_headers, make_user
-from outbox import outbox_links, token_of
+from tests.factories import DEFAULT_PASSWORD, auth_headers, make_user
+from tests.outbox import outbox_links, token_of
 
 
 def register(client, email="ada@example.com", password="secret1", **extra):

@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import jwt
-from factories import DEFAULT_PASSWORD, auth_headers, make_user
-from outbox import outbox_links, token_of
 from sqlalchemy import select
 
 from sanitas.auth.tokens import create_access_token
 from sanitas.db import utcnow
 from sanitas.models import AuthSession, File
+from tests.factories import DEFAULT_PASSWORD, auth_headers, make_user
+from tests.outbox import outbox_links, token_of
 
 
 def login(client, email, password=DEFAULT_PASSWORD):

@@ -4,8 +4,8 @@ file: the server decides, another user's ids answer 404 (not 403), admins reach 
 from __future__ import annotations
 
 import pytest
-from factories import auth_headers, make_user
-from test_upload_support import TEXT, add_file
+
+from tests.factories import TEXT, add_file, auth_headers, make_user
 
 ROLES = ("GUEST", "USER", "ENTERPRISE", "ADMIN")
 
@@ -35,8 +35,6 @@ GENERAL = [
     ("POST", "/api/process/queue/clear-completed", 403, 200),
     ("POST", "/api/process/queue/clear-failed", 403, 200),
 ]
-
-pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
 
 
 def _call(client, method, path, headers):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from factories import auth_headers, make_user
+
+from tests.factories import auth_headers, make_user
 
 MESSAGE = {"name": "Eve", "email": "eve@example.com", "subject": "Enterprise plan",
            "message": "Could you tell me more about on-premise deployment?"}

@@ -17,11 +17,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from factories import auth_headers, make_user
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
-from test_upload_support import app_server, pdf_bytes
 
 from sanitas.config import MB, Settings
 from sanitas.errors import INSUFFICIENT_STORAGE_MESSAGE, is_out_of_space
@@ -29,8 +27,8 @@ from sanitas.main import create_app
 from sanitas.models import File, Job
 from sanitas.scratch import uploads_dir
 from sanitas.storage import StorageError, StorageFull
-
-pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
+from tests.factories import auth_headers, make_user, pdf_bytes
+from tests.live_server import app_server
 
 FULL = {"success": False, "message": INSUFFICIENT_STORAGE_MESSAGE,
         "error": "insufficient_storage"}

@@ -9,13 +9,13 @@ import unicodedata
 from datetime import timedelta
 
 from alembic import command
-from factories import auth_headers, make_user
-from outbox import outbox_links
 from sqlalchemy import select, text
 
 from sanitas.db import make_engine, utcnow
 from sanitas.migrate import alembic_config
 from sanitas.models import User
+from tests.factories import auth_headers, make_user
+from tests.outbox import outbox_links
 
 NFC = unicodedata.normalize("NFC", "josé@example.com")
 NFD = unicodedata.normalize("NFD", "josé@example.com")

@@ -7,8 +7,6 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 import pytest
-from factories import auth_headers, make_user
-from test_upload_support import add_file, pdf_bytes
 
 from sanitas.db import make_sessionmaker
 from sanitas.engine import safe_output_name, strip_invisible
@@ -17,8 +15,7 @@ from sanitas.files.multipart import clean_filename
 from sanitas.files.routes import content_disposition
 from sanitas.models import File, Job
 from sanitas.storage import make_storage
-
-pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
+from tests.factories import add_file, auth_headers, make_user, pdf_bytes
 
 RLO_NAME = "invoice\u202efdp.exe.pdf"  # shows as "invoicefdp.exe.pdf" read backwards
 INVISIBLE = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e",  # embeddings, overrides

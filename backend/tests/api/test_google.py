@@ -8,13 +8,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
 import pytest
-from factories import DEFAULT_PASSWORD, make_user
-from oidc_provider import CLIENT_ID, CLIENT_SECRET, LoopbackOIDC
 from sqlalchemy import select, update
 
 from sanitas.auth import google
 from sanitas.db import utcnow
 from sanitas.models import EmailToken, User
+from tests.api.oidc_provider import CLIENT_ID, CLIENT_SECRET, LoopbackOIDC
+from tests.factories import DEFAULT_PASSWORD, make_user
 
 
 @pytest.fixture(scope="module")

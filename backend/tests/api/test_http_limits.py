@@ -1,22 +1,20 @@
 """Request size limits (http_limits.py): 64 KB bodies outside the upload routes, refused by
 Content-Length before reading and by count when streamed; 32 KB request heads on the real
 `sanitas serve` (uvicorn h11). The real-server tests start `sanitas serve` as a subprocess
-with the end-to-end benchmark's helper."""
+(tests/live_server.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import select
 import socket
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import psutil
 import pytest
-from factories import auth_headers, make_user
 
 from sanitas.http_limits import (
     MAX_BODY_BYTES,
@@ -26,11 +24,8 @@ from sanitas.http_limits import (
     BodyLimitMiddleware,
     upload_caps,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
-import contextlib
-
-from bench_service import free_port, make_users, start_server, stop_server
+from tests.factories import auth_headers, make_user
+from tests.live_server import free_port, make_users, start_server, stop_server
 
 MB = 1024 * 1024
 CONTACT = {"name": "Ann", "email": "ann@example.com", "subject": "Hello",

@@ -15,7 +15,8 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.handlers import Message
 from aiosmtpd.smtp import AuthResult
-from factories import make_user
+
+from tests.factories import make_user
 
 
 class Collect(Message):

@@ -9,12 +9,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from factories import auth_headers, make_user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_upload_support import EXE, TEXT, png_bytes
 
-pytest_plugins = ["test_upload_support"]  # the api fixture
+from tests.factories import EXE, TEXT, auth_headers, make_user, png_bytes
 
 EXAMPLES = max(10, int(os.environ.get("SANITAS_FUZZ_EXAMPLES", "300")) // 6)
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,

@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from factories import auth_headers, make_user
 
-pytest_plugins = ["test_upload_support"]  # the api fixture
+from tests.factories import auth_headers, make_user
 
 
 @pytest.fixture
@@ -86,3 +85,22 @@ def test_optional_sign_in_and_password_rules_are_documented(document):
     assert schemas["RegisterIn"]["properties"]["password"]["minLength"] == 6
     assert schemas["PasswordChangeIn"]["properties"]["newPassword"]["minLength"] == 8
     assert schemas["ResetPasswordIn"]["properties"]["password"]["minLength"] == 8
+
+
+def test_list_filters_are_named_enums(document):
+    """Each list filter is one enum in the document: a status or role filter is the model's
+    values plus the one meaning every value."""
+    schemas = document["components"]["schemas"]
+
+    def query_schema(path: str, name: str) -> dict:
+        parameters = document["paths"][path]["get"]["parameters"]
+        return next(p["schema"] for p in parameters if p["name"] == name)
+
+    for path in ("/api/users/{user_id}/files", "/api/admin/files"):
+        assert query_schema(path, "status")["$ref"] == "#/components/schemas/StatusFilter"
+    assert query_schema("/api/users", "role")["$ref"] == "#/components/schemas/RoleFilter"
+    assert query_schema("/api/users", "status")["$ref"] == "#/components/schemas/UserStatusFilter"
+    assert query_schema("/api/usage/analytics", "timeframe")["$ref"] == (
+        "#/components/schemas/Timeframe")
+    assert set(schemas["StatusFilter"]["enum"]) == {"ALL", *schemas["FileStatus"]["enum"]}
+    assert set(schemas["RoleFilter"]["enum"]) == {"", *schemas["Role"]["enum"]}

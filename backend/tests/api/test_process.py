@@ -7,17 +7,13 @@ from datetime import timedelta
 from urllib.parse import unquote
 
 import pytest
-from factories import auth_headers, make_user
-from fastapi.testclient import TestClient
 from sqlalchemy import select
-from test_upload_support import TEXT, add_file, pdf_bytes
 
 from sanitas.db import utcnow
 from sanitas.files.routes import content_disposition
-from sanitas.main import create_app
 from sanitas.models import File, Job
-
-pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
+from tests.api.polling import wait_for
+from tests.factories import TEXT, add_file, auth_headers, make_user, pdf_bytes
 
 
 def test_status_of_a_pending_upload(api, settings, db_session):
@@ -127,24 +123,6 @@ def test_download_not_ready_expired_and_missing_blob(api, settings, db_session):
     assert api.get(f"/api/process/download/{done.id}", headers=h).status_code == 410
     status = api.get(f"/api/process/status/{done.id}", headers=h).json()["data"]["file"]
     assert status["isExpired"] is True
-
-
-def wait_for(client, headers, file_id, statuses=("COMPLETED", "FAILED"), timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        data = client.get(f"/api/process/status/{file_id}", headers=headers).json()["data"]
-        if data["file"]["status"] in statuses:
-            return data
-        time.sleep(0.1)
-    raise AssertionError(f"file {file_id} still {data['file']['status']} after {timeout}s")
-
-
-@pytest.fixture
-def live(settings):
-    """The app with the embedded executor running."""
-    settings.executor_poll_interval_seconds = 0.2
-    with TestClient(create_app(settings)) as c:
-        yield c
 
 
 def test_upload_is_processed_and_downloadable(live, settings, db_session):

@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 from pathlib import Path
 
 import pikepdf
 import pypdfium2 as pdfium
-from factories import auth_headers, make_user
-from test_process import live, wait_for  # noqa: F401 - the live fixture
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
-from corpus import hostile_pdf, save_pdf
-
-pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
+from tests.api.polling import wait_for
+from tests.engine.corpus import hostile_pdf, save_pdf
+from tests.factories import auth_headers, make_user
 
 CLASS_NAME = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception|Warning)\b")
 
@@ -49,7 +45,7 @@ def both_parsers_open(pdf_data: bytes) -> int:
     return pages
 
 
-def test_truncated_pdfs_complete_readable_or_fail_with_a_reason(live, settings,  # noqa: F811
+def test_truncated_pdfs_complete_readable_or_fail_with_a_reason(live, settings,
                                                                 db_session, tmp_path):
     user = make_user(db_session, role="USER")
     h = auth_headers(settings, db_session, user)

@@ -4,7 +4,8 @@ envelope, never a 500 from the database (SQLite's OverflowError, PostgreSQL's bi
 from __future__ import annotations
 
 import pytest
-from factories import auth_headers, make_user
+
+from tests.factories import auth_headers, make_user
 
 HUGE = str(10**18)
 

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import time
 
-from factories import auth_headers, make_user
 from fastapi.testclient import TestClient
 from sqlalchemy import select
-from test_upload_support import TEXT, add_file
 
 from sanitas.main import create_app
 from sanitas.models import File, Job
-
-pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
+from tests.factories import TEXT, add_file, auth_headers, make_user
 
 
 def test_stats_counts_states(api, settings, db_session):

@@ -6,7 +6,6 @@ import threading
 from datetime import timedelta
 
 import pytest
-from factories import DEFAULT_PASSWORD, make_user
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 
@@ -15,6 +14,7 @@ from sanitas.db import make_engine, make_sessionmaker, utcnow
 from sanitas.errors import ApiError
 from sanitas.main import create_app
 from sanitas.models import AuthSession, RateLimitHit
+from tests.factories import DEFAULT_PASSWORD, make_user
 
 
 def login(client, email, password=DEFAULT_PASSWORD):

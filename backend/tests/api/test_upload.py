@@ -5,17 +5,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from factories import auth_headers, make_user
 from sqlalchemy import func, select
-from test_upload_support import EXE, TEXT, add_file, pdf_bytes, png_bytes
 
 from sanitas.config import MB, RoleLimits
 from sanitas.db import make_sessionmaker, utcnow
 from sanitas.executor.job import expire_files
 from sanitas.models import File, Job
 from sanitas.storage import make_storage
-
-pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
+from tests.factories import EXE, TEXT, add_file, auth_headers, make_user, pdf_bytes, png_bytes
 
 
 def _counts(db_session):

@@ -6,25 +6,19 @@ from __future__ import annotations
 
 import io
 import logging
-import sys
 import zipfile
-from pathlib import Path
 
 import pytest
-from factories import auth_headers, make_user
 from sqlalchemy import select, text
-from test_process import live, wait_for  # noqa: F401 - the live fixture
 
 from sanitas.db import make_sessionmaker
 from sanitas.executor import job as jobs
 from sanitas.executor import job_secret
 from sanitas.models import File, Job
 from sanitas.storage import make_storage
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
-from encrypted_samples import MARKER, aes_zip, encrypted_docx
-
-pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
+from tests.api.polling import wait_for
+from tests.engine.encrypted_samples import MARKER, aes_zip, encrypted_docx
+from tests.factories import auth_headers, make_user
 
 PASSWORD = "Upl0ad-Secret-Ünïcode-§42"
 
@@ -84,7 +78,7 @@ def test_an_overlong_password_is_refused_without_echo(api, settings, db_session)
     assert accepted.status_code == 201, accepted.text
 
 
-def test_encrypted_upload_completes_unencrypted_and_leaves_no_password(live, settings,  # noqa: F811
+def test_encrypted_upload_completes_unencrypted_and_leaves_no_password(live, settings,
                                                                        db_session, caplog):
     caplog.set_level(logging.DEBUG)
     user = make_user(db_session, role="USER")
@@ -109,7 +103,7 @@ def test_encrypted_upload_completes_unencrypted_and_leaves_no_password(live, set
     assert PASSWORD not in (data.__repr__() + download.headers.__repr__())
 
 
-def test_a_wrong_password_fails_with_the_reason_and_is_wiped(live, settings,  # noqa: F811
+def test_a_wrong_password_fails_with_the_reason_and_is_wiped(live, settings,
                                                              db_session, caplog):
     caplog.set_level(logging.DEBUG)
     user = make_user(db_session, role="USER")

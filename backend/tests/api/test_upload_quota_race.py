@@ -9,11 +9,11 @@ from collections import Counter
 
 import httpx
 import pytest
-from factories import auth_headers, make_user
 from sqlalchemy import func, select
-from test_upload_support import TEXT, app_server
 
 from sanitas.models import File, Job
+from tests.factories import TEXT, auth_headers, make_user
+from tests.live_server import app_server
 
 PARALLEL = 20
 ALLOWED = 5

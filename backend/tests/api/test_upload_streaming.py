@@ -7,8 +7,9 @@ import select
 import socket
 
 import pytest
-from factories import auth_headers, make_user
-from test_upload_support import app_server
+
+from tests.factories import auth_headers, make_user
+from tests.live_server import app_server
 
 LIMIT = 256 * 1024
 

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from factories import auth_headers, make_user
-from test_upload_support import add_file
-
 from sanitas.db import utcnow
 from sanitas.files.service import month_start
 from sanitas.models import User
-
-pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
+from tests.factories import add_file, auth_headers, make_user
 
 
 def test_stats_for_a_user_near_quota(api, settings, db_session):

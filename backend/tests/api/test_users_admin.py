@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from factories import DEFAULT_PASSWORD, auth_headers, make_user
+
+from tests.factories import DEFAULT_PASSWORD, auth_headers, make_user
 
 
 @pytest.fixture

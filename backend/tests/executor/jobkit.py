@@ -1,4 +1,5 @@
-"""Helpers for executor tests: sample files, seeded file+job rows, real server processes."""
+"""Helpers for executor tests: batches of sample files, real server processes, and what a
+crash leaves behind (rows, files and jobs themselves come from tests.factories)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,10 @@ import os
 import pwd
 import random
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -22,26 +21,17 @@ from PIL import Image
 from sqlalchemy import select
 
 from sanitas import scratch
-from sanitas.db import utcnow
 from sanitas.models import File, Job
 from sanitas.storage import make_storage, original_key, sanitized_key
+from tests.factories import pdf_bytes
 
 BIN = Path(sys.executable).parent
-
-
-def pdf_bytes(pages: int = 1, side: tuple[int, int] = (200, 260), seed: int = 5) -> bytes:
-    rng = random.Random(seed)
-    images = [Image.frombytes("RGB", side, rng.randbytes(side[0] * side[1] * 3))
-              for _ in range(pages)]
-    buf = io.BytesIO()
-    images[0].save(buf, "PDF", save_all=True, append_images=images[1:], quality=70)
-    return buf.getvalue()
 
 
 def slow_pdf(seed: int = 5) -> bytes:
     """A PDF whose advanced-mode job runs for a few seconds (40 pages rebuilt as images), long
     enough to be killed mid-flight."""
-    return pdf_bytes(pages=40, side=(300, 400), seed=seed)
+    return pdf_bytes(pages=40, side=(300, 400), seed=seed, quality=70)
 
 
 def small_files(count: int, seed: int = 0) -> list[tuple[str, bytes]]:
@@ -50,7 +40,7 @@ def small_files(count: int, seed: int = 0) -> list[tuple[str, bytes]]:
     for i in range(seed, seed + count):
         kind = i % 4
         if kind == 0:
-            out.append((f"small{i}.pdf", pdf_bytes(seed=i)))
+            out.append((f"small{i}.pdf", pdf_bytes(side=(200, 260), seed=i, quality=70)))
         elif kind == 3:
             out.append((f"notes{i}.txt", f"plain text file {i}\n".encode() * 20))
         else:
@@ -65,32 +55,6 @@ def small_files(count: int, seed: int = 0) -> list[tuple[str, bytes]]:
 def multipart(files: list[tuple[str, bytes]]) -> list[tuple[str, tuple[str, bytes]]]:
     """`files=` for /api/upload/multiple (httpx and the TestClient)."""
     return [("files", item) for item in files]
-
-
-def seed_job(session, settings, user, content: bytes, *, name="doc.pdf", mode="basic",
-             kind="pdf", priority=0) -> tuple[File, Job]:
-    """A file and waiting job as an upload leaves them."""
-    storage = make_storage(settings)
-    now = utcnow()
-    file = File(user_id=user.id, original_name=name, original_size=len(content),
-                detected_type=kind, mode=mode, status="PENDING", created_at=now,
-                expires_at=now + timedelta(hours=24))
-    session.add(file)
-    session.flush()
-    file.original_key = original_key(file.id)
-    tmp = settings.data_dir / f"seed-{file.id}"
-    tmp.write_bytes(content)
-    storage.put_file(file.original_key, tmp, move=True)
-    job = Job(file_id=file.id, state="waiting", priority=priority, created_at=now)
-    session.add(job)
-    session.commit()
-    return file, job
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def server_env(settings, **extra) -> dict[str, str]:

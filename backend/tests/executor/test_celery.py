@@ -1,18 +1,28 @@
 """The Celery executor against the real Redis and PostgreSQL with real `sanitas worker`
 processes: processing, high-priority queue first, and crash recovery (the worker is killed
 mid-job; after a restart the job completes with exactly one sanitized blob; one of two
-workers is killed mid-batch and the other finishes everything)."""
+workers is killed mid-batch and the other finishes everything), and each file cleaned with the
+policy recorded at its upload."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import pytest
 import redis
-from databases import truncate_all
-from factories import auth_headers, make_user
 from fastapi.testclient import TestClient
-from jobkit import (
+from sqlalchemy import select
+
+from sanitas import scratch
+from sanitas.config import Settings
+from sanitas.db import make_engine, make_sessionmaker
+from sanitas.main import create_app
+from sanitas.models import File, Job
+from sanitas.storage import make_storage
+from tests.api.policy_samples import LINK, body, link_uris, pdf_with_link
+from tests.databases import truncate_all
+from tests.executor.jobkit import (
     assert_batch_recovered,
     job_states,
     kill_hard,
@@ -31,14 +41,7 @@ from jobkit import (
     wait_files_done,
     wait_until,
 )
-from sqlalchemy import select
-
-from sanitas import scratch
-from sanitas.config import Settings
-from sanitas.db import make_engine, make_sessionmaker
-from sanitas.main import create_app
-from sanitas.models import File, Job
-from sanitas.storage import make_storage
+from tests.factories import auth_headers, make_user
 
 TEXT = b"hello from the celery test\n"
 
@@ -244,3 +247,33 @@ def test_killed_worker_mid_batch_the_other_finishes(celery_settings, session, tm
     finally:
         stop(victim)
         stop(survivor)
+
+
+def test_celery_worker_cleans_with_the_files_policy(celery_settings, session, tmp_path):
+    """A file uploaded with a stored policy (links removed) and one with the built-in basic
+    (links kept): the Celery worker runs each with its recorded policy, and records the
+    sanitized copy's SHA-256."""
+    h = auth_headers(celery_settings, session, make_user(session, role="ENTERPRISE"))
+    pdf = pdf_with_link()
+    with TestClient(create_app(celery_settings)) as client:
+        policy = client.post("/api/policies", headers=h,
+                             json=body("No links", hyperlinks="remove")).json()["data"]
+        removed = client.post("/api/upload/single", headers=h, data={"policyId": policy["id"]},
+                              files={"file": ("links.pdf", pdf)}).json()["data"]["fileId"]
+        kept = client.post("/api/upload/single", headers=h, data={"mode": "basic"},
+                           files={"file": ("links.pdf", pdf)}).json()["data"]["fileId"]
+        worker = start(["worker", "--concurrency=1"], _worker_env(celery_settings),
+                       tmp_path / "worker.log")
+        try:
+            for file_id, links in ((removed, []), (kept, [LINK])):
+                data = wait_until(lambda fid=file_id: _done(client, h, fid), 90,
+                                  "processing by the Celery worker", 0.3)
+                assert data["file"]["status"] == "COMPLETED", data["file"]["errorMessage"]
+                output = client.get(f"/api/process/download/{file_id}", headers=h).content
+                assert link_uris(output) == links
+                assert data["file"]["sha256Sanitized"] == hashlib.sha256(output).hexdigest()
+                assert data["file"]["sha256Original"] == hashlib.sha256(pdf).hexdigest()
+            assert _status(client, h, removed)["file"]["policy"] == {
+                "id": policy["id"], "name": "No links", "version": 1}
+        finally:
+            stop(worker)

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from factories import make_user
-from jobkit import pdf_bytes, seed_job
 from sqlalchemy import select, update
 
 from sanitas.db import make_sessionmaker, utcnow
 from sanitas.executor import job as jobs
 from sanitas.models import File, Job
 from sanitas.storage import make_storage
+from tests.factories import add_file_and_job, make_user, pdf_bytes
 
 
 def _factory(db_session):
@@ -23,7 +22,8 @@ def _factory(db_session):
 def test_job_completes_with_sizes_report_and_one_blob(settings, db_session):
     user = make_user(db_session)
     content = pdf_bytes(pages=2)
-    file, job = seed_job(db_session, settings, user, content, name="Plan (final).pdf")
+    file, job = add_file_and_job(db_session, settings, user, content=content,
+                                 name="Plan (final).pdf")
     storage = make_storage(settings)
     outcome = jobs.run_job(job.id, factory=_factory(db_session), settings=settings,
                            storage=storage)
@@ -47,7 +47,8 @@ def test_job_completes_with_sizes_report_and_one_blob(settings, db_session):
 
 def test_rejected_file_fails_once_with_reason(settings, db_session):
     user = make_user(db_session)
-    file, job = seed_job(db_session, settings, user, b"%PDF-1.7\n" + bytes(range(256)) * 10)
+    file, job = add_file_and_job(db_session, settings, user,
+                                 content=b"%PDF-1.7\n" + bytes(range(256)) * 10)
     outcome = jobs.run_job(job.id, factory=_factory(db_session), settings=settings,
                            storage=make_storage(settings))
     assert outcome == "failed"
@@ -67,7 +68,7 @@ def test_infrastructure_fault_is_retried_then_fails_readably(settings, db_sessio
     settings.job_max_attempts = 2
     settings.job_retry_delay_seconds = 30
     user = make_user(db_session)
-    file, job = seed_job(db_session, settings, user, pdf_bytes())
+    file, job = add_file_and_job(db_session, settings, user, content=pdf_bytes())
     factory, storage = _factory(db_session), make_storage(settings)
     assert jobs.run_job(job.id, factory=factory, settings=settings, storage=storage) == "retry"
     db_session.expire_all()
@@ -90,7 +91,7 @@ def test_infrastructure_fault_is_retried_then_fails_readably(settings, db_sessio
 
 def test_claims_are_exclusive_and_stale_claims_are_taken_over(settings, db_session):
     user = make_user(db_session)
-    _, job = seed_job(db_session, settings, user, pdf_bytes())
+    _, job = add_file_and_job(db_session, settings, user, content=pdf_bytes())
     factory = _factory(db_session)
     assert jobs.claim(factory, settings, job.id, "worker-a")[0] is None
     assert jobs.claim(factory, settings, job.id, "worker-b")[0] == "skipped"
@@ -112,7 +113,7 @@ def test_claims_are_exclusive_and_stale_claims_are_taken_over(settings, db_sessi
 
 def test_paused_queue_starts_nothing(settings, db_session):
     user = make_user(db_session)
-    _, job = seed_job(db_session, settings, user, pdf_bytes())
+    _, job = add_file_and_job(db_session, settings, user, content=pdf_bytes())
     jobs.set_paused(db_session, True)
     factory = _factory(db_session)
     assert jobs.run_job(job.id, factory=factory, settings=settings,
@@ -125,9 +126,9 @@ def test_paused_queue_starts_nothing(settings, db_session):
 
 def test_runnable_order_is_priority_then_age(settings, db_session):
     user = make_user(db_session)
-    _, a = seed_job(db_session, settings, user, b"a", kind="txt")
-    _, b = seed_job(db_session, settings, user, b"b", kind="txt", priority=10)
-    _, c = seed_job(db_session, settings, user, b"c", kind="txt")
+    _, a = add_file_and_job(db_session, settings, user, content=b"a", kind="txt")
+    _, b = add_file_and_job(db_session, settings, user, content=b"b", kind="txt", priority=10)
+    _, c = add_file_and_job(db_session, settings, user, content=b"c", kind="txt")
     ids = [j for j, _ in jobs.find_runnable(db_session, settings, 10)]
     assert ids == [b.id, a.id, c.id]
     assert [j for j, _ in jobs.find_runnable(db_session, settings, 1, exclude={b.id})] == [a.id]
@@ -137,12 +138,12 @@ def test_expiry_deletes_blobs_keeps_rows(settings, db_session):
     user = make_user(db_session)
     storage = make_storage(settings)
     factory = _factory(db_session)
-    done, done_job = seed_job(db_session, settings, user, pdf_bytes())
+    done, done_job = add_file_and_job(db_session, settings, user, content=pdf_bytes())
     assert jobs.run_job(done_job.id, factory=factory, settings=settings,
                         storage=storage) == "completed"
-    waiting, _ = seed_job(db_session, settings, user, b"plain text", kind="txt")
-    busy, busy_job = seed_job(db_session, settings, user, b"more text", kind="txt")
-    fresh, _ = seed_job(db_session, settings, user, b"fresh", kind="txt")
+    waiting, _ = add_file_and_job(db_session, settings, user, content=b"plain text", kind="txt")
+    busy, busy_job = add_file_and_job(db_session, settings, user, content=b"more text", kind="txt")
+    fresh, _ = add_file_and_job(db_session, settings, user, content=b"fresh", kind="txt")
     jobs.claim(factory, settings, busy_job.id, "worker-x")
     past = utcnow() - timedelta(minutes=1)
     db_session.execute(update(File).where(File.id.in_([done.id, waiting.id, busy.id]))
@@ -165,7 +166,7 @@ def test_expiry_deletes_blobs_keeps_rows(settings, db_session):
 def test_a_job_interrupted_too_often_is_not_taken_over_again(settings, db_session):
     """A file that brings its worker down every time must not run at every restart."""
     user = make_user(db_session)
-    file, job = seed_job(db_session, settings, user, pdf_bytes())
+    file, job = add_file_and_job(db_session, settings, user, content=pdf_bytes())
     factory = _factory(db_session)
     stale = utcnow() - timedelta(seconds=settings.job_heartbeat_timeout_seconds + 1)
     for attempt in range(1, settings.job_max_attempts + 1):
@@ -186,7 +187,7 @@ def test_orphan_blobs_are_removed_once_old_enough(settings, db_session):
     import time
 
     user = make_user(db_session)
-    file, _job = seed_job(db_session, settings, user, pdf_bytes())
+    file, _job = add_file_and_job(db_session, settings, user, content=pdf_bytes())
     storage = make_storage(settings)
     orphan = settings.data_dir / "orphan"
     orphan.write_bytes(b"%PDF-1.4 left by a crash")

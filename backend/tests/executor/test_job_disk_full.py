@@ -9,8 +9,6 @@ import shutil
 import subprocess
 
 import pytest
-from factories import make_user
-from jobkit import seed_job
 
 from sanitas.config import MB
 from sanitas.db import make_sessionmaker
@@ -19,6 +17,7 @@ from sanitas.engine.report import Result
 from sanitas.executor import job as jobs
 from sanitas.models import File, Job
 from sanitas.storage import make_storage
+from tests.factories import add_file_and_job, make_user, pdf_bytes
 
 
 def _run(settings, db_session, job):
@@ -35,7 +34,8 @@ def test_rejection_while_the_disk_is_short_is_retried(settings, db_session, monk
     from sanitas import diskspace, sandbox
 
     user = make_user(db_session)
-    file, job = seed_job(db_session, settings, user, b"%PDF-1.7\n" + b"x" * 5000)
+    file, job = add_file_and_job(db_session, settings, user, name="doc.pdf",
+                                 content=b"%PDF-1.7\n" + b"x" * 5000)
     rejected = Result(input="doc.pdf", status="rejected",
                       reason="The file is damaged or uses features that cannot be made safe "
                              "(OSError).")
@@ -57,7 +57,8 @@ def test_no_room_for_the_work_folder_is_retried(settings, db_session, monkeypatc
     from sanitas import scratch
 
     user = make_user(db_session)
-    file, job = seed_job(db_session, settings, user, b"%PDF-1.7\n" + b"x" * 5000)
+    file, job = add_file_and_job(db_session, settings, user, name="doc.pdf",
+                                 content=b"%PDF-1.7\n" + b"x" * 5000)
 
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
@@ -83,13 +84,11 @@ def small_data_dir(settings):
 def test_real_sandbox_output_on_a_full_disk_is_retried(settings, db_session, small_data_dir):
     """The original (1.1 MB) is stored and copied to the job's folder on a 3 MB disk: the
     sandbox cannot write the sanitized copy, and the job waits instead of failing the file."""
-    from jobkit import pdf_bytes
-
     settings.min_free_bytes = 0
     user = make_user(db_session)
-    content = pdf_bytes(pages=2, side=(1000, 1000))  # two noisy JPEG pages, 1.1 MB
+    content = pdf_bytes(pages=2, side=(1000, 1000), quality=70)  # two noisy JPEG pages, 1.1 MB
     assert 1000 * 1024 < len(content) < 1400 * 1024
-    file, job = seed_job(db_session, settings, user, content)
+    file, job = add_file_and_job(db_session, settings, user, content=content)
     assert _run(settings, db_session, job) == "retry"
     status, job_row = _state(db_session, file, job)
     assert status == "PENDING" and job_row.state == "waiting", job_row.error

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from factories import auth_headers, make_user
-from jobkit import (
+from sqlalchemy import select
+
+from sanitas import scratch
+from sanitas.models import File, Job
+from sanitas.storage import make_storage
+from tests.executor.jobkit import (
     assert_batch_recovered,
-    free_port,
     job_states,
     kill_hard,
     multipart,
@@ -29,11 +32,8 @@ from jobkit import (
     wait_http,
     wait_until,
 )
-from sqlalchemy import select
-
-from sanitas import scratch
-from sanitas.models import File, Job
-from sanitas.storage import make_storage
+from tests.factories import auth_headers, make_user
+from tests.live_server import free_port
 
 
 def test_killed_server_job_completes_after_restart(settings, db_session, tmp_path):

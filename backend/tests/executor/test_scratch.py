@@ -10,12 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from factories import auth_headers, make_user
 from fastapi.testclient import TestClient
-from jobkit import (
-    pdf_bytes,
-    seed_job,
-)
 
 from sanitas import scratch
 from sanitas.db import make_sessionmaker
@@ -24,6 +19,7 @@ from sanitas.executor.local import LocalExecutor
 from sanitas.files import service
 from sanitas.main import create_app
 from sanitas.storage import make_storage
+from tests.factories import add_file_and_job, auth_headers, make_user, pdf_bytes
 
 OLD = time.time() - 3600
 
@@ -89,7 +85,7 @@ def test_a_running_job_keeps_its_folder_under_the_data_dir(settings, db_session,
     from sanitas import sandbox
 
     user = make_user(db_session)
-    _file, job = seed_job(db_session, settings, user, pdf_bytes())
+    _file, job = add_file_and_job(db_session, settings, user, content=pdf_bytes())
     seen = {}
     real = sandbox.run_sanitizer
 

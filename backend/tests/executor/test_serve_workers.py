@@ -7,10 +7,11 @@ import time
 
 import httpx
 import psutil
-from factories import auth_headers, make_user
-from jobkit import free_port, pdf_bytes, server_env, start, stop, wait_http, wait_until
 
 from sanitas.storage import make_storage
+from tests.executor.jobkit import server_env, start, stop, wait_http, wait_until
+from tests.factories import auth_headers, make_user, pdf_bytes
+from tests.live_server import free_port
 
 
 def _api_processes(pid: int) -> list[psutil.Process]:

@@ -98,7 +98,6 @@ def test_service_end_to_end_on_s3(settings, db_session, s3_endpoint):
     """Upload, process, download and expire with blobs in S3 (moto server)."""
     import time
 
-    from factories import auth_headers, make_user
     from fastapi.testclient import TestClient
     from sqlalchemy import update
 
@@ -106,6 +105,7 @@ def test_service_end_to_end_on_s3(settings, db_session, s3_endpoint):
     from sanitas.executor.job import expire_files
     from sanitas.main import create_app
     from sanitas.models import File
+    from tests.factories import auth_headers, make_user
 
     settings.storage = "s3"
     settings.s3_endpoint_url = s3_endpoint

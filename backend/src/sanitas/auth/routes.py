@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, BackgroundTasks, Query, Request
 from fastapi.responses import RedirectResponse
 from fastapi.security.utils import get_authorization_scheme_param
 from sqlalchemy.exc import IntegrityError
 
 from sanitas import ratelimit
+from sanitas.audit.service import record
 from sanitas.auth import google, service
 from sanitas.auth.schemas import (
     AuthData,
@@ -28,6 +31,7 @@ from sanitas.db import utcnow
 from sanitas.deps import CurrentUser, SessionDep, SettingsDep, client_ip
 from sanitas.errors import ApiError
 from sanitas.mail import send_email
+from sanitas.models import AuditAction
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/auth", tags=["auth"],
@@ -108,9 +112,7 @@ def logout(request: Request, session: SessionDep, settings: SettingsDep,
         families.add(family)
     if not families:
         raise ApiError(401, "Authentication required. Please sign in.", "unauthorized")
-    for family in families:
-        service.revoke_family(session, family)
-    session.commit()
+    service.sign_out(session, families, ip=client_ip(request))
     return ok(None, "Logged out successfully")
 
 
@@ -130,7 +132,8 @@ def update_profile(body: ProfileUpdateIn, user: CurrentUser, session: SessionDep
 def change_password(body: PasswordChangeIn, request: Request, user: CurrentUser,
                     session: SessionDep, settings: SettingsDep):
     service.change_password(session, user, body.current_password, body.new_password,
-                            keep_family=_access_family(request, settings))
+                            keep_family=_access_family(request, settings),
+                            ip=client_ip(request))
     return ok(None, "Password updated successfully")
 
 
@@ -177,14 +180,15 @@ def reset_password(body: ResetPasswordIn, request: Request, session: SessionDep,
                    settings: SettingsDep):
     ratelimit.hit(session, [(f"reset:ip:{client_ip(request)}", settings.rate_limit_reset_per_ip)],
                   settings.rate_limit_window_seconds)
-    service.reset_password(session, body.token, body.password)
+    service.reset_password(session, body.token, body.password, ip=client_ip(request))
     return ok(None, "Your password has been reset. You can now sign in.")
 
 
 # --- Google sign-in (OpenID Connect) ----------------------------------------------------
 
-_REDIRECT = {302: {"description": "Redirect (to Google, to /auth/callback?code=..., or to "
-                                  "/login?error=... with a readable message)"}}
+_REDIRECT: dict[int | str, dict[str, Any]] = {
+    302: {"description": "Redirect (to Google, to /auth/callback?code=..., or to "
+                         "/login?error=... with a readable message)"}}
 
 
 def _redirect(url: str) -> RedirectResponse:
@@ -228,6 +232,8 @@ def google_callback(request: Request, session: SessionDep, settings: SettingsDep
             target = f"/auth/callback?code={one_time}"
         except google.GoogleSignInError as exc:
             session.rollback()
+            service.record_sign_in_failure(session, None, client_ip(request), method="google",
+                                           reason=str(exc))
             target = google.login_error_url(str(exc))
         except IntegrityError:  # a concurrent first sign-in with the same account
             session.rollback()
@@ -243,15 +249,25 @@ def google_exchange(body: CodeIn, request: Request, session: SessionDep, setting
     ratelimit.hit(session, [(f"login:ip:{ratelimit.source(client_ip(request))}",
                              settings.rate_limit_login_per_ip)],
                   settings.rate_limit_window_seconds)
-    user = service.consume_email_token(
-        session, body.code, google.EXCHANGE_PURPOSE,
-        "This sign-in code is invalid or has expired. Please sign in with Google again.")
+    try:
+        user = service.consume_email_token(
+            session, body.code, google.EXCHANGE_PURPOSE,
+            "This sign-in code is invalid or has expired. Please sign in with Google again.")
+    except ApiError as exc:
+        session.rollback()
+        service.record_sign_in_failure(session, None, client_ip(request), method="google",
+                                       reason=exc.error)
+        raise
     if not user.is_active:
         session.rollback()
+        service.record_sign_in_failure(session, user, client_ip(request), method="google",
+                                       reason="account_inactive")
         raise ApiError(403, google.DEACTIVATED, "account_inactive")
     user.last_login = utcnow()
     tokens = service.start_session(session, settings, user, user_agent=_agent(request),
                                    ip=client_ip(request))
+    record(session, action=AuditAction.SIGN_IN, actor=user, ip=client_ip(request),
+           detail={"method": "google"})
     session.commit()
     return ok(service.AuthData(user=service.user_out(session, user), tokens=tokens),
               "Login successful!")

@@ -13,19 +13,20 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from sanitas import ratelimit
+from sanitas.audit.service import record
 from sanitas.auth.passwords import hash_password, needs_rehash, verify_password
 from sanitas.auth.schemas import AuthData, TokensOut, UserOut
 from sanitas.auth.tokens import create_access_token, hash_token, new_opaque_token
 from sanitas.config import Settings
-from sanitas.db import utcnow
+from sanitas.db import rows_matched, utcnow
 from sanitas.errors import ApiError
 from sanitas.mail import send_email
-from sanitas.models import AuthSession, EmailToken, File, Role, User
+from sanitas.models import AuditAction, AuthSession, EmailToken, File, Role, User
 from sanitas.models._common import new_id
 
 log = logging.getLogger(__name__)
 
-MIN_PASSWORD = 6  # at registration (SPEC section 9)
+MIN_PASSWORD = 6  # at registration (docs/product-rules.md, Accounts and passwords)
 MIN_NEW_PASSWORD = 8  # at password change and reset
 INVALID_CREDENTIALS = "Invalid email or password"
 USERNAME_RE = re.compile(r"[A-Za-z0-9_.-]{3,64}")
@@ -104,6 +105,17 @@ def revoke_family(session: Session, family_id: str) -> None:
                     .values(revoked_at=utcnow()))
 
 
+def sign_out(session: Session, families: set[str], *, ip: str | None) -> None:
+    """End the given session families, each with an audit row naming its account."""
+    for family in sorted(families):
+        owner = session.scalar(select(User).join(AuthSession, AuthSession.user_id == User.id)
+                               .where(AuthSession.family_id == family).limit(1))
+        revoke_family(session, family)
+        if owner is not None:
+            record(session, action=AuditAction.SIGN_OUT, actor=owner, ip=ip)
+    session.commit()
+
+
 def family_of_refresh_token(session: Session, refresh_token: str) -> str | None:
     """The session family a refresh token (spent or not) belongs to, if any."""
     return session.scalar(select(AuthSession.family_id).where(
@@ -137,7 +149,7 @@ def refresh_session(session: Session, settings: Settings, refresh_token: str, *,
     spent = session.execute(update(AuthSession).where(
         AuthSession.id == row.id, AuthSession.rotated_at.is_(None),
         AuthSession.revoked_at.is_(None)).values(rotated_at=now))
-    if spent.rowcount != 1:
+    if rows_matched(spent) != 1:
         # Reuse of a spent token: assume it was stolen and end the whole session family.
         session.rollback()
         revoke_family(session, row.family_id)
@@ -199,7 +211,9 @@ def has_signed_in_from(session: Session, settings: Settings, email: str, source:
                AuthSession.ip_address.is_not(None))
         .group_by(AuthSession.ip_address).order_by(latest.desc())
         .limit(KNOWN_ADDRESSES_SCANNED)).all()
-    return any(ratelimit.source(address) == source for address in addresses)
+    # (the query keeps only sessions with an address)
+    return any(address is not None and ratelimit.source(address) == source
+               for address in addresses)
 
 
 def login(session: Session, settings: Settings, *, email: str, password: str,
@@ -208,16 +222,34 @@ def login(session: Session, settings: Settings, *, email: str, password: str,
     # verify_password hashes against a dummy when there is no user: equal timing.
     valid = verify_password(user.password_hash if user else None, password)
     if user is None or not valid:
+        record_sign_in_failure(session, user, ip, method="password",
+                               reason="invalid_credentials")
         raise ApiError(401, INVALID_CREDENTIALS, "invalid_credentials")
     if not user.is_active:
+        record_sign_in_failure(session, user, ip, method="password", reason="account_inactive")
         raise ApiError(403, "This account has been deactivated. Please contact support.",
                        "account_inactive")
-    if needs_rehash(user.password_hash):
+    if user.password_hash is not None and needs_rehash(user.password_hash):  # set: valid
         user.password_hash = hash_password(password)
     user.last_login = utcnow()
     tokens = start_session(session, settings, user, user_agent=user_agent, ip=ip)
+    record(session, action=AuditAction.SIGN_IN, actor=user, ip=ip,
+           detail={"method": "password"})
     session.commit()
     return AuthData(user=user_out(session, user), tokens=tokens)
+
+
+def record_sign_in_failure(session: Session, user: User | None, ip: str | None, *,
+                           method: str, reason: str) -> None:
+    """Write an audit row for a refused sign-in at once (the caller then answers with an
+    error). Nobody is signed in, so there is no actor; the account, when the address names
+    one, is the target. An address that names no account is not kept: people type their
+    password into the address field. Commits: nothing else may be pending."""
+    record(session, action=AuditAction.SIGN_IN_FAILED, actor=None, ip=ip,
+           target=("user", user.id) if user is not None else None,
+           detail={"method": method, "reason": reason,
+                   "email": user.email if user is not None else None})
+    session.commit()
 
 
 def update_profile(session: Session, user: User, changes: dict[str, str | None]) -> None:
@@ -232,7 +264,7 @@ def update_profile(session: Session, user: User, changes: dict[str, str | None])
 
 
 def change_password(session: Session, user: User, current: str, new: str,
-                    keep_family: str | None) -> None:
+                    keep_family: str | None, ip: str | None = None) -> None:
     if not verify_password(user.password_hash, current):
         raise ApiError(400, "Current password is incorrect", "wrong_password")
     if len(new) < MIN_NEW_PASSWORD:
@@ -240,6 +272,8 @@ def change_password(session: Session, user: User, current: str, new: str,
     user.password_hash = hash_password(new)
     retire_reset_links(session, user.id)  # a link mailed earlier must not undo this change
     revoke_all_sessions(session, user.id, except_family=keep_family)
+    record(session, action=AuditAction.PASSWORD_CHANGED, actor=user, ip=ip,
+           target=("user", user.id))
     session.commit()
 
 
@@ -312,7 +346,7 @@ def prepare_password_reset(session: Session, settings: Settings,
             f"ignore this message.\n"))
 
 
-def reset_password(session: Session, token: str, password: str) -> None:
+def reset_password(session: Session, token: str, password: str, ip: str | None = None) -> None:
     if len(password) < MIN_NEW_PASSWORD:
         raise ApiError(422, "Password must be at least 8 characters", "validation_error")
     user = consume_email_token(session, token, "reset_password",
@@ -321,4 +355,6 @@ def reset_password(session: Session, token: str, password: str) -> None:
     user.is_email_verified = True  # the link proved the address works
     retire_reset_links(session, user.id)  # every other outstanding one dies with this one
     revoke_all_sessions(session, user.id)
+    record(session, action=AuditAction.PASSWORD_RESET, actor=user, ip=ip,
+           target=("user", user.id), detail={"method": "emailed link"})
     session.commit()

@@ -9,9 +9,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sanitas.health import register_health_check
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from sanitas.config import Settings
+    from sanitas.storage import Storage
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +44,14 @@ class Executor(Protocol):
     def healthy(self) -> bool: ...
 
 
-def executor_connections(settings) -> int:
+def executor_connections(settings: Settings) -> int:
     """Database connections the local executor may hold at once: each job thread, its
     heartbeat and its progress writes, plus the scheduler and the periodic sweeps."""
     return 3 * settings.executor_workers + 4
 
 
-def make_executor(settings, factory, storage) -> Executor:
+def make_executor(settings: Settings, factory: sessionmaker[Session],
+                  storage: Storage) -> Executor:
     if settings.executor == "celery":
         from sanitas.executor.celery_app import CeleryExecutor
 
@@ -53,8 +61,8 @@ def make_executor(settings, factory, storage) -> Executor:
     return LocalExecutor(settings, factory, storage)
 
 
-def _executor_up(app) -> bool:
-    executor = getattr(app.state, "executor", None)
+def _executor_up(app: FastAPI) -> bool:
+    executor: Executor | None = getattr(app.state, "executor", None)
     if executor is None:  # this process runs no executor (tests, or background disabled)
         return not getattr(app.state, "executor_expected", False)
     return executor.healthy()
@@ -63,14 +71,14 @@ def _executor_up(app) -> bool:
 _last_warning = [-3600.0]
 
 
-def _storage_up(app) -> str:
+def _storage_up(app: FastAPI) -> str:
     """down: the storage cannot be used; degraded: a filesystem the service writes to is short
     of free space (SANITAS_MIN_FREE_BYTES), so uploads are refused with 507."""
     from sanitas.diskspace import short_of_room
     from sanitas.storage import make_storage
 
-    settings = app.state.settings
-    storage = getattr(app.state, "storage", None) or make_storage(settings)
+    settings: Settings = app.state.settings
+    storage: Storage = getattr(app.state, "storage", None) or make_storage(settings)
     if not storage.healthy():
         return "down"
     short = short_of_room(settings)
@@ -87,7 +95,7 @@ register_health_check("storage", _storage_up)
 register_health_check("executor", _executor_up)
 
 
-def start_background_services(app, *, executor_in_supervisor: bool = False
+def start_background_services(app: FastAPI, *, executor_in_supervisor: bool = False
                               ) -> list[Callable[[], None]]:
     """Start this process's executor. With `executor_in_supervisor` (an API process of
     `sanitas serve --workers N`) the local executor runs in the supervising process, and this
@@ -118,7 +126,7 @@ def start_background_services(app, *, executor_in_supervisor: bool = False
     return [stop]
 
 
-def _sweep_scratch(settings, *, legacy: bool = False) -> None:
+def _sweep_scratch(settings: Settings, *, legacy: bool = False) -> None:
     from sanitas import scratch
 
     try:
@@ -127,7 +135,7 @@ def _sweep_scratch(settings, *, legacy: bool = False) -> None:
         log.warning("could not sweep the scratch folders", exc_info=True)
 
 
-def run_supervisor_executor(settings) -> Callable[[], None]:
+def run_supervisor_executor(settings: Settings) -> Callable[[], None]:
     """`sanitas serve --workers N`: the local executor (and its wake-up socket) in the
     supervising process, with its own connection pool. Returns its stop."""
     from sanitas.db import make_engine, make_sessionmaker

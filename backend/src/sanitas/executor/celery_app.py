@@ -18,12 +18,18 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from celery import Celery
+from celery import Celery, Task
 from celery.signals import worker_ready
 from kombu import Queue
 
 from sanitas.config import Settings, get_settings
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from sanitas.storage import Storage
 
 log = logging.getLogger(__name__)
 
@@ -64,14 +70,14 @@ def make_celery(settings: Settings) -> Celery:
     )
 
     @app.task(name=PROCESS_TASK, bind=True)
-    def process_job(self, job_id: str) -> str:
+    def process_job(self: Task[[str], str], job_id: str) -> str:
         from sanitas.executor import job as jobs
 
         rt = _runtime()
         outcome = jobs.run_job(job_id, factory=rt.factory, settings=rt.settings,
                                storage=rt.storage)
         if outcome == "retry":
-            delay = rt.settings.job_retry_delay_seconds
+            delay: float = rt.settings.job_retry_delay_seconds
             with rt.factory() as s:
                 from sanitas.models import Job
 
@@ -99,14 +105,15 @@ def make_celery(settings: Settings) -> Celery:
         return expired
 
     @app.task(name=RECOVER_TASK, bind=True)
-    def recover_jobs(self) -> int:
+    def recover_jobs(self: Task[[], int]) -> int:
         rt = _runtime()
         return recover(self.app, rt.settings, rt.factory)
 
     return app
 
 
-def recover(app: Celery, settings: Settings, factory, *, force: bool = False) -> int:
+def recover(app: Celery, settings: Settings, factory: sessionmaker[Session], *,
+            force: bool = False) -> int:
     """Re-send runnable jobs whose message may be lost (all of them with force, e.g. after a
     resume). Returns how many were sent."""
     from sqlalchemy import select
@@ -136,11 +143,21 @@ def recover(app: Celery, settings: Settings, factory, *, force: bool = False) ->
     return len(rows)
 
 
+class _DeclareOk(Protocol):
+    message_count: int
+
+
+class _QueueChannel(Protocol):
+    def queue_declare(self, queue: str, passive: bool) -> _DeclareOk: ...
+
+
 def broker_backlog(app: Celery) -> int:
     """Messages waiting in the two queues (not counting those held by workers)."""
     total = 0
     with app.connection_for_write() as conn:
-        channel = conn.default_channel
+        # Every broker's channel (kombu's virtual one for Redis, py-amqp's for RabbitMQ)
+        # declares queues; the StdChannel base the stubs give default_channel does not say so.
+        channel = cast("_QueueChannel", conn.default_channel)
         for name in (HIGH_QUEUE, NORMAL_QUEUE):
             try:
                 total += channel.queue_declare(queue=name, passive=True).message_count
@@ -177,7 +194,7 @@ def _runtime() -> _Runtime:
 
 
 @worker_ready.connect
-def _recover_on_start(sender=None, **_):
+def _recover_on_start(sender: Any = None, **_: object) -> None:
     """A restarted worker picks up what a killed one left behind, and removes the work
     folders it left on this machine."""
     from sanitas import scratch
@@ -198,7 +215,8 @@ class CeleryExecutor:
 
     name = "celery"
 
-    def __init__(self, settings: Settings, factory, storage) -> None:
+    def __init__(self, settings: Settings, factory: sessionmaker[Session],
+                 storage: Storage) -> None:
         self.settings, self.factory, self.storage = settings, factory, storage
         self.app = make_celery(settings)
 

@@ -11,6 +11,7 @@ sanitized blob has one key per file, so a job run twice still leaves exactly one
 from __future__ import annotations
 
 import errno
+import hashlib
 import logging
 import os
 import re
@@ -22,18 +23,27 @@ from dataclasses import asdict
 from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from types import TracebackType
+from typing import TYPE_CHECKING, Literal
 
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.sql.elements import ColumnElement
 
+from sanitas import logs, metrics
+from sanitas.audit.service import record
 from sanitas.config import Settings
-from sanitas.db import utcnow
+from sanitas.db import rows_matched, utcnow
 from sanitas.engine.report import RejectionCode
 from sanitas.executor import job_secret
-from sanitas.models import File, FileStatus, Job, JobState, QueueState
+from sanitas.models import AuditAction, File, FileStatus, Job, JobState, QueueState, User
 from sanitas.scratch import JobScratch
 from sanitas.storage import BlobNotFound, Storage, StorageError, sanitized_key
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sanitas.engine.policy import Policy
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +67,13 @@ def is_paused(session: Session) -> bool:
     return bool(session.scalar(select(QueueState.paused).where(QueueState.id == 1)))
 
 
-def set_paused(session: Session, paused: bool) -> None:
+def set_paused(session: Session, paused: bool, *, actor: User | None = None,
+               ip: str | None = None) -> None:
+    """Pause or resume the queue; an admin's change (`actor`) is written to the audit log in
+    the same transaction."""
+    if actor is not None:
+        record(session, action=AuditAction.QUEUE_PAUSED if paused else AuditAction.QUEUE_RESUMED,
+               actor=actor, ip=ip)
     state = session.get(QueueState, 1)
     if state is None:
         session.add(QueueState(id=1, paused=paused, updated_at=utcnow()))
@@ -67,7 +83,7 @@ def set_paused(session: Session, paused: bool) -> None:
     session.commit()
 
 
-def runnable_condition(settings: Settings, now: datetime):
+def runnable_condition(settings: Settings, now: datetime) -> ColumnElement[bool]:
     """Jobs an executor may start now: waiting and due, or active with a stale heartbeat."""
     stale = now - timedelta(seconds=settings.job_heartbeat_timeout_seconds)
     return or_(
@@ -129,11 +145,12 @@ class _Heartbeat:
             except Exception:  # a missed beat is not fatal; the next one may succeed
                 log.warning("heartbeat for job %s failed", self.job_id, exc_info=True)
 
-    def __enter__(self):
+    def __enter__(self) -> _Heartbeat:
         self.thread.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.stop.set()
         self.thread.join(timeout=5)
 
@@ -192,10 +209,10 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
             .values(state=JobState.ACTIVE, worker_id=token, heartbeat_at=now, started_at=now,
                     finished_at=None, progress=0, attempts=Job.attempts + 1, run_after=None)
             .execution_options(synchronize_session=False))
-        if result.rowcount != 1:
+        if rows_matched(result) != 1:
             s.rollback()
             return "skipped", None, None
-        job = s.get(Job, job_id)
+        job = s.get_one(Job, job_id)  # the row just updated
         file = s.get(File, job.file_id)
         if file is not None and job.attempts > settings.job_max_attempts:
             # Taken over after a crash that many times: the file may be what kills the worker.
@@ -225,8 +242,8 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
         return None, file, job
 
 
-def _finish(factory: sessionmaker[Session], job_id: str, token: str, *, job_values: dict,
-            file_values: dict) -> bool:
+def _finish(factory: sessionmaker[Session], job_id: str, token: str, *,
+            job_values: dict[str, object], file_values: dict[str, object]) -> bool:
     """Write the outcome if we still own the job; False when the claim was lost. A final
     state wipes the job's sealed password (job_secret.py)."""
     if job_values.get("state") in (JobState.COMPLETED, JobState.FAILED):
@@ -235,7 +252,7 @@ def _finish(factory: sessionmaker[Session], job_id: str, token: str, *, job_valu
         result = s.execute(update(Job).where(Job.id == job_id, Job.worker_id == token,
                                              Job.state == JobState.ACTIVE).values(**job_values)
                            .execution_options(synchronize_session=False))
-        if result.rowcount != 1:
+        if rows_matched(result) != 1:
             s.rollback()
             return False
         file_id = s.scalar(select(Job.file_id).where(Job.id == job_id))
@@ -249,13 +266,25 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
             storage: Storage) -> Outcome:
     """Run one job to its end. Never raises for a file's fault; 'retry' means the job was put
     back to waiting (with back-off) after an infrastructure fault."""
-    from sanitas.sandbox import SandboxError, run_sanitizer
-
     token = worker_id()
     outcome, file, job = claim(factory, settings, job_id, token)
     if outcome is not None:
         return outcome
-    assert file is not None and job is not None
+    # claimed: claim() fails a job whose file is gone or has no original
+    assert file is not None and job is not None and file.original_key is not None
+    with logs.job_context(job_id, job.request_id):  # the call's id on the job's log lines
+        outcome = _run_claimed(job_id, token, file, job, factory=factory, settings=settings,
+                               storage=storage)
+        log.info("job %s: %s", job_id, outcome)
+        return outcome
+
+
+def _run_claimed(job_id: str, token: str, file: File, job: Job, *,
+                 factory: sessionmaker[Session], settings: Settings,
+                 storage: Storage) -> Outcome:
+    from sanitas.sandbox import SandboxError, run_sanitizer
+
+    assert file.original_key is not None
     started = time.monotonic()
     password = None
     if job.password_secret:
@@ -279,9 +308,12 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
                 storage.get_to_path(file.original_key, input_path)
                 output_dir = workdir / "out"
                 output_dir.mkdir()
-                result = run_sanitizer(input_path, output_dir, mode=file.mode, settings=settings,
+                mode, policy = job_policy(file)
+                result = run_sanitizer(input_path, output_dir, mode=mode, settings=settings,
                                        on_progress=_Progress(factory, job_id, token),
-                                       original_name=file.original_name, password=password)
+                                       original_name=file.original_name, password=password,
+                                       policy=policy)
+                metrics.job_finished(result, mode, time.monotonic() - started)
                 if result.status != "ok" or not result.output:
                     if _short_of_room(settings, workdir, file.original_size):
                         # A full disk makes the sandbox's output fail as if the file were bad:
@@ -296,8 +328,11 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
                 if not out_path.is_absolute():
                     out_path = output_dir / out_path
                 key = sanitized_key(file.id)
+                digest = sha256_of(out_path)  # the output, before it leaves the scratch dir
                 size = storage.put_file(key, out_path, move=True)
             except (SandboxError, StorageError, OSError) as exc:
+                if isinstance(exc, SandboxError):
+                    metrics.sandbox_failed()
                 if isinstance(exc, BlobNotFound):
                     return _fail(factory, job_id, token,
                                  "The uploaded file is no longer available.", started,
@@ -326,6 +361,7 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
                                 "sanitized_name": sanitized_name_for(file.original_name,
                                                                      result.output_type),
                                 "sanitized_size": size, "report": report,
+                                "sha256_sanitized": digest,
                                 "processing_completed_at": now,
                                 "processing_duration": duration,
                                 "compression_ratio": (round(size / file.original_size, 4)
@@ -342,12 +378,34 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
         scratch.close()
 
 
-def _fail(factory, job_id: str, token: str, message: str, started: float, *,
+def job_policy(file: File) -> tuple[str, Policy | None]:
+    """The mode and policy a file's job runs with: a stored policy's recorded JSON (the exact
+    version chosen at upload), or for the built-ins (and files from before policies) their
+    mode, as before (the server's OCR setting applies to advanced mode)."""
+    from sanitas.engine.policy import BUILT_IN
+    from sanitas.engine.policy import Policy as EnginePolicy
+
+    if file.policy_body is None or file.policy_id is None or file.policy_id in BUILT_IN:
+        return file.mode, None
+    policy = EnginePolicy.from_json(file.policy_body)
+    return policy.mode, policy
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fail(factory: sessionmaker[Session], job_id: str, token: str, message: str, started: float, *,
           code: str, detected_type: str | None = None) -> Outcome:
     now = utcnow()
-    file_values = {"status": FileStatus.FAILED, "error_message": message, "error_code": str(code),
-                   "processing_completed_at": now,
-                   "processing_duration": round(time.monotonic() - started, 3)}
+    file_values: dict[str, object] = {
+        "status": FileStatus.FAILED, "error_message": message, "error_code": str(code),
+        "processing_completed_at": now,
+        "processing_duration": round(time.monotonic() - started, 3)}
     if detected_type:
         file_values["detected_type"] = detected_type
     _finish(factory, job_id, token,
@@ -356,8 +414,8 @@ def _fail(factory, job_id: str, token: str, message: str, started: float, *,
     return "failed"
 
 
-def _retry_or_fail(factory, settings: Settings, job_id: str, token: str, attempts: int,
-                   exc: Exception, started: float) -> Outcome:
+def _retry_or_fail(factory: sessionmaker[Session], settings: Settings, job_id: str, token: str,
+                   attempts: int, exc: Exception, started: float) -> Outcome:
     if attempts >= settings.job_max_attempts:
         log.error("job %s failed after %d attempts: %s", job_id, attempts, exc)
         return _fail(factory, job_id, token, INFRA_FAILURE_MESSAGE, started,
@@ -417,17 +475,23 @@ def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int
 
 def queue_counts(session: Session) -> dict[str, int]:
     rows = session.execute(select(Job.state, func.count()).group_by(Job.state)).all()
-    counts = {state: 0 for state in JobState}
+    counts: dict[str, int] = {state: 0 for state in JobState}
     counts.update({state: n for state, n in rows})
     return counts
 
 
-def clear_job_records(session: Session, state: JobState) -> int:
+def clear_job_records(session: Session, state: JobState, *, actor: User | None = None,
+                      ip: str | None = None) -> int:
     """Delete the job records in `state` (completed or failed); the files and their downloads
-    are untouched. Returns how many went."""
+    are untouched. Returns how many went. An admin's clearing (`actor`) is written to the
+    audit log in the same transaction."""
     result = session.execute(delete(Job).where(Job.state == state))
+    cleared = rows_matched(result) or 0
+    if actor is not None:
+        record(session, action=AuditAction.QUEUE_CLEARED, actor=actor, ip=ip,
+               detail={"state": state.value, "cleared": cleared})
     session.commit()
-    return result.rowcount or 0
+    return cleared
 
 
 class OrphanSweeper:
@@ -440,7 +504,7 @@ class OrphanSweeper:
     PREFIXES = ("originals/", "sanitized/")
 
     def __init__(self, interval: float = 3600.0, min_age: float = 3600.0,
-                 clock=time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.interval, self.min_age, self.clock = interval, min_age, clock
         self.first_seen: dict[str, float] = {}
         self.last_run: float | None = None

@@ -25,11 +25,15 @@ import base64
 import binascii
 import os
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+if TYPE_CHECKING:
+    from sanitas.config import Settings
 
 PREFIX = "v1."
 _INFO = b"sanitas job password v1"
@@ -45,7 +49,7 @@ def _key(secret: str) -> bytes:
         secret.encode("utf-8"))
 
 
-def seal(settings, job_id: str, password: str) -> str:
+def seal(settings: Settings, job_id: str, password: str) -> str:
     """The value stored in `jobs.password_secret`."""
     nonce = os.urandom(12)
     sealed = AESGCM(_key(settings.signing_key())).encrypt(
@@ -53,7 +57,7 @@ def seal(settings, job_id: str, password: str) -> str:
     return PREFIX + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
 
 
-def unseal(settings, job_id: str, value: str) -> str:
+def unseal(settings: Settings, job_id: str, value: str) -> str:
     """The password sealed for `job_id`; SecretUnavailable if it cannot be opened."""
     if not value.startswith(PREFIX):
         raise SecretUnavailable("unknown format")

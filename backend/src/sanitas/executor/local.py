@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -119,9 +120,8 @@ class LocalExecutor:
     def _run(self, job_id: str) -> None:
         self._lower_priority()
         try:
-            outcome = jobs.run_job(job_id, factory=self.factory, settings=self.settings,
-                                   storage=self.storage)
-            log.info("job %s: %s", job_id, outcome)
+            jobs.run_job(job_id, factory=self.factory, settings=self.settings,
+                         storage=self.storage)  # logs its outcome
         except Exception:
             log.exception("job %s: unexpected error", job_id)
         finally:
@@ -142,7 +142,7 @@ def _prestart_sandboxes(settings: Settings) -> None:
 
 
 # -- several API processes: the executor in the supervising process ------------------------------
-def wake_socket_path(settings: Settings):
+def wake_socket_path(settings: Settings) -> Path:
     """Where the local executor of `sanitas serve --workers N` listens for wake-ups."""
     return settings.data_dir / "run" / "executor.sock"
 

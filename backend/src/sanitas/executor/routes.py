@@ -3,9 +3,9 @@ finished job records)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from sanitas.deps import AdminUser, ExecutorDep, SessionDep, SettingsDep
+from sanitas.deps import AdminUser, ExecutorDep, SessionDep, SettingsDep, client_ip
 from sanitas.executor import job as jobs
 from sanitas.executor.schemas import QueueCleared, QueuePaused, QueueStats
 from sanitas.models import JobState
@@ -17,7 +17,7 @@ router = APIRouter(prefix="/process/queue", tags=["queue"],
 
 @router.get("/stats", response_model=Envelope[QueueStats])
 def queue_stats(_: AdminUser, session: SessionDep, settings: SettingsDep,
-                executor: ExecutorDep):
+                executor: ExecutorDep) -> dict[str, object]:
     stats = QueueStats(**jobs.queue_counts(session), paused=jobs.is_paused(session),
                        workers=executor.workers() if executor is not None else 0,
                        executor=settings.executor)
@@ -25,27 +25,30 @@ def queue_stats(_: AdminUser, session: SessionDep, settings: SettingsDep,
 
 
 @router.post("/pause", response_model=Envelope[QueuePaused])
-def queue_pause(_: AdminUser, session: SessionDep):
-    jobs.set_paused(session, True)
+def queue_pause(request: Request, admin: AdminUser, session: SessionDep) -> dict[str, object]:
+    jobs.set_paused(session, True, actor=admin, ip=client_ip(request))
     return ok(QueuePaused(paused=True),
               "Queue paused: no new jobs will start; running jobs finish.")
 
 
 @router.post("/resume", response_model=Envelope[QueuePaused])
-def queue_resume(_: AdminUser, session: SessionDep, executor: ExecutorDep):
-    jobs.set_paused(session, False)
+def queue_resume(request: Request, admin: AdminUser, session: SessionDep,
+                 executor: ExecutorDep) -> dict[str, object]:
+    jobs.set_paused(session, False, actor=admin, ip=client_ip(request))
     if executor is not None:
         executor.kick()
     return ok(QueuePaused(paused=False), "Queue resumed")
 
 
 @router.post("/clear-completed", response_model=Envelope[QueueCleared])
-def queue_clear_completed(_: AdminUser, session: SessionDep):
-    n = jobs.clear_job_records(session, JobState.COMPLETED)
+def queue_clear_completed(request: Request, admin: AdminUser,
+                          session: SessionDep) -> dict[str, object]:
+    n = jobs.clear_job_records(session, JobState.COMPLETED, actor=admin, ip=client_ip(request))
     return ok(QueueCleared(cleared=n), f"Cleared {n} completed job record(s)")
 
 
 @router.post("/clear-failed", response_model=Envelope[QueueCleared])
-def queue_clear_failed(_: AdminUser, session: SessionDep):
-    n = jobs.clear_job_records(session, JobState.FAILED)
+def queue_clear_failed(request: Request, admin: AdminUser,
+                       session: SessionDep) -> dict[str, object]:
+    n = jobs.clear_job_records(session, JobState.FAILED, actor=admin, ip=client_ip(request))
     return ok(QueueCleared(cleared=n), f"Cleared {n} failed job record(s)")

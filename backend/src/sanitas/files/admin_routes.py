@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
-from sanitas.deps import AdminUser, ExecutorDep, SessionDep, SettingsDep, StorageDep
+from sanitas.deps import AdminUser, ExecutorDep, SessionDep, SettingsDep, StorageDep, client_ip
 from sanitas.files import admin_service
 from sanitas.files.admin_schemas import AdminFileDeleted, AdminFileDetail, AdminFileList
+from sanitas.models import StatusFilter
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/admin/files", tags=["admin"],
@@ -24,7 +25,7 @@ def list_files(
                                 description="Only this user's files"),
     user: str | None = Query(None, max_length=255,
                              description="Only files of users whose email contains this"),
-    status: Literal["ALL", "COMPLETED", "PROCESSING", "PENDING", "FAILED"] = "ALL",
+    status: StatusFilter = StatusFilter.ALL,
     detected_type: str | None = Query(None, alias="type", max_length=64,
                                       description="Only files of this detected type"),
     created_from: Annotated[datetime | None, Query(
@@ -36,7 +37,7 @@ def list_files(
     sort_order: Literal["asc", "desc"] = Query("desc", alias="sortOrder"),
 ):
     filters = admin_service.FileFilters(
-        user_id=user_id, user=user, status=None if status == "ALL" else status,
+        user_id=user_id, user=user, status=status.file_status,
         detected_type=detected_type, created_from=created_from, created_before=created_before)
     return ok(admin_service.file_list(session, filters, page=page, limit=limit,
                                       sort_by=sort_by, sort_order=sort_order),
@@ -51,8 +52,9 @@ def file_detail(file_id: str, _: AdminUser, session: SessionDep):
 @router.delete("/{file_id}", response_model=Envelope[AdminFileDeleted], responses={
     409: {"model": ErrorEnvelope,
           "description": "The file is being processed (`file_processing`)"}})
-def delete_file(file_id: str, _: AdminUser, session: SessionDep, storage: StorageDep):
-    admin_service.delete_file(session, storage, file_id)
+def delete_file(file_id: str, request: Request, admin: AdminUser, session: SessionDep,
+                storage: StorageDep):
+    admin_service.delete_file(session, storage, file_id, actor=admin, ip=client_ip(request))
     return ok(AdminFileDeleted(id=file_id), "File deleted successfully")
 
 

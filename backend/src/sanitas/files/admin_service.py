@@ -12,8 +12,10 @@ from datetime import UTC, datetime
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from sanitas import logs
+from sanitas.audit.service import record
 from sanitas.config import Settings
-from sanitas.db import contains_text, utcnow
+from sanitas.db import contains_text, rows_matched, utcnow
 from sanitas.errors import ApiError
 from sanitas.executor.job import HIGH_PRIORITY, NORMAL_PRIORITY
 from sanitas.files.admin_schemas import (
@@ -23,7 +25,7 @@ from sanitas.files.admin_schemas import (
     AdminFileSummary,
 )
 from sanitas.files.service import file_out, file_summary, is_expired, job_out
-from sanitas.models import File, Job, User
+from sanitas.models import AuditAction, File, FileStatus, Job, User
 from sanitas.schemas import Pagination
 from sanitas.storage import Storage, StorageError
 
@@ -45,7 +47,7 @@ def _aware(value: datetime | None) -> datetime | None:
 class FileFilters:
     user_id: str | None = None
     user: str | None = None  # part of the owner's email address, any case
-    status: str | None = None  # None: every status
+    status: FileStatus | None = None  # None: every status
     detected_type: str | None = None
     created_from: datetime | None = None  # inclusive
     created_before: datetime | None = None  # exclusive
@@ -58,7 +60,7 @@ class FileFilters:
             # Addresses are stored lower-cased in NFC (auth.service.normalise_email).
             out.append(contains_text(User.email,
                                      unicodedata.normalize("NFC", self.user.strip())))
-        if self.status:
+        if self.status is not None:
             out.append(File.status == self.status)
         if self.detected_type:
             out.append(File.detected_type == self.detected_type)
@@ -110,12 +112,14 @@ def file_detail(session: Session, file_id: str) -> AdminFileDetail:
                                              user_email=email), job=job_out(job))
 
 
-def delete_file(session: Session, storage: Storage, file_id: str) -> None:
+def delete_file(session: Session, storage: Storage, file_id: str, *,
+                actor: User | None = None, ip: str | None = None) -> None:
     """Remove the file's job, its row and then both its blobs. A file being processed is
     refused (409): its job would store a sanitized copy after the row is gone. The row goes
     first, so a blob whose deletion fails is an orphan the orphan sweep removes
-    (executor/job.py), never a row naming a blob that is gone."""
-    file, _email, _job = _find(session, file_id)
+    (executor/job.py), never a row naming a blob that is gone. The deletion is written to the
+    audit log (as done by `actor` from `ip`) in the transaction that removes the row."""
+    file, email, _job = _find(session, file_id)
     # Conditional, so an executor claiming the job at this moment either wins (and the file
     # is refused below) or finds no job to claim.
     session.execute(delete(Job).where(Job.file_id == file.id, Job.state != "active")
@@ -127,6 +131,10 @@ def delete_file(session: Session, storage: Storage, file_id: str) -> None:
         raise ApiError(409, "The file is being processed; delete it once it has finished.",
                        "file_processing")
     keys = [key for key in (file.original_key, file.sanitized_key) if key]
+    record(session, action=AuditAction.FILE_DELETED, actor=actor, ip=ip,
+           target=("file", file.id),
+           detail={"name": file.original_name, "ownerId": file.user_id, "ownerEmail": email,
+                   "status": file.status})
     session.delete(file)
     session.commit()
     for key in keys:
@@ -158,7 +166,7 @@ def requeue_file(session: Session, settings: Settings, storage: Storage,
                 processing_started_at=None, processing_completed_at=None,
                 processing_duration=None, report=None)
         .execution_options(synchronize_session=False))
-    if result.rowcount != 1:
+    if rows_matched(result) != 1:
         session.rollback()
         raise ApiError(409, "The file is no longer failed; it was queued again already.",
                        "not_failed")
@@ -166,6 +174,7 @@ def requeue_file(session: Session, settings: Settings, storage: Storage,
         owner = session.get(User, file.user_id)
         high = owner is not None and settings.limits_for(owner.role).high_priority
         job = Job(file_id=file.id, state="waiting", created_at=now,
+                  request_id=logs.request_id.get(),
                   priority=HIGH_PRIORITY if high else NORMAL_PRIORITY)
         session.add(job)
     else:

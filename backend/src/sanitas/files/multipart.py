@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import re
 import tempfile
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
@@ -26,6 +28,9 @@ from sanitas.diskspace import is_short, room
 from sanitas.engine import strip_invisible
 from sanitas.errors import ApiError, insufficient_storage, is_out_of_space
 from sanitas.scratch import hold
+
+if TYPE_CHECKING:
+    from python_multipart.multipart import MultipartCallbacks
 
 MAX_FIELD_SIZE = 4096  # plain (non-file) form fields: mode, password (1024 characters)
 MAX_FIELDS = 20
@@ -40,6 +45,7 @@ class ReceivedFile:
     name: str  # cleaned original name
     path: Path
     size: int = 0
+    sha256: str = ""  # hex digest of the bytes received, computed as they stream to disk
     lock_fd: int = -1  # holds the file as in use against the scratch sweep (scratch.py)
 
     def release(self) -> None:
@@ -97,8 +103,9 @@ class _Reader:
         self._header_field = bytearray()
         self._header_value = bytearray()
         self._headers: dict[str, str] = {}
-        self._fh = None
+        self._fh: IO[bytes] | None = None  # open while _current is
         self._current: ReceivedFile | None = None
+        self._hash = hashlib.sha256()  # of the current file part (hashing is not parsing)
         self._field_name: str | None = None
         self._field_value = bytearray()
         self.error: ApiError | None = None
@@ -154,6 +161,7 @@ class _Reader:
             os.unlink(path)
             raise
         self._fh = os.fdopen(fd, "wb")
+        self._hash = hashlib.sha256()
         self._current = ReceivedFile(field=name, name=clean_filename(filename_text),
                                      path=Path(path), lock_fd=lock)
         self.out.files.append(self._current)
@@ -161,12 +169,14 @@ class _Reader:
     def on_part_data(self, data: bytes, start: int, end: int) -> None:
         n = end - start
         if self._current is not None:
+            assert self._fh is not None  # opened with _current in on_headers_finished
             self._current.size += n
             if self._current.size > self.max_file_size:
                 raise ApiError(413, f'"{self._current.name}" is larger than the '
                                     f"{_human(self.max_file_size)} limit for your account.",
                                "file_too_large")
             self._fh.write(data[start:end])
+            self._hash.update(data[start:end])
         elif self._field_name is not None:
             if len(self._field_value) + n > MAX_FIELD_SIZE:
                 raise ApiError(400, f"Form field '{self._field_name}' is too long.")
@@ -174,8 +184,10 @@ class _Reader:
 
     def on_part_end(self) -> None:
         if self._current is not None:
+            assert self._fh is not None  # opened with _current in on_headers_finished
             self._fh.close()
             self._fh = None
+            self._current.sha256 = self._hash.hexdigest()
             self._current = None
         elif self._field_name is not None:
             self.out.fields[self._field_name] = bytes(self._field_value).decode(
@@ -246,9 +258,11 @@ async def receive_files(request: Request, *, file_fields: set[str], max_file_siz
         raise insufficient_storage()
     reader = _Reader(file_fields=file_fields, max_file_size=max_file_size,
                      max_files=max_files, tmp_dir=tmp_dir)
-    callbacks = {name: getattr(reader, name) for name in (
-        "on_part_begin", "on_part_data", "on_part_end", "on_header_field", "on_header_value",
-        "on_header_end", "on_headers_finished")}
+    callbacks: MultipartCallbacks = {
+        "on_part_begin": reader.on_part_begin, "on_part_data": reader.on_part_data,
+        "on_part_end": reader.on_part_end, "on_header_field": reader.on_header_field,
+        "on_header_value": reader.on_header_value, "on_header_end": reader.on_header_end,
+        "on_headers_finished": reader.on_headers_finished}
     parser = MultipartParser(boundary, callbacks)
     try:
         async for chunk in request.stream():

@@ -22,7 +22,8 @@ from sanitas.executor import Executor
 from sanitas.files import service
 from sanitas.files.multipart import MB, receive_files
 from sanitas.files.schemas import FileHistory, FileStatusData, UploadedFile, UploadInfo
-from sanitas.models import User
+from sanitas.models import StatusFilter, User
+from sanitas.policies import service as policies_service
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 from sanitas.scratch import uploads_dir
 from sanitas.storage import Storage
@@ -32,13 +33,15 @@ router = APIRouter(tags=["files"], responses={401: {"model": ErrorEnvelope},
 
 # -- upload ----------------------------------------------------------------------------------
 @router.get("/upload/info", response_model=Envelope[UploadInfo])
-def upload_info(user: CurrentUser, settings: SettingsDep):
+def upload_info(user: CurrentUser, settings: SettingsDep, session: SessionDep):
     limits = settings.limits_for(user.role)
+    default = policies_service.choose_for_upload(session, settings, user, None, None)
     return ok(UploadInfo(max_files=limits.max_files_per_upload,
                          max_file_size=limits.max_file_size,
                          max_file_size_mb=round(limits.max_file_size / MB, 2),
                          supported_formats=service.supported_formats(),
-                         modes=service.allowed_modes(limits), role=user.role),
+                         modes=service.allowed_modes(limits), role=user.role,
+                         default_policy_id=default.id),
               "Upload configuration")
 
 def _precheck(session, user: User, limits) -> None:
@@ -64,13 +67,16 @@ async def _upload(request: Request, user: User, session: Session, settings: Sett
             received.cleanup()
         raise
     try:
-        mode = service.check_mode(limits, received.fields.get("mode")
-                                  or request.query_params.get("mode"))
+        # policyId, else mode, else the role's default (404/403 before anything is stored).
+        policy = await run_in_threadpool(
+            policies_service.choose_for_upload, session, settings, user,
+            received.fields.get("policyId") or request.query_params.get("policyId"),
+            received.fields.get("mode") or request.query_params.get("mode"))
         # A form field only (never the query string, which ends up in access logs).
         password = service.check_password(received.fields.pop("password", None))
         pairs = await run_in_threadpool(service.accept_upload, session, settings,
-                                        storage, user, received.files, mode,
-                                        password=password)
+                                        storage, user, received.files, policy.mode,
+                                        password=password, policy=policy)
     finally:
         received.cleanup()
     items = []
@@ -90,7 +96,12 @@ def _multipart_body(field: str, many: bool) -> dict:
         "properties": {
             field: {"type": "array", "items": file_schema} if many else file_schema,
             "mode": {"type": "string", "enum": list(service.KNOWN_MODES),
-                     "description": "Processing mode (default basic)"},
+                     "description": "Processing mode: the built-in policy of that name "
+                                    "(ignored when policyId is given)"},
+            "policyId": {"type": "string", "maxLength": 36,
+                         "description": "The policy to clean with (see /api/policies): a "
+                                        "built-in, an organisation-wide or one of your own. "
+                                        "Default: mode, else your role's default policy."},
             "password": {"type": "string", "format": "password",
                          "maxLength": service.MAX_PASSWORD_LENGTH,
                          "description": "Optional: opens encrypted inputs (PDF, Word/Excel/"
@@ -102,7 +113,10 @@ def _multipart_body(field: str, many: bool) -> dict:
 _UPLOAD_ERRORS: dict[int | str, dict] = {
     400: {"model": ErrorEnvelope, "description": "No file, an empty file, too many files or "
           "a malformed multipart body"},
-    403: {"model": ErrorEnvelope, "description": "Quota exceeded or mode not allowed"},
+    403: {"model": ErrorEnvelope, "description": "Quota exceeded, or the mode or policy needs "
+          "a plan the account lacks (`mode_not_allowed`, `policy_not_allowed`)"},
+    404: {"model": ErrorEnvelope, "description": "policyId names no policy the caller can "
+          "use (`not_found`)"},
     413: {"model": ErrorEnvelope, "description": "A file is larger than the account allows"},
     415: {"model": ErrorEnvelope, "description": "A file's type is not accepted"},
 }
@@ -168,12 +182,12 @@ def download(file_id: str, user: CurrentUser, session: SessionDep, storage: Stor
 @router.get("/users/{user_id}/files", response_model=Envelope[FileHistory])
 def user_files(user_id: str, user: CurrentUser, session: SessionDep,
                page: int = Query(1, ge=1, le=100000), limit: int = Query(20, ge=1, le=100),
-               status: Literal["ALL", "COMPLETED", "PROCESSING", "PENDING", "FAILED"] = "ALL",
+               status: StatusFilter = StatusFilter.ALL,
                sortBy: Literal["createdAt", "originalName", "originalSize", "status"] = "createdAt",
                sortOrder: Literal["asc", "desc"] = "desc",
                search: str | None = Query(None, max_length=255)):
     service.check_history_access(session, user, user_id)
     history = service.file_history(session, user_id, page=page, limit=limit,
-                                   status=None if status == "ALL" else status, search=search,
+                                   status=status.file_status, search=search,
                                    sort_by=sortBy, sort_order=sortOrder)
     return ok(history, "Files retrieved successfully")

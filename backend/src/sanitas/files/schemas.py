@@ -18,10 +18,14 @@ from sanitas.schemas import CamelModel, Pagination, UtcTimestamp
 class UploadInfo(CamelModel):
     max_files: int
     max_file_size: int
-    max_file_size_mb: float = Field(alias="maxFileSizeMB")  # the SPEC's spelling
+    # Not the generated "maxFileSizeMb": see docs/product-rules.md, API field names.
+    max_file_size_mb: float = Field(alias="maxFileSizeMB")
     supported_formats: list[str]
     modes: list[ProcessingMode]
     role: Role
+    default_policy_id: str = Field(
+        description="The policy an upload naming neither policyId nor mode is cleaned with "
+                    "(the role's default; see /api/policies)")
 
 
 class UploadedFile(CamelModel):
@@ -32,9 +36,18 @@ class UploadedFile(CamelModel):
 
 
 # Why a file failed: the engine's refusal codes and the job's own failures, one enum.
-FileErrorCode = StrEnum("FileErrorCode", {
+# mypy reads a functional enum's members only from a literal; these come from the two enums.
+FileErrorCode = StrEnum("FileErrorCode", {  # type: ignore[misc]  # members built, see above
     **{code.name: code.value for code in RejectionCode},
     **{failure.name: failure.value for failure in JobFailure}})
+
+
+class FilePolicy(CamelModel):
+    """The policy a file is (to be) cleaned with, at the version it used."""
+
+    id: str = Field(description="A built-in's id (`basic`, `advanced`) or a stored policy's")
+    name: str = Field(description="Its name when the file was uploaded")
+    version: int
 
 
 class FileSummary(CamelModel):
@@ -59,6 +72,11 @@ class FileSummary(CamelModel):
     download_count: int = 0
     compression_ratio: float | None = None
     is_expired: bool = False
+    sha256_original: str | None = Field(
+        None, description="SHA-256 (hex) of the bytes uploaded")
+    sha256_sanitized: str | None = Field(
+        None, description="SHA-256 (hex) of the sanitized copy, once stored")
+    policy: FilePolicy | None = None
 
 
 class FileOut(FileSummary):

@@ -12,6 +12,7 @@ from sqlalchemy import case, func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from sanitas import logs
 from sanitas.config import RoleLimits, Settings
 from sanitas.db import contains_text, utcnow
 from sanitas.errors import ApiError
@@ -21,6 +22,7 @@ from sanitas.files.multipart import ReceivedFile
 from sanitas.files.schemas import (
     FileHistory,
     FileOut,
+    FilePolicy,
     FileStats,
     FileStatusData,
     FileSummary,
@@ -28,6 +30,7 @@ from sanitas.files.schemas import (
 )
 from sanitas.models import File, FileStatus, Job, JobState, ProcessingMode, Role, User
 from sanitas.models._common import new_id
+from sanitas.policies.applied import BUILT_IN_NAMES, AppliedPolicy, applied_built_in
 from sanitas.schemas import Pagination
 from sanitas.storage import BlobNotFound, Storage, original_key
 
@@ -177,10 +180,15 @@ def detect_type(received: ReceivedFile) -> str:
 # -- accepting an upload ---------------------------------------------------------------------
 def accept_upload(session: Session, settings: Settings, storage: Storage, user: User,
                   received: list[ReceivedFile], mode: str,
-                  password: str | None = None) -> list[tuple[File, Job]]:
+                  password: str | None = None,
+                  policy: AppliedPolicy | None = None) -> list[tuple[File, Job]]:
     """Validate, store the blobs, then commit rows for all files at once. Anything refused
     leaves neither rows nor blobs behind. `password` (for encrypted inputs) goes to every
-    file's job, sealed; it is wiped when the job ends (executor/job_secret.py)."""
+    file's job, sealed; it is wiped when the job ends (executor/job_secret.py). Each file
+    records `policy` (id, version, name and JSON: what its job cleans with; by default the
+    built-in of `mode`) and the SHA-256 computed while its bytes were received."""
+    if policy is None:
+        policy = applied_built_in(mode)
     limits = settings.limits_for(user.role)
     if not received:
         raise ApiError(400, "No file was uploaded.", "no_file")
@@ -215,10 +223,14 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
                         original_size=r.size, detected_type=kind, mode=mode,
                         original_key=key, status=FileStatus.PENDING, created_at=now,
                         expires_at=expires,
-                        is_expired=False, download_count=0)
+                        is_expired=False, download_count=0,
+                        policy_id=policy.id, policy_version=policy.version,
+                        policy_name=policy.name, policy_body=policy.body,
+                        sha256_original=r.sha256 or None)
             job_id = new_id()
             job = Job(id=job_id, file_id=file_id, state=JobState.WAITING, priority=priority,
-                      created_at=now, password_secret=job_secret.seal(settings, job_id, password)
+                      created_at=now, request_id=logs.request_id.get(),
+                      password_secret=job_secret.seal(settings, job_id, password)
                       if password else None)
             session.add(file)
             session.add(job)
@@ -250,15 +262,27 @@ def is_expired(file: File, now: datetime | None = None) -> bool:
     return file.is_expired or file.expires_at <= (now or utcnow())
 
 
+def policy_ref(file: File) -> FilePolicy:
+    """The policy a file is cleaned with, as recorded with it; files uploaded before policies
+    existed were cleaned with the built-in of their mode."""
+    if file.policy_id is None:
+        return FilePolicy(id=file.mode, name=BUILT_IN_NAMES.get(file.mode, file.mode),
+                          version=1)
+    return FilePolicy(id=file.policy_id, name=file.policy_name or file.policy_id,
+                      version=file.policy_version or 1)
+
+
 def file_out(file: File) -> FileOut:
     out = FileOut.model_validate(file)
     out.is_expired = is_expired(file)  # by the clock, not only once the sweep has run
+    out.policy = policy_ref(file)
     return out
 
 
 def file_summary(file: File) -> FileSummary:
     out = FileSummary.model_validate(file)
     out.is_expired = is_expired(file)
+    out.policy = policy_ref(file)
     return out
 
 
@@ -329,7 +353,7 @@ def file_stats(session: Session, user_id: str) -> FileStats:
 
 
 def file_history(session: Session, user_id: str, *, page: int, limit: int,
-                 status: str | None = None, search: str | None = None,
+                 status: FileStatus | None = None, search: str | None = None,
                  sort_by: str = "createdAt", sort_order: str = "desc") -> FileHistory:
     """One page of a user's files (newest first unless `sort_by`/`sort_order` say otherwise),
     optionally of one status and/or whose name contains `search`, with the counts of all the

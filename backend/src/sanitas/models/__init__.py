@@ -1,18 +1,23 @@
 """Every table, imported here so Alembic and create_all see them all."""
 
+from sanitas.models.audit import AuditAction, AuditEntry
 from sanitas.models.auth_session import AuthSession
 from sanitas.models.contact_message import ContactMessage
 from sanitas.models.email_token import EmailToken
-from sanitas.models.file import FILE_STATUSES, File, FileStatus, ProcessingMode
+from sanitas.models.file import FILE_STATUSES, File, FileStatus, ProcessingMode, StatusFilter
 from sanitas.models.job import JOB_STATES, Job, JobState
+from sanitas.models.policy import PolicyDefault, PolicyVersion, StoredPolicy
 from sanitas.models.queue_state import QueueState
 from sanitas.models.rate_limit_hit import RateLimitHit
-from sanitas.models.user import ROLES, Role, User
+from sanitas.models.report import Report, ReportFormat, ReportStatus
+from sanitas.models.user import ROLES, Role, RoleFilter, User, UserStatusFilter
 
 __all__ = [
     "FILE_STATUSES",
     "JOB_STATES",
     "ROLES",
+    "AuditAction",
+    "AuditEntry",
     "AuthSession",
     "ContactMessage",
     "EmailToken",
@@ -20,9 +25,18 @@ __all__ = [
     "FileStatus",
     "Job",
     "JobState",
+    "PolicyDefault",
+    "PolicyVersion",
     "ProcessingMode",
     "QueueState",
     "RateLimitHit",
+    "Report",
+    "ReportFormat",
+    "ReportStatus",
     "Role",
+    "RoleFilter",
+    "StatusFilter",
+    "StoredPolicy",
     "User",
+    "UserStatusFilter",
 ]

@@ -23,6 +23,21 @@ class FileStatus(StrEnum):
 FILE_STATUSES = tuple(FileStatus)
 
 
+class StatusFilter(StrEnum):
+    """A file list's `status` query: ALL, or only the files of one FileStatus."""
+
+    ALL = "ALL"
+    COMPLETED = FileStatus.COMPLETED.value
+    PROCESSING = FileStatus.PROCESSING.value
+    PENDING = FileStatus.PENDING.value
+    FAILED = FileStatus.FAILED.value
+
+    @property
+    def file_status(self) -> FileStatus | None:
+        """The status to keep, or None for every status."""
+        return None if self is StatusFilter.ALL else FileStatus(self.value)
+
+
 class ProcessingMode(StrEnum):
     """How thoroughly a file is cleaned; each plan allows some modes (config)."""
 
@@ -55,3 +70,14 @@ class File(Base):
     expires_at: Mapped[datetime] = mapped_column(index=True)
     is_expired: Mapped[bool] = mapped_column(Boolean, default=False)
     download_count: Mapped[int] = mapped_column(Integer, default=0)
+    # The policy the file is (to be) cleaned with: a built-in id ("basic", "advanced") or a
+    # stored policy's id, its version (NULL for built-ins), its name then, and the exact JSON
+    # (Policy.to_json()) the job uses. NULL for files uploaded before policies existed: their
+    # `mode` says which built-in cleaned them.
+    policy_id: Mapped[str | None] = mapped_column(String(36), index=True)
+    policy_version: Mapped[int | None] = mapped_column(Integer)
+    policy_name: Mapped[str | None] = mapped_column(String(100))
+    policy_body: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # SHA-256 (hex) of the bytes received and of the sanitized copy stored.
+    sha256_original: Mapped[str | None] = mapped_column(String(64))
+    sha256_sanitized: Mapped[str | None] = mapped_column(String(64))

@@ -22,6 +22,32 @@ class Role(StrEnum):
 ROLES = tuple(Role)
 
 
+class RoleFilter(StrEnum):
+    """The users list's `role` query: empty for every role, or only the accounts of one Role."""
+
+    GUEST = Role.GUEST.value
+    USER = Role.USER.value
+    ENTERPRISE = Role.ENTERPRISE.value
+    ADMIN = Role.ADMIN.value
+    ALL = ""
+
+    @property
+    def role(self) -> Role | None:
+        """The role to keep, or None for every role."""
+        return None if self is RoleFilter.ALL else Role(self.value)
+
+
+class UserStatusFilter(StrEnum):
+    """The users list's `status` query: every account, or only the (in)active or
+    (un)verified ones."""
+
+    ALL = "all"
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+    VERIFIED = "verified"
+    UNVERIFIED = "unverified"
+
+
 class User(Base):
     __tablename__ = "users"
 

@@ -9,6 +9,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from sanitas.storage import CHUNK, BlobNotFound, StorageError
 
@@ -98,7 +99,7 @@ class LocalStorage:
         return removed
 
 
-def _read_chunks(fh, chunk_size: int) -> Iterator[bytes]:
+def _read_chunks(fh: BinaryIO, chunk_size: int) -> Iterator[bytes]:
     with fh:
         while chunk := fh.read(chunk_size):
             yield chunk

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import boto3
 from boto3.exceptions import S3UploadFailedError
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import ClientError
+from botocore.response import StreamingBody
 
 from sanitas.config import Settings
 from sanitas.storage import CHUNK, BlobNotFound, StorageError, StorageFull
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3.literals import BucketLocationConstraintType
 
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 # A bucket out of room: MinIO answers 507 XMinioStorageFull; others 507 InsufficientStorage.
@@ -41,10 +46,13 @@ class S3Storage:
         try:
             self.client.head_bucket(Bucket=self.bucket)
         except ClientError:
-            kwargs = {}
             if region and region != "us-east-1":
-                kwargs["CreateBucketConfiguration"] = {"LocationConstraint": region}
-            self.client.create_bucket(Bucket=self.bucket, **kwargs)
+                # S3-compatible stores take any region name; the stubs list only AWS's.
+                location = cast("BucketLocationConstraintType", region)
+                self.client.create_bucket(
+                    Bucket=self.bucket, CreateBucketConfiguration={"LocationConstraint": location})
+            else:
+                self.client.create_bucket(Bucket=self.bucket)
 
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
@@ -130,7 +138,7 @@ def _status(exc: ClientError) -> int | None:
     return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
 
 
-def _stream(body, chunk_size: int) -> Iterator[bytes]:
+def _stream(body: StreamingBody, chunk_size: int) -> Iterator[bytes]:
     try:
         while chunk := body.read(chunk_size):
             yield chunk

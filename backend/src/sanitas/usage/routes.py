@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
-from sanitas.deps import AdminUser, CurrentUser, SessionDep, SettingsDep
+from sanitas.deps import AdminUser, CurrentUser, SessionDep, SettingsDep, client_ip
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 from sanitas.usage import service
-from sanitas.usage.schemas import Analytics, QuotaReset, UsageMonth, UsageStats
+from sanitas.usage.schemas import (
+    Analytics,
+    AnalyticsCharts,
+    ChartScope,
+    QuotaReset,
+    Timeframe,
+    UsageMonth,
+    UsageStats,
+)
+
+SCOPE_HELP = "own: the caller's files (ENTERPRISE and ADMIN); all: everyone's (ADMIN only)"
 
 router = APIRouter(prefix="/usage", tags=["usage"],
                    responses={401: {"model": ErrorEnvelope}, 403: {"model": ErrorEnvelope}})
@@ -28,10 +38,22 @@ def usage_history(user: CurrentUser, session: SessionDep,
 
 @router.get("/analytics", response_model=Envelope[Analytics])
 def usage_analytics(_: AdminUser, session: SessionDep,
-                    timeframe: Literal["day", "week", "month"] = "month"):
+                    timeframe: Timeframe = Timeframe.MONTH):
     return ok(service.analytics(session, timeframe), "Analytics")
 
 
+@router.get("/charts", response_model=Envelope[AnalyticsCharts])
+def usage_charts(user: CurrentUser, session: SessionDep,
+                 timeframe: Timeframe = Timeframe.MONTH,
+                 scope: Annotated[ChartScope, Query(description=SCOPE_HELP)] = ChartScope.OWN):
+    """Series for the analytics charts over the timeframe: files per hour or day by result,
+    threats removed by kind, rejections by code, top input types, processing time per
+    family. GUEST and USER callers get 403 (an Enterprise feature)."""
+    service.require_charts_access(user, scope)
+    return ok(service.charts(session, user, timeframe, scope), "Analytics charts")
+
+
 @router.post("/reset-quota/{user_id}", response_model=Envelope[QuotaReset])
-def reset_quota(user_id: str, _: AdminUser, session: SessionDep):
-    return ok(service.reset_quota(session, user_id), "User quota reset successfully")
+def reset_quota(user_id: str, request: Request, admin: AdminUser, session: SessionDep):
+    return ok(service.reset_quota(session, user_id, actor=admin, ip=client_ip(request)),
+              "User quota reset successfully")

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+
+from sanitas.engine.report import RejectionCode
 from sanitas.models.file import FileStatus
 from sanitas.models.user import Role
 from sanitas.schemas import CamelModel, UtcTimestamp
+
+
+class Timeframe(StrEnum):
+    """The analytics' `timeframe` query: the recent figures count the last day, week or 30
+    days."""
+
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
 
 
 class UsageUser(CamelModel):
@@ -73,7 +85,7 @@ class AnalyticsStorage(CamelModel):
 
 
 class Analytics(CamelModel):
-    timeframe: str
+    timeframe: Timeframe
     period: AnalyticsPeriod
     users: AnalyticsUsers
     files: AnalyticsFiles
@@ -83,3 +95,76 @@ class Analytics(CamelModel):
 class QuotaReset(CamelModel):
     user_id: str
     quota_reset_at: UtcTimestamp
+
+
+# -- Charts: the analytics' series over the timeframe (admins: everyone's files; ENTERPRISE:
+# their own) ----------------------------------------------------------------------------------
+class ChartScope(StrEnum):
+    """Whose files the charts count: the caller's own, or everyone's (admins only)."""
+
+    OWN = "own"
+    ALL = "all"
+
+
+class ChartBucket(StrEnum):
+    """The width of one point of the files-over-time series: hours for the last 24 hours,
+    UTC calendar days for a week or 30 days."""
+
+    HOUR = "hour"
+    DAY = "day"
+
+
+class FilesInBucket(CamelModel):
+    start: UtcTimestamp  # the bucket's first moment (the first bucket may start before period)
+    cleaned: int  # COMPLETED
+    rejected: int  # FAILED with one of the engine's rejection codes
+    failed: int  # FAILED for another reason (expired, interrupted, server fault)
+    in_progress: int  # PENDING or PROCESSING
+
+
+class ThreatCount(CamelModel):
+    kind: str  # the finding's kind, as the engine names it (javascript, macro, exif...)
+    count: int
+
+
+class RejectionCount(CamelModel):
+    code: RejectionCode
+    count: int
+
+
+class TypeCount(CamelModel):
+    type: str  # the detected kind (pdf, docx...), "unknown" when none was detected
+    label: str
+    count: int
+
+
+class FamilyTiming(CamelModel):
+    family: str  # the engine family of the detected kind (pdf, image, ooxml...), or "unknown"
+    files: int
+    median: float  # seconds
+    p95: float  # seconds, linear interpolation between the closest ranks
+
+
+class RowsRead(CamelModel):
+    """How many rows a series read of those that matched: the series reads at most `limit`
+    of the period's rows (the newest) and says so with `capped`."""
+
+    matched: int
+    read: int
+    limit: int
+    capped: bool
+
+
+class AnalyticsCharts(CamelModel):
+    timeframe: Timeframe
+    scope: ChartScope
+    period: AnalyticsPeriod
+    bucket: ChartBucket
+    files_over_time: list[FilesInBucket]
+    threats_by_kind: list[ThreatCount]
+    threat_reports: RowsRead  # the reports threatsByKind was counted from
+    rejections_by_code: list[RejectionCount]
+    top_types: list[TypeCount]
+    other_types: int  # files of the period whose type is not among topTypes
+    processing_time: list[FamilyTiming]
+    timed_files: RowsRead  # the durations processingTime was computed from

@@ -4,23 +4,40 @@ quota resets."""
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+import re
+import statistics
+from collections import Counter, defaultdict
+from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import ColumnElement, Integer, String, case, cast, func, literal, or_, select
 from sqlalchemy.orm import Session
 
+from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import utcnow
+from sanitas.engine import formats
+from sanitas.engine.report import RejectionCode
 from sanitas.errors import ApiError
 from sanitas.files import service as files
-from sanitas.models import File, FileStatus, Role, User
+from sanitas.models import AuditAction, File, FileStatus, Role, User
 from sanitas.usage.schemas import (
     Analytics,
+    AnalyticsCharts,
     AnalyticsFiles,
     AnalyticsPeriod,
     AnalyticsStorage,
     AnalyticsUsers,
+    ChartBucket,
+    ChartScope,
+    FamilyTiming,
+    FilesInBucket,
     QuotaReset,
+    RejectionCount,
+    RowsRead,
+    ThreatCount,
+    Timeframe,
+    TypeCount,
     UsageLimits,
     UsageMonth,
     UsageOverall,
@@ -30,7 +47,8 @@ from sanitas.usage.schemas import (
 )
 
 NEAR_QUOTA = 0.8
-TIMEFRAMES = {"day": timedelta(hours=24), "week": timedelta(days=7), "month": timedelta(days=30)}
+TIMEFRAMES = {Timeframe.DAY: timedelta(hours=24), Timeframe.WEEK: timedelta(days=7),
+              Timeframe.MONTH: timedelta(days=30)}
 
 
 def percent(used: int, quota: int) -> float:
@@ -91,17 +109,18 @@ def usage_history(session: Session, user: User, months: int) -> list[UsageMonth]
     return list(buckets.values())
 
 
-def analytics(session: Session, timeframe: str) -> Analytics:
+def analytics(session: Session, timeframe: Timeframe) -> Analytics:
     """Service-wide figures; `recent` and `active` count the last day, week or 30 days."""
     end = utcnow()
     start = end - TIMEFRAMES[timeframe]
-    by_role = {role: 0 for role in Role}
+    # the columns hold the enums' string values; the response model reads them back as enums
+    by_role: dict[str, int] = {role: 0 for role in Role}
     by_role.update(dict(session.execute(select(User.role, func.count()).group_by(User.role))
                         .all()))
     active_uploaders = select(File.user_id).where(File.created_at >= start)
     active = session.scalar(select(func.count()).select_from(User).where(
         or_(User.last_login >= start, User.id.in_(active_uploaders)))) or 0
-    by_status = {s: 0 for s in FileStatus}
+    by_status: dict[str, int] = {s: 0 for s in FileStatus}
     by_status.update(dict(session.execute(select(File.status, func.count())
                                           .group_by(File.status)).all()))
     recent = session.scalar(select(func.count()).select_from(File)
@@ -118,11 +137,189 @@ def analytics(session: Session, timeframe: str) -> Analytics:
                                  average_file_size=round(float(average))))
 
 
-def reset_quota(session: Session, user_id: str) -> QuotaReset:
-    """Start a fresh monthly upload count for the user from now."""
+# -- Charts ----------------------------------------------------------------------------------------
+THREAT_ACTIONS = frozenset(("removed", "converted", "blocked"))  # not "kept"
+TOP_TYPES = 10
+# Rows of a period read into Python at most (the newest first); the answer says when a series
+# was computed from fewer rows than matched. Reports carry up to 500 findings each.
+MAX_REPORTS = 5_000
+MAX_DURATIONS = 100_000
+UNKNOWN = "unknown"
+# The summary lines the engine's report adds past its per-kind and total caps
+# (engine/report.py, Context.closed_findings): they stand for `n` findings.
+_MORE_OF_KIND = re.compile(r"and (\d+) more of this kind")
+_MORE_FINDINGS = re.compile(r"(\d+) further findings not listed")
+_REJECTION_CODES = frozenset(RejectionCode)
+
+
+def require_charts_access(user: User, scope: ChartScope) -> None:
+    """Charts are the ENTERPRISE plan's advanced analytics (admins too); everyone's files only
+    for admins."""
+    if scope is ChartScope.ALL and user.role != Role.ADMIN:
+        raise ApiError(403, "Admin privileges are required for this action.", "forbidden")
+    if user.role not in (Role.ENTERPRISE, Role.ADMIN):
+        raise ApiError(403, "Advanced analytics are part of the Enterprise plan.", "forbidden")
+
+
+def _buckets(timeframe: Timeframe, start: datetime, end: datetime
+             ) -> tuple[ChartBucket, list[datetime]]:
+    """The first moments of the files-over-time buckets covering [start, end]: whole UTC hours
+    for a day, whole UTC days otherwise (the first one begins at or before `start`)."""
+    if timeframe is Timeframe.DAY:
+        width, first = timedelta(hours=1), start.replace(minute=0, second=0, microsecond=0)
+        unit = ChartBucket.HOUR
+    else:
+        width = timedelta(days=1)
+        first = start.replace(hour=0, minute=0, second=0, microsecond=0)
+        unit = ChartBucket.DAY
+    starts = []
+    cursor = first
+    while cursor <= end:
+        starts.append(cursor)
+        cursor += width
+    return unit, starts
+
+
+def _bucket_of(starts: list[datetime]) -> ColumnElement[int]:
+    """The bucket index of a file's creation time, as SQL both databases evaluate alike (a
+    CASE over the bucket boundaries, compared as the column's own type)."""
+    if len(starts) == 1:
+        return literal(0, Integer)
+    return case(*((File.created_at < boundary, index)
+                  for index, boundary in enumerate(starts[1:])), else_=len(starts) - 1)
+
+
+def _percentile(ordered: list[float], share: float) -> float:
+    """`share` (0..1) of the way through sorted values, interpolating linearly between the
+    closest ranks (PostgreSQL's percentile_cont)."""
+    if len(ordered) == 1:
+        return ordered[0]
+    if share == 0.5:
+        return statistics.median(ordered)
+    cuts = statistics.quantiles(ordered, n=100, method="inclusive")
+    return cuts[round(share * 100) - 1]
+
+
+def _threat_count(finding: dict[str, Any]) -> tuple[str, int] | None:
+    """(kind, how many) a report's finding stands for when it is a threat removed, converted
+    or blocked; None otherwise. The engine's summary lines count as the findings they
+    summarise; the total cap's line is counted under kind "more"."""
+    kind, action = finding.get("kind"), finding.get("action")
+    if not isinstance(kind, str) or action not in THREAT_ACTIONS:
+        return None
+    detail = finding.get("detail") if isinstance(finding.get("detail"), str) else ""
+    pattern = _MORE_FINDINGS if kind == "more" else _MORE_OF_KIND
+    summary = pattern.fullmatch(detail or "") if finding.get("location") == "whole file" \
+        else None
+    return kind[:100], int(summary.group(1)) if summary else 1
+
+
+def charts(session: Session, user: User, timeframe: Timeframe,
+           scope: ChartScope) -> AnalyticsCharts:
+    """The analytics' series over the last day, week or 30 days, for the caller's own files
+    or (admins) everyone's: files per bucket by result, threats removed by kind, rejections
+    by code, the most frequent input types and processing time per family."""
+    end = utcnow()
+    start = end - TIMEFRAMES[timeframe]
+    in_period: list[ColumnElement[bool]] = [File.created_at >= start]
+    if scope is ChartScope.OWN:
+        in_period.append(File.user_id == user.id)
+    unit, starts = _buckets(timeframe, start, end)
+
+    # Files per bucket by result, and the rejections: one grouped query.
+    rows = select(_bucket_of(starts).label("bucket"), File.status.label("status"),
+                  File.error_code.label("code")).where(*in_period).subquery()
+    series = [FilesInBucket(start=s, cleaned=0, rejected=0, failed=0, in_progress=0)
+              for s in starts]
+    rejections: Counter[str] = Counter()
+    for index, status, code, count in session.execute(
+            select(rows.c.bucket, rows.c.status, rows.c.code, func.count())
+            .group_by(rows.c.bucket, rows.c.status, rows.c.code)):
+        point = series[min(max(int(index), 0), len(series) - 1)]
+        if status == FileStatus.COMPLETED:
+            point.cleaned += count
+        elif status == FileStatus.FAILED and code in _REJECTION_CODES:
+            point.rejected += count
+            rejections[code] += count
+        elif status == FileStatus.FAILED:
+            point.failed += count
+        else:
+            point.in_progress += count
+    total = sum(p.cleaned + p.rejected + p.failed + p.in_progress for p in series)
+
+    # The most frequent input types.
+    by_type = session.execute(
+        select(File.detected_type, func.count().label("n")).where(*in_period)
+        .group_by(File.detected_type)
+        .order_by(func.count().desc(), func.coalesce(File.detected_type, ""))
+        .limit(TOP_TYPES)).all()
+    top = [TypeCount(type=kind or UNKNOWN,
+                     label=formats.KINDS[kind].label if kind in formats.KINDS else
+                     (kind or "Unknown type"), count=n) for kind, n in by_type]
+
+    # Threats removed by kind, from the newest reports of the period.
+    # A report set to None is stored as JSON null (the column's default), not SQL NULL.
+    with_report = [*in_period, File.report.is_not(None), cast(File.report, String) != "null"]
+    matched_reports = session.scalar(select(func.count()).select_from(File)
+                                     .where(*with_report)) or 0
+    threats: Counter[str] = Counter()
+    reports_read = 0
+    for report in session.scalars(select(File.report).where(*with_report)
+                                  .order_by(File.created_at.desc()).limit(MAX_REPORTS)):
+        reports_read += 1
+        findings = report.get("findings") if isinstance(report, dict) else None
+        for finding in findings if isinstance(findings, list) else []:
+            counted = _threat_count(finding) if isinstance(finding, dict) else None
+            if counted:
+                threats[counted[0]] += counted[1]
+
+    # Processing time of the files cleaned, per family of their detected type.
+    timed = [*in_period, File.status == FileStatus.COMPLETED,
+             File.processing_duration.is_not(None)]
+    matched_timed = session.scalar(select(func.count()).select_from(File).where(*timed)) or 0
+    durations: defaultdict[str, list[float]] = defaultdict(list)
+    timed_read = 0
+    for kind, seconds in session.execute(
+            select(File.detected_type, File.processing_duration).where(*timed)
+            .order_by(File.created_at.desc()).limit(MAX_DURATIONS)):
+        timed_read += 1
+        family = formats.KINDS[kind].family if kind in formats.KINDS else UNKNOWN
+        durations[family].append(float(seconds or 0))
+    timing = []
+    for family, values in sorted(durations.items()):
+        values.sort()
+        timing.append(FamilyTiming(family=family, files=len(values),
+                                   median=round(_percentile(values, 0.5), 3),
+                                   p95=round(_percentile(values, 0.95), 3)))
+
+    return AnalyticsCharts(
+        timeframe=timeframe, scope=scope, period=AnalyticsPeriod(start=start, end=end),
+        bucket=unit, files_over_time=series,
+        threats_by_kind=[ThreatCount(kind=k, count=n) for k, n in _ranked(threats)],
+        threat_reports=RowsRead(matched=matched_reports, read=reports_read, limit=MAX_REPORTS,
+                                capped=reports_read < matched_reports),
+        rejections_by_code=[RejectionCount(code=RejectionCode(c), count=n)
+                            for c, n in _ranked(rejections)],
+        top_types=top, other_types=total - sum(t.count for t in top),
+        processing_time=timing,
+        timed_files=RowsRead(matched=matched_timed, read=timed_read, limit=MAX_DURATIONS,
+                             capped=timed_read < matched_timed))
+
+
+def _ranked(counts: Counter[str]) -> list[tuple[str, int]]:
+    """Most first, then by name."""
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def reset_quota(session: Session, user_id: str, *, actor: User | None = None,
+                ip: str | None = None) -> QuotaReset:
+    """Start a fresh monthly upload count for the user from now (written to the audit log as
+    done by `actor` from `ip`, in the same transaction)."""
     target = session.get(User, user_id) if len(user_id) <= 64 else None
     if target is None:
         raise ApiError(404, "User not found", "not_found")
     target.quota_reset_at = utcnow()
+    record(session, action=AuditAction.QUOTA_RESET, actor=actor, ip=ip,
+           target=("user", target.id), detail={"email": target.email})
     session.commit()
     return QuotaReset(user_id=target.id, quota_reset_at=target.quota_reset_at)

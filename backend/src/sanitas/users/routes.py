@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from sanitas.auth import service as auth_service
 from sanitas.auth.schemas import UserOut, UsersProfileUpdateIn
-from sanitas.deps import AdminUser, CurrentUser, SessionDep
+from sanitas.deps import AdminUser, CurrentUser, SessionDep, client_ip
+from sanitas.models import RoleFilter, UserStatusFilter
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 from sanitas.users import service
 from sanitas.users.schemas import AdminUserUpdateIn, UserList
 
 router = APIRouter(prefix="/users", tags=["users"],
                    responses={401: {"model": ErrorEnvelope}, 403: {"model": ErrorEnvelope}})
-
-UserStatus = Literal["all", "active", "inactive", "verified", "unverified"]
-
 
 # PUT /api/auth/profile changes the names only; this one the username too.
 @router.put("/profile", response_model=Envelope[UserOut],
@@ -33,10 +29,10 @@ def update_own_profile(body: UsersProfileUpdateIn, user: CurrentUser, session: S
 def list_users(_: AdminUser, session: SessionDep,
                page: int = Query(1, ge=1, le=100000), limit: int = Query(10, ge=1, le=100),
                search: str | None = Query(None, max_length=200),
-               role: Literal["GUEST", "USER", "ENTERPRISE", "ADMIN", ""] | None = None,
-               status: UserStatus = "all"):
+               role: RoleFilter = RoleFilter.ALL,
+               status: UserStatusFilter = UserStatusFilter.ALL):
     users = service.list_users(session, page=page, limit=limit, search=search,
-                               role=role or None, status=status)
+                               role=role.role, status=status)
     return ok(users, "Users loaded")
 
 
@@ -44,8 +40,10 @@ def list_users(_: AdminUser, session: SessionDep,
             responses={409: {"model": ErrorEnvelope,
                              "description": "The last active admin cannot be demoted or "
                                             "deactivated (`last_admin`)"}})
-def update_user(user_id: str, body: AdminUserUpdateIn, _: AdminUser, session: SessionDep):
-    user = service.update_user(session, user_id, role=body.role, is_active=body.is_active)
+def update_user(user_id: str, body: AdminUserUpdateIn, request: Request, admin: AdminUser,
+                session: SessionDep):
+    user = service.update_user(session, user_id, role=body.role, is_active=body.is_active,
+                               actor=admin, ip=client_ip(request))
     if body.is_active is not None:
         message = f"User {'activated' if body.is_active else 'deactivated'} successfully"
     else:

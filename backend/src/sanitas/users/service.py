@@ -7,27 +7,32 @@ import unicodedata
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
+from sanitas.audit.service import record
 from sanitas.auth import service as auth_service
 from sanitas.auth.schemas import UserOut
 from sanitas.db import contains_text
 from sanitas.errors import ApiError
-from sanitas.models import Role, User
+from sanitas.models import AuditAction, Role, User, UserStatusFilter
 from sanitas.schemas import Pagination
 from sanitas.users.schemas import UserList
 
 STATUS_CONDITIONS = {
-    "all": [], "active": [User.is_active.is_(True)], "inactive": [User.is_active.is_(False)],
-    "verified": [User.is_email_verified.is_(True)],
-    "unverified": [User.is_email_verified.is_(False)],
+    UserStatusFilter.ALL: [],
+    UserStatusFilter.ACTIVE: [User.is_active.is_(True)],
+    UserStatusFilter.INACTIVE: [User.is_active.is_(False)],
+    UserStatusFilter.VERIFIED: [User.is_email_verified.is_(True)],
+    UserStatusFilter.UNVERIFIED: [User.is_email_verified.is_(False)],
 }
 
 
 def list_users(session: Session, *, page: int, limit: int, search: str | None = None,
-               role: str | None = None, status: str = "all") -> UserList:
+               role: Role | None = None,
+               status: UserStatusFilter = UserStatusFilter.ALL) -> UserList:
     """One page of users, newest first; `search` looks in the address, the username and the
     full name."""
-    conditions = list(STATUS_CONDITIONS[status])
+    conditions: list[ColumnElement[bool]] = list(STATUS_CONDITIONS[status])
     if search and search.strip():
         # Addresses are stored lower-cased in NFC (auth.service.normalise_email).
         text = unicodedata.normalize("NFC", search.strip().lower())
@@ -36,7 +41,7 @@ def list_users(session: Session, *, page: int, limit: int, search: str | None = 
         conditions.append(or_(contains_text(User.email, text),
                               contains_text(func.coalesce(User.username, ""), text),
                               contains_text(full_name, text)))
-    if role:
+    if role is not None:
         conditions.append(User.role == role)
     total = session.scalar(select(func.count()).select_from(User).where(*conditions)) or 0
     users = session.scalars(select(User).where(*conditions)
@@ -54,9 +59,11 @@ def _other_active_admins(session: Session, user_id: str) -> int:
 
 
 def update_user(session: Session, user_id: str, *, role: str | None,
-                is_active: bool | None) -> UserOut:
+                is_active: bool | None, actor: User | None = None,
+                ip: str | None = None) -> UserOut:
     """Change a user's role and/or activation (deactivating ends their sessions); the last
-    active admin can be neither demoted nor deactivated (409)."""
+    active admin can be neither demoted nor deactivated (409). Each actual change is written
+    to the audit log as done by `actor` from `ip`."""
     target = session.get(User, user_id)
     if target is None:
         raise ApiError(404, "User not found")
@@ -67,6 +74,14 @@ def update_user(session: Session, user_id: str, *, role: str | None,
     if target.role == Role.ADMIN and target.is_active and (demoting or deactivating) \
             and _other_active_admins(session, target.id) == 0:
         raise ApiError(409, "Cannot demote or deactivate the last active admin", "last_admin")
+    if role is not None and role != target.role:
+        record(session, action=AuditAction.ROLE_CHANGED, actor=actor, ip=ip,
+               target=("user", target.id),
+               detail={"email": target.email, "from": target.role, "to": role})
+    if is_active is not None and is_active != target.is_active:
+        record(session, action=AuditAction.USER_ACTIVATED if is_active
+               else AuditAction.USER_DEACTIVATED, actor=actor, ip=ip,
+               target=("user", target.id), detail={"email": target.email})
     if role is not None:
         target.role = role
     if is_active is not None:

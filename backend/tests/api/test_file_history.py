@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from factories import auth_headers, make_user
-from test_upload_support import add_file
-
 from sanitas.db import utcnow
-
-pytest_plugins = ["test_upload_support"]  # the api and storage fixtures
+from tests.factories import add_file, auth_headers, make_user
 
 
 def _seed(db_session, settings, user):

@@ -11,10 +11,12 @@ import subprocess
 from pathlib import Path
 
 import httpx
-from jobkit import BIN, free_port, pdf_bytes, stop, wait_http, wait_until
 
 from sanitas.config import Settings
 from sanitas.datadir import prepare_data_dir
+from tests.executor.jobkit import BIN, stop, wait_http, wait_until
+from tests.factories import pdf_bytes
+from tests.live_server import free_port
 
 SECRET = "test-secret-key-that-is-long-enough-0123456789"
 

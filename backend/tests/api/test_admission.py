@@ -5,21 +5,16 @@ database-slot limits (admission.py) on both databases."""
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import httpx
 import pytest
-from factories import auth_headers, make_user
 
 from sanitas.admission import DatabaseGate, Slot
 from sanitas.errors import ApiError
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
-from bench_burst import burst
-from bench_service import free_port, start_server, stop_server
+from tests.factories import auth_headers, make_user
+from tests.live_server import burst, free_port, start_server, stop_server
 
 BURST = 200
 

@@ -1,0 +1,190 @@
+"""Requesting, listing and downloading compliance reports, and reading what goes into one.
+
+A report lists every file uploaded in its period ([start, end)) and scope (one account's
+files, or everyone's) with its hashes, policy, result and findings, and the totals. What is
+listed is read here (`report_rows`); writer.py turns it into CSV or PDF and worker.py runs
+the whole in the background."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from sanitas.audit.service import record
+from sanitas.errors import ApiError
+from sanitas.files.service import policy_ref
+from sanitas.models import AuditAction, File, FileStatus, Role, User
+from sanitas.models.report import Report, ReportFormat, ReportStatus
+from sanitas.reports.schemas import ReportIn, ReportList, ReportOut, period_bound
+from sanitas.schemas import Pagination
+from sanitas.storage import CHUNK, Storage
+
+MAX_PERIOD_DAYS = 3660  # ten years: a longer span is a typo
+
+
+def scope_of(report: Report) -> str:
+    if report.scope_user_id is None:
+        return "all"
+    return "own" if report.scope_user_id == report.user_id else report.scope_user_id
+
+
+def report_out(report: Report) -> ReportOut:
+    return ReportOut(id=report.id, status=ReportStatus(report.status),
+                     format=ReportFormat(report.format), scope=scope_of(report),
+                     period_start=report.period_start, period_end=report.period_end,
+                     user_id=report.user_id, created_at=report.created_at,
+                     completed_at=report.completed_at, file_count=report.file_count,
+                     size=report.size, error_message=report.error_message)
+
+
+def create_report(session: Session, user: User, body: ReportIn, *, ip: str | None) -> Report:
+    """A PENDING report for the worker. Everyone may report on their own files; only admins
+    on everyone's (`all`) or another user's (403 otherwise; 404 for an unknown user)."""
+    start, end = period_bound(body.from_, end=False), period_bound(body.to, end=True)
+    if end <= start:
+        raise ApiError(422, "The period's end must be after its start", "validation_error")
+    if end - start > timedelta(days=MAX_PERIOD_DAYS):
+        raise ApiError(422, "A report covers at most ten years", "validation_error")
+    scope = body.scope.strip()
+    scope_user_id: str | None
+    if scope in ("own", user.id):
+        scope_user_id = user.id
+    elif user.role != Role.ADMIN:
+        raise ApiError(403, "Only admins can report on other users' files.", "forbidden")
+    elif scope == "all":
+        scope_user_id = None
+    else:
+        if session.get(User, scope) is None:
+            raise ApiError(404, "User not found", "not_found")
+        scope_user_id = scope
+    report = Report(user_id=user.id, scope_user_id=scope_user_id, period_start=start,
+                    period_end=end, format=body.format.value, status=ReportStatus.PENDING,
+                    attempts=0)
+    session.add(report)
+    session.flush()
+    if scope_user_id != user.id:  # a report on other people's files is worth an audit row
+        record(session, action=AuditAction.REPORT_REQUESTED, actor=user, ip=ip,
+               target=("report", report.id),
+               detail={"scope": scope_of(report), "format": report.format,
+                       "from": start.isoformat(), "to": end.isoformat()})
+    session.commit()
+    return report
+
+
+def list_reports(session: Session, user: User, *, page: int, limit: int) -> ReportList:
+    """The caller's reports, newest first; an admin sees everyone's."""
+    conditions = [] if user.role == Role.ADMIN else [Report.user_id == user.id]
+    total = session.scalar(select(func.count()).select_from(Report).where(*conditions)) or 0
+    rows = session.scalars(select(Report).where(*conditions)
+                           .order_by(Report.created_at.desc(), Report.id)
+                           .offset(Pagination.offset(page, limit)).limit(limit)).all()
+    return ReportList(reports=[report_out(r) for r in rows],
+                      pagination=Pagination.of(page, limit, total))
+
+
+@dataclass
+class Download:
+    name: str
+    media_type: str
+    size: int
+    chunks: Iterator[bytes]
+
+
+def open_download(session: Session, storage: Storage, user: User, report_id: str) -> Download:
+    """The report's blob for its owner or an admin (404 for anyone else, as for an unknown
+    id); 409 while it is not generated yet, or when generating it failed."""
+    report = session.get(Report, report_id) if len(report_id) <= 64 else None
+    if report is None or (report.user_id != user.id and user.role != Role.ADMIN):
+        raise ApiError(404, "Report not found", "not_found")
+    if report.status == ReportStatus.FAILED:
+        raise ApiError(409, f"The report could not be generated: {report.error_message}",
+                       "report_failed")
+    if report.status != ReportStatus.COMPLETED or not report.storage_key:
+        raise ApiError(409, "The report is not ready yet; try again in a moment.",
+                       "report_not_ready")
+    size = storage.size(report.storage_key)
+    chunks = storage.iter_chunks(report.storage_key, CHUNK)
+    day = f"{report.period_start:%Y%m%d}-{report.period_end - timedelta(seconds=1):%Y%m%d}"
+    media = "text/csv; charset=utf-8" if report.format == ReportFormat.CSV else \
+        "application/pdf"
+    return Download(name=f"sanitas-report-{day}.{report.format}", media_type=media, size=size,
+                    chunks=chunks)
+
+
+# -- what a report lists ------------------------------------------------------------------------
+
+_MORE_OF_KIND = re.compile(r"^and (\d+) more of this kind$")
+_NOT_LISTED = re.compile(r"^(\d+) further findings not listed$")
+
+
+def findings_by_kind(report: dict[str, Any] | None) -> Counter[str]:
+    """How many findings of each kind a file's report holds, counting those the engine only
+    summarised (a line "and N more of this kind" counts N; the line for what the overall cap
+    left out counts its N under its own kind, `more`)."""
+    counts: Counter[str] = Counter()
+    findings = report.get("findings") if isinstance(report, dict) else None
+    for item in findings if isinstance(findings, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
+            continue
+        detail = item.get("detail")
+        detail = detail if isinstance(detail, str) else ""
+        match = _MORE_OF_KIND.match(detail) or _NOT_LISTED.match(detail)
+        counts[item["kind"]] += int(match.group(1)) if match else 1
+    return counts
+
+
+@dataclass
+class FileRow:
+    id: str
+    uploaded_at: datetime
+    name: str
+    user_email: str
+    detected_type: str | None
+    size: int
+    sha256_original: str | None
+    sha256_sanitized: str | None
+    policy_id: str
+    policy_name: str
+    policy_version: int
+    result: str
+    error_code: str | None
+    findings: Counter[str]
+
+
+@dataclass
+class Totals:
+    files: int = 0
+    completed: int = 0
+    failed: int = 0
+    findings: Counter[str] = field(default_factory=Counter)
+
+    def add(self, row: FileRow) -> None:
+        self.files += 1
+        self.completed += row.result == FileStatus.COMPLETED
+        self.failed += row.result == FileStatus.FAILED
+        self.findings.update(row.findings)
+
+
+def report_rows(session: Session, report: Report, batch: int = 500) -> Iterator[FileRow]:
+    """Every file of the report's period and scope, oldest first, read `batch` at a time."""
+    query = (select(File, User.email).join(User, User.id == File.user_id)
+             .where(File.created_at >= report.period_start, File.created_at < report.period_end)
+             .order_by(File.created_at, File.id).execution_options(yield_per=batch))
+    if report.scope_user_id is not None:
+        query = query.where(File.user_id == report.scope_user_id)
+    for file, email in session.execute(query):
+        policy = policy_ref(file)
+        yield FileRow(id=file.id, uploaded_at=file.created_at, name=file.original_name,
+                      user_email=email, detected_type=file.detected_type,
+                      size=file.original_size, sha256_original=file.sha256_original,
+                      sha256_sanitized=file.sha256_sanitized, policy_id=policy.id,
+                      policy_name=policy.name, policy_version=policy.version,
+                      result=file.status, error_code=file.error_code,
+                      findings=findings_by_kind(file.report))
