@@ -10,6 +10,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { adminFileManagement } from './e2e/admin-files.mjs';
+import { analyticsCharts } from './e2e/analytics-charts.mjs';
+import { policiesReportsAudit } from './e2e/policies-reports-audit.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FRONTEND = path.resolve(HERE, '..');
@@ -447,6 +449,14 @@ async function main() {
       const page = await newPage();
       await adminFileManagement({ page, base, admin: ADMIN, login, toast, shots, assert });
       await page.context().close();
+    });
+
+    await test('charts on an ENTERPRISE dashboard and the admin Analytics tab', async () => {
+      await analyticsCharts({ newPage, base, admin: ADMIN, fixtures, readOutboxLink, dataDir, login, shots, assert });
+    });
+
+    await test('an ENTERPRISE user\'s policy, upload with it, CSV report; the admin\'s audit tab', async () => {
+      await policiesReportsAudit({ newPage, base, admin: ADMIN, readOutboxLink, dataDir, login, toast, shots, shot, assert });
     });
 
     await test('Google sign-in: button goes to the backend; errors come back to /login', async () => {

@@ -55,6 +55,11 @@ export function Header() {
       { to: '/history', label: 'History' },
       { to: '/dashboard', label: 'Dashboard' },
     ] : []),
+    // Custom policies and compliance reports are Enterprise features: only those plans see them.
+    ...(isAuthenticated && (user?.role === 'ENTERPRISE' || user?.role === 'ADMIN') ? [
+      { to: '/policies', label: 'Policies' },
+      { to: '/reports', label: 'Reports' },
+    ] : []),
     ...(isAuthenticated && user?.role === 'ADMIN' ? [{ to: '/admin', label: 'Admin' }] : []),
   ];
 

@@ -41,7 +41,7 @@ const STATUS_STYLES: Record<FileStatus, string> = {
   FAILED: 'bg-red-100 text-red-800 ring-red-600/20',
 };
 
-/** PENDING yellow, PROCESSING blue, COMPLETED green, FAILED red (SPEC section 4). */
+/** PENDING yellow, PROCESSING blue, COMPLETED green, FAILED red (docs/product-rules.md, File statuses). */
 export function StatusBadge({ status }: { status: string }) {
   const style = Object.hasOwn(STATUS_STYLES, status) ? STATUS_STYLES[status as FileStatus] : 'bg-slate-100 text-slate-700 ring-slate-500/20';
   return (

@@ -1,8 +1,9 @@
 /**
- * The one HTTP client (SPEC section 7 and 8): 30000 ms timeout, JSON by default, the bearer
- * access token on every request, a refresh when the stored expiry has passed, the error texts
- * of section 8, and a forced sign-out on any 401. Features call it through the typed `api()`
- * of ./api; only downloads (./download) use `apiClient` directly.
+ * The one HTTP client: 30000 ms timeout, JSON by default, the bearer access token on every
+ * request, a refresh when the stored expiry has passed, the three error texts and a forced
+ * sign-out on any 401 (docs/product-rules.md, "Client-side checks and messages" and "Browser
+ * session"). Features call it through the typed `api()` of ./api; only downloads (./download)
+ * use `apiClient` directly.
  */
 import axios, { type AxiosError, type InternalAxiosRequestConfig } from 'axios';
 import { REQUEST_TIMEOUT_MS } from './constants';
@@ -11,7 +12,7 @@ import {
 } from './auth/storage';
 import type { AuthPayload, Envelope } from './types';
 
-/** An error with the section 8 text as `message`, plus what a screen needs to show more. */
+/** An error with the client's error text as `message`, plus what a screen needs to show more. */
 export class ApiError extends Error {
   status?: number;
   serverMessage?: string;

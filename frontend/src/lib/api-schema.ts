@@ -56,6 +56,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Audit */
+        get: operations["list_audit_api_audit_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Export Audit */
+        get: operations["export_audit_api_audit_export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/forgot-password": {
         parameters: {
             query?: never;
@@ -310,6 +344,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Policies */
+        get: operations["list_policies_api_policies_get"];
+        put?: never;
+        /** Create Policy */
+        post: operations["create_policy_api_policies_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/policies/defaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Defaults */
+        get: operations["get_defaults_api_policies_defaults_get"];
+        /** Set Defaults */
+        put: operations["set_defaults_api_policies_defaults_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/policies/kinds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Finding Rules */
+        get: operations["finding_rules_api_policies_kinds_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/policies/{policy_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Policy */
+        get: operations["get_policy_api_policies__policy_id__get"];
+        /** Update Policy */
+        put: operations["update_policy_api_policies__policy_id__put"];
+        post?: never;
+        /** Delete Policy */
+        delete: operations["delete_policy_api_policies__policy_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/policies/{policy_id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Duplicate Policy */
+        post: operations["duplicate_policy_api_policies__policy_id__duplicate_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/process/download/{file_id}": {
         parameters: {
             query?: never;
@@ -429,6 +552,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Reports */
+        get: operations["list_reports_api_reports_get"];
+        put?: never;
+        /** Create Report */
+        post: operations["create_report_api_reports_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reports/{report_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download Report */
+        get: operations["download_report_api_reports__report_id__download_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/upload/info": {
         parameters: {
             query?: never;
@@ -489,6 +647,28 @@ export interface paths {
         };
         /** Usage Analytics */
         get: operations["usage_analytics_api_usage_analytics_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/usage/charts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage Charts
+         * @description Series for the analytics charts over the timeframe: files per hour or day by result,
+         *     threats removed by kind, rejections by code, top input types, processing time per
+         *     family. GUEST and USER callers get 403 (an Enterprise feature).
+         */
+        get: operations["usage_charts_api_usage_charts_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -633,6 +813,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Metrics */
+        get: operations["metrics_metrics_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -692,6 +889,7 @@ export interface components {
             originalName: string;
             /** Originalsize */
             originalSize: number;
+            policy?: components["schemas"]["FilePolicy"] | null;
             /** Processingcompletedat */
             processingCompletedAt?: string | null;
             /** Processingduration */
@@ -706,6 +904,16 @@ export interface components {
             sanitizedName?: string | null;
             /** Sanitizedsize */
             sanitizedSize?: number | null;
+            /**
+             * Sha256Original
+             * @description SHA-256 (hex) of the bytes uploaded
+             */
+            sha256Original?: string | null;
+            /**
+             * Sha256Sanitized
+             * @description SHA-256 (hex) of the sanitized copy, once stored
+             */
+            sha256Sanitized?: string | null;
             status: components["schemas"]["FileStatus"];
             /** Useremail */
             userEmail: string;
@@ -746,6 +954,7 @@ export interface components {
             originalName: string;
             /** Originalsize */
             originalSize: number;
+            policy?: components["schemas"]["FilePolicy"] | null;
             /** Processingcompletedat */
             processingCompletedAt?: string | null;
             /** Processingduration */
@@ -756,6 +965,16 @@ export interface components {
             sanitizedName?: string | null;
             /** Sanitizedsize */
             sanitizedSize?: number | null;
+            /**
+             * Sha256Original
+             * @description SHA-256 (hex) of the bytes uploaded
+             */
+            sha256Original?: string | null;
+            /**
+             * Sha256Sanitized
+             * @description SHA-256 (hex) of the sanitized copy, once stored
+             */
+            sha256Sanitized?: string | null;
             status: components["schemas"]["FileStatus"];
             /** Useremail */
             userEmail: string;
@@ -773,9 +992,29 @@ export interface components {
             files: components["schemas"]["AnalyticsFiles"];
             period: components["schemas"]["AnalyticsPeriod"];
             storage: components["schemas"]["AnalyticsStorage"];
-            /** Timeframe */
-            timeframe: string;
+            timeframe: components["schemas"]["Timeframe"];
             users: components["schemas"]["AnalyticsUsers"];
+        };
+        /** AnalyticsCharts */
+        AnalyticsCharts: {
+            bucket: components["schemas"]["ChartBucket"];
+            /** Filesovertime */
+            filesOverTime: components["schemas"]["FilesInBucket"][];
+            /** Othertypes */
+            otherTypes: number;
+            period: components["schemas"]["AnalyticsPeriod"];
+            /** Processingtime */
+            processingTime: components["schemas"]["FamilyTiming"][];
+            /** Rejectionsbycode */
+            rejectionsByCode: components["schemas"]["RejectionCount"][];
+            scope: components["schemas"]["ChartScope"];
+            threatReports: components["schemas"]["RowsRead"];
+            /** Threatsbykind */
+            threatsByKind: components["schemas"]["ThreatCount"][];
+            timedFiles: components["schemas"]["RowsRead"];
+            timeframe: components["schemas"]["Timeframe"];
+            /** Toptypes */
+            topTypes: components["schemas"]["TypeCount"][];
         };
         /** AnalyticsFiles */
         AnalyticsFiles: {
@@ -815,11 +1054,58 @@ export interface components {
             /** Total */
             total: number;
         };
+        /**
+         * AuditAction
+         * @description What an audit row records (`area.what`).
+         * @enum {string}
+         */
+        AuditAction: "auth.sign_in" | "auth.sign_in_failed" | "auth.sign_out" | "auth.password_changed" | "auth.password_reset" | "user.role_changed" | "user.activated" | "user.deactivated" | "user.quota_reset" | "queue.paused" | "queue.resumed" | "queue.cleared" | "file.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "policy.default_changed" | "report.requested" | "audit.exported";
+        /** AuditEntryOut */
+        AuditEntryOut: {
+            action: components["schemas"]["AuditAction"];
+            /** Actoremail */
+            actorEmail: string | null;
+            /** Actorid */
+            actorId: string | null;
+            /** Createdat */
+            createdAt: string;
+            /** Detail */
+            detail: {
+                [key: string]: unknown;
+            } | null;
+            /** Id */
+            id: number;
+            /** Ip */
+            ip: string | null;
+            /** Targetid */
+            targetId: string | null;
+            /** Targettype */
+            targetType: string | null;
+        };
+        /** AuditList */
+        AuditList: {
+            /** Entries */
+            entries: components["schemas"]["AuditEntryOut"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         /** AuthData */
         AuthData: {
             tokens: components["schemas"]["TokensOut"];
             user: components["schemas"]["UserOut"];
         };
+        /**
+         * ChartBucket
+         * @description The width of one point of the files-over-time series: hours for the last 24 hours,
+         *     UTC calendar days for a week or 30 days.
+         * @enum {string}
+         */
+        ChartBucket: "hour" | "day";
+        /**
+         * ChartScope
+         * @description Whose files the charts count: the caller's own, or everyone's (admins only).
+         * @enum {string}
+         */
+        ChartScope: "own" | "all";
         /** CodeIn */
         CodeIn: {
             /** Code */
@@ -870,6 +1156,16 @@ export interface components {
             /** Userid */
             userId: string | null;
         };
+        /**
+         * DocumentMetadataAction
+         * @enum {string}
+         */
+        DocumentMetadataAction: "keep" | "refuse" | "remove";
+        /**
+         * EmbeddedFilesAction
+         * @enum {string}
+         */
+        EmbeddedFilesAction: "keep" | "refuse" | "remove" | "sanitize";
         /** Envelope[AdminFileDeleted] */
         Envelope_AdminFileDeleted_: {
             data?: components["schemas"]["AdminFileDeleted"] | null;
@@ -912,9 +1208,37 @@ export interface components {
              */
             success: boolean;
         };
+        /** Envelope[AnalyticsCharts] */
+        Envelope_AnalyticsCharts_: {
+            data?: components["schemas"]["AnalyticsCharts"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
         /** Envelope[Analytics] */
         Envelope_Analytics_: {
             data?: components["schemas"]["Analytics"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[AuditList] */
+        Envelope_AuditList_: {
+            data?: components["schemas"]["AuditList"] | null;
             /**
              * Message
              * @default
@@ -996,10 +1320,66 @@ export interface components {
              */
             success: boolean;
         };
+        /** Envelope[FindingRules] */
+        Envelope_FindingRules_: {
+            data?: components["schemas"]["FindingRules"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
         /** Envelope[NoneType] */
         Envelope_NoneType_: {
             /** Data */
             data?: null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[PolicyDefaults] */
+        Envelope_PolicyDefaults_: {
+            data?: components["schemas"]["PolicyDefaults"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[PolicyDeleted] */
+        Envelope_PolicyDeleted_: {
+            data?: components["schemas"]["PolicyDeleted"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[PolicyOut] */
+        Envelope_PolicyOut_: {
+            data?: components["schemas"]["PolicyOut"] | null;
             /**
              * Message
              * @default
@@ -1056,6 +1436,34 @@ export interface components {
         /** Envelope[QuotaReset] */
         Envelope_QuotaReset_: {
             data?: components["schemas"]["QuotaReset"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[ReportCreated] */
+        Envelope_ReportCreated_: {
+            data?: components["schemas"]["ReportCreated"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[ReportList] */
+        Envelope_ReportList_: {
+            data?: components["schemas"]["ReportList"] | null;
             /**
              * Message
              * @default
@@ -1137,6 +1545,21 @@ export interface components {
              */
             success: boolean;
         };
+        /** Envelope[list[PolicyOut]] */
+        Envelope_list_PolicyOut__: {
+            /** Data */
+            data?: components["schemas"]["PolicyOut"][] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
         /** Envelope[list[UploadedFile]] */
         Envelope_list_UploadedFile__: {
             /** Data */
@@ -1180,10 +1603,26 @@ export interface components {
             success: boolean;
         };
         /**
+         * ExternalReferencesAction
+         * @enum {string}
+         */
+        ExternalReferencesAction: "keep" | "refuse" | "remove";
+        /** FamilyTiming */
+        FamilyTiming: {
+            /** Family */
+            family: string;
+            /** Files */
+            files: number;
+            /** Median */
+            median: number;
+            /** P95 */
+            p95: number;
+        };
+        /**
          * FileErrorCode
          * @enum {string}
          */
-        FileErrorCode: "empty" | "executable" | "unsupported_type" | "encrypted" | "wrong_password" | "damaged" | "bomb" | "too_large" | "too_complex" | "unsafe_structure" | "no_content" | "invalid_output" | "unavailable" | "time_limit" | "cpu_limit" | "memory_limit" | "disk_limit" | "crashed" | "interrupted" | "expired" | "infrastructure_error" | "internal_error";
+        FileErrorCode: "empty" | "executable" | "unsupported_type" | "encrypted" | "wrong_password" | "damaged" | "bomb" | "too_large" | "too_complex" | "unsafe_structure" | "no_content" | "invalid_output" | "unavailable" | "time_limit" | "cpu_limit" | "memory_limit" | "disk_limit" | "crashed" | "type_not_allowed" | "refused_macros" | "refused_javascript" | "refused_embedded_files" | "refused_external_references" | "refused_hyperlinks" | "refused_review_data" | "refused_document_metadata" | "refused_image_metadata" | "refused_hidden_content" | "refused_form_fields" | "interrupted" | "expired" | "infrastructure_error" | "internal_error";
         /** FileHistory */
         FileHistory: {
             /** Files */
@@ -1225,6 +1664,7 @@ export interface components {
             originalName: string;
             /** Originalsize */
             originalSize: number;
+            policy?: components["schemas"]["FilePolicy"] | null;
             /** Processingcompletedat */
             processingCompletedAt?: string | null;
             /** Processingduration */
@@ -1239,7 +1679,35 @@ export interface components {
             sanitizedName?: string | null;
             /** Sanitizedsize */
             sanitizedSize?: number | null;
+            /**
+             * Sha256Original
+             * @description SHA-256 (hex) of the bytes uploaded
+             */
+            sha256Original?: string | null;
+            /**
+             * Sha256Sanitized
+             * @description SHA-256 (hex) of the sanitized copy, once stored
+             */
+            sha256Sanitized?: string | null;
             status: components["schemas"]["FileStatus"];
+        };
+        /**
+         * FilePolicy
+         * @description The policy a file is (to be) cleaned with, at the version it used.
+         */
+        FilePolicy: {
+            /**
+             * Id
+             * @description A built-in's id (`basic`, `advanced`) or a stored policy's
+             */
+            id: string;
+            /**
+             * Name
+             * @description Its name when the file was uploaded
+             */
+            name: string;
+            /** Version */
+            version: number;
         };
         /** FileStats */
         FileStats: {
@@ -1299,6 +1767,7 @@ export interface components {
             originalName: string;
             /** Originalsize */
             originalSize: number;
+            policy?: components["schemas"]["FilePolicy"] | null;
             /** Processingcompletedat */
             processingCompletedAt?: string | null;
             /** Processingduration */
@@ -1309,13 +1778,53 @@ export interface components {
             sanitizedName?: string | null;
             /** Sanitizedsize */
             sanitizedSize?: number | null;
+            /**
+             * Sha256Original
+             * @description SHA-256 (hex) of the bytes uploaded
+             */
+            sha256Original?: string | null;
+            /**
+             * Sha256Sanitized
+             * @description SHA-256 (hex) of the sanitized copy, once stored
+             */
+            sha256Sanitized?: string | null;
             status: components["schemas"]["FileStatus"];
+        };
+        /** FilesInBucket */
+        FilesInBucket: {
+            /** Cleaned */
+            cleaned: number;
+            /** Failed */
+            failed: number;
+            /** Inprogress */
+            inProgress: number;
+            /** Rejected */
+            rejected: number;
+            /** Start */
+            start: string;
+        };
+        /**
+         * FindingRules
+         * @description Which rule decides each kind of finding a report can list (engine/kinds.py): one rule,
+         *     two when the kind depends on the file (the first is the usual one), or none for the
+         *     file's structure, repairs and conversions that no policy decides.
+         */
+        FindingRules: {
+            /** Kinds */
+            kinds: {
+                [key: string]: components["schemas"]["Rule"][];
+            };
         };
         /** ForgotPasswordIn */
         ForgotPasswordIn: {
             /** Email */
             email: string;
         };
+        /**
+         * FormFieldsAction
+         * @enum {string}
+         */
+        FormFieldsAction: "keep" | "refuse" | "remove";
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
@@ -1332,6 +1841,26 @@ export interface components {
             /** Success */
             success: boolean;
         };
+        /**
+         * HiddenContentAction
+         * @enum {string}
+         */
+        HiddenContentAction: "keep" | "refuse" | "remove";
+        /**
+         * HyperlinksAction
+         * @enum {string}
+         */
+        HyperlinksAction: "keep" | "refuse" | "remove";
+        /**
+         * ImageMetadataAction
+         * @enum {string}
+         */
+        ImageMetadataAction: "keep" | "refuse" | "remove";
+        /**
+         * JavascriptAction
+         * @enum {string}
+         */
+        JavascriptAction: "refuse" | "remove";
         /** JobOut */
         JobOut: {
             /** Attempts */
@@ -1366,6 +1895,11 @@ export interface components {
             /** Refreshtoken */
             refreshToken?: string | null;
         };
+        /**
+         * MacrosAction
+         * @enum {string}
+         */
+        MacrosAction: "refuse" | "remove";
         /** Pagination */
         Pagination: {
             /** Hasnext */
@@ -1387,6 +1921,135 @@ export interface components {
             currentPassword: string;
             /** Newpassword */
             newPassword: string;
+        };
+        /**
+         * PolicyDefaults
+         * @description The policy each role's uploads use when they name neither a policy nor a mode.
+         */
+        PolicyDefaults: {
+            /** Admin */
+            ADMIN: string;
+            /** Enterprise */
+            ENTERPRISE: string;
+            /** Guest */
+            GUEST: string;
+            /** User */
+            USER: string;
+        };
+        /**
+         * PolicyDefaultsIn
+         * @description Roles to change (others unchanged); null sets a role back to the built-in basic.
+         */
+        PolicyDefaultsIn: {
+            /** Admin */
+            ADMIN?: string | null;
+            /** Enterprise */
+            ENTERPRISE?: string | null;
+            /** Guest */
+            GUEST?: string | null;
+            /** User */
+            USER?: string | null;
+        };
+        /** PolicyDeleted */
+        PolicyDeleted: {
+            /** Id */
+            id: string;
+        };
+        /**
+         * PolicyIn
+         * @description A policy as created (POST) or replaced (PUT).
+         */
+        PolicyIn: {
+            /**
+             * Allowedtypes
+             * @description Input families or kinds accepted (e.g. `pdf`, `ooxml`, `docx`, `image`); null: every supported type
+             */
+            allowedTypes?: string[] | null;
+            /** Description */
+            description?: string | null;
+            /**
+             * Maxpages
+             * @description The most pages rebuilt from pixels
+             */
+            maxPages?: number | null;
+            /** Name */
+            name: string;
+            /**
+             * Output
+             * @description `same`: the input's format; `pdf`: a PDF rebuilt from pixels; `pdf+ocr`: the same with a searchable text layer
+             * @default same
+             * @enum {string}
+             */
+            output: "same" | "pdf" | "pdf+ocr";
+            rules: components["schemas"]["PolicyRules"];
+            /**
+             * Scope
+             * @description `organisation` (admins only): every account may use it; default `personal`, or the policy's current scope on update
+             */
+            scope?: ("personal" | "organisation") | null;
+        };
+        /** PolicyOut */
+        PolicyOut: {
+            /** Allowedtypes */
+            allowedTypes?: string[] | null;
+            /** Builtin */
+            builtIn: boolean;
+            /** Createdat */
+            createdAt?: string | null;
+            /** Description */
+            description?: string | null;
+            /** Id */
+            id: string;
+            /** Maxpages */
+            maxPages?: number | null;
+            /** Name */
+            name: string;
+            /**
+             * Output
+             * @enum {string}
+             */
+            output: "same" | "pdf" | "pdf+ocr";
+            /**
+             * Ownerid
+             * @description null for built-in and organisation-wide policies
+             */
+            ownerId?: string | null;
+            rules: components["schemas"]["RuleActions"];
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "personal" | "organisation";
+            /** Updatedat */
+            updatedAt?: string | null;
+            /** Version */
+            version: number;
+        };
+        /**
+         * PolicyRules
+         * @description One action per kind of content; a rule left out takes the built-in basic policy's.
+         */
+        PolicyRules: {
+            /** @description Author, company, dates, custom properties */
+            documentMetadata?: components["schemas"]["DocumentMetadataAction"] | null;
+            /** @description Attachments, OLE objects, embedded packages; `sanitize` cleans each with its own family and keeps it */
+            embeddedFiles?: components["schemas"]["EmbeddedFilesAction"] | null;
+            /** @description Remote templates, external links, DDE */
+            externalReferences?: components["schemas"]["ExternalReferencesAction"] | null;
+            /** @description Fillable form fields */
+            formFields?: components["schemas"]["FormFieldsAction"] | null;
+            /** @description Hidden sheets, slides and text */
+            hiddenContent?: components["schemas"]["HiddenContentAction"] | null;
+            /** @description Clickable links to web addresses */
+            hyperlinks?: components["schemas"]["HyperlinksAction"] | null;
+            /** @description EXIF (camera, GPS), XMP and IPTC in pictures */
+            imageMetadata?: components["schemas"]["ImageMetadataAction"] | null;
+            /** @description JavaScript and PDF actions (never kept) */
+            javascript?: components["schemas"]["JavascriptAction"] | null;
+            /** @description VBA/XLM macros and office scripts (never kept) */
+            macros?: components["schemas"]["MacrosAction"] | null;
+            /** @description Comments and tracked changes; `anonymise` keeps them with the reviewers renamed */
+            reviewData?: components["schemas"]["ReviewDataAction"] | null;
         };
         /**
          * ProcessingMode
@@ -1453,6 +2116,95 @@ export interface components {
             /** Username */
             username?: string | null;
         };
+        /**
+         * RejectionCode
+         * @description Why a file was refused, for programs (the reason sentence is for people).
+         * @enum {string}
+         */
+        RejectionCode: "empty" | "executable" | "unsupported_type" | "encrypted" | "wrong_password" | "damaged" | "bomb" | "too_large" | "too_complex" | "unsafe_structure" | "no_content" | "invalid_output" | "unavailable" | "time_limit" | "cpu_limit" | "memory_limit" | "disk_limit" | "crashed" | "type_not_allowed" | "refused_macros" | "refused_javascript" | "refused_embedded_files" | "refused_external_references" | "refused_hyperlinks" | "refused_review_data" | "refused_document_metadata" | "refused_image_metadata" | "refused_hidden_content" | "refused_form_fields";
+        /** RejectionCount */
+        RejectionCount: {
+            code: components["schemas"]["RejectionCode"];
+            /** Count */
+            count: number;
+        };
+        /** ReportCreated */
+        ReportCreated: {
+            report: components["schemas"]["ReportRef"];
+        };
+        /**
+         * ReportFormat
+         * @enum {string}
+         */
+        ReportFormat: "csv" | "pdf";
+        /** ReportIn */
+        ReportIn: {
+            format: components["schemas"]["ReportFormat"];
+            /**
+             * From
+             * @description Start of the period: a date (YYYY-MM-DD, from its start, UTC) or an ISO 8601 moment (inclusive)
+             */
+            from: string;
+            /**
+             * Scope
+             * @description `own` (your files), `all` (everyone's; admins) or a user id (that user's; admins)
+             * @default own
+             */
+            scope: string;
+            /**
+             * To
+             * @description End of the period: a date (YYYY-MM-DD, through its end, UTC) or an ISO 8601 moment (exclusive)
+             */
+            to: string;
+        };
+        /** ReportList */
+        ReportList: {
+            pagination: components["schemas"]["Pagination"];
+            /** Reports */
+            reports: components["schemas"]["ReportOut"][];
+        };
+        /** ReportOut */
+        ReportOut: {
+            /** Completedat */
+            completedAt: string | null;
+            /** Createdat */
+            createdAt: string;
+            /** Errormessage */
+            errorMessage: string | null;
+            /** Filecount */
+            fileCount: number | null;
+            format: components["schemas"]["ReportFormat"];
+            /** Id */
+            id: string;
+            /** Periodend */
+            periodEnd: string;
+            /** Periodstart */
+            periodStart: string;
+            /**
+             * Scope
+             * @description `own`, `all` or the user id whose files it lists
+             */
+            scope: string;
+            /** Size */
+            size: number | null;
+            status: components["schemas"]["ReportStatus"];
+            /**
+             * Userid
+             * @description Who asked for it
+             */
+            userId: string;
+        };
+        /** ReportRef */
+        ReportRef: {
+            /** Id */
+            id: string;
+            status: components["schemas"]["ReportStatus"];
+        };
+        /**
+         * ReportStatus
+         * @enum {string}
+         */
+        ReportStatus: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED";
         /** ResetPasswordIn */
         ResetPasswordIn: {
             /** Password */
@@ -1461,11 +2213,79 @@ export interface components {
             token: string;
         };
         /**
+         * ReviewDataAction
+         * @enum {string}
+         */
+        ReviewDataAction: "anonymise" | "keep" | "refuse" | "remove";
+        /**
          * Role
          * @description An account's plan, which sets its limits (config.Settings.limits_for), or ADMIN.
          * @enum {string}
          */
         Role: "GUEST" | "USER" | "ENTERPRISE" | "ADMIN";
+        /**
+         * RoleFilter
+         * @description The users list's `role` query: empty for every role, or only the accounts of one Role.
+         * @enum {string}
+         */
+        RoleFilter: "GUEST" | "USER" | "ENTERPRISE" | "ADMIN" | "";
+        /**
+         * RowsRead
+         * @description How many rows a series read of those that matched: the series reads at most `limit`
+         *     of the period's rows (the newest) and says so with `capped`.
+         */
+        RowsRead: {
+            /** Capped */
+            capped: boolean;
+            /** Limit */
+            limit: number;
+            /** Matched */
+            matched: number;
+            /** Read */
+            read: number;
+        };
+        /**
+         * Rule
+         * @description The kinds of content a policy decides about (JSON names).
+         * @enum {string}
+         */
+        Rule: "macros" | "javascript" | "embeddedFiles" | "externalReferences" | "hyperlinks" | "reviewData" | "documentMetadata" | "imageMetadata" | "hiddenContent" | "formFields";
+        /**
+         * RuleActions
+         * @description Every rule's action (answers always list all ten).
+         */
+        RuleActions: {
+            documentMetadata: components["schemas"]["DocumentMetadataAction"];
+            embeddedFiles: components["schemas"]["EmbeddedFilesAction"];
+            externalReferences: components["schemas"]["ExternalReferencesAction"];
+            formFields: components["schemas"]["FormFieldsAction"];
+            hiddenContent: components["schemas"]["HiddenContentAction"];
+            hyperlinks: components["schemas"]["HyperlinksAction"];
+            imageMetadata: components["schemas"]["ImageMetadataAction"];
+            javascript: components["schemas"]["JavascriptAction"];
+            macros: components["schemas"]["MacrosAction"];
+            reviewData: components["schemas"]["ReviewDataAction"];
+        };
+        /**
+         * StatusFilter
+         * @description A file list's `status` query: ALL, or only the files of one FileStatus.
+         * @enum {string}
+         */
+        StatusFilter: "ALL" | "COMPLETED" | "PROCESSING" | "PENDING" | "FAILED";
+        /** ThreatCount */
+        ThreatCount: {
+            /** Count */
+            count: number;
+            /** Kind */
+            kind: string;
+        };
+        /**
+         * Timeframe
+         * @description The analytics' `timeframe` query: the recent figures count the last day, week or 30
+         *     days.
+         * @enum {string}
+         */
+        Timeframe: "day" | "week" | "month";
         /** TokenIn */
         TokenIn: {
             /** Token */
@@ -1480,8 +2300,22 @@ export interface components {
             /** Refreshtoken */
             refreshToken: string;
         };
+        /** TypeCount */
+        TypeCount: {
+            /** Count */
+            count: number;
+            /** Label */
+            label: string;
+            /** Type */
+            type: string;
+        };
         /** UploadInfo */
         UploadInfo: {
+            /**
+             * Defaultpolicyid
+             * @description The policy an upload naming neither policyId nor mode is cleaned with (the role's default; see /api/policies)
+             */
+            defaultPolicyId: string;
             /** Maxfilesize */
             maxFileSize: number;
             /** Maxfilesizemb */
@@ -1611,6 +2445,13 @@ export interface components {
             /** Username */
             username: string | null;
         };
+        /**
+         * UserStatusFilter
+         * @description The users list's `status` query: every account, or only the (in)active or
+         *     (un)verified ones.
+         * @enum {string}
+         */
+        UserStatusFilter: "all" | "active" | "inactive" | "verified" | "unverified";
         /** UsersProfileUpdateIn */
         UsersProfileUpdateIn: {
             /** Firstname */
@@ -1651,7 +2492,7 @@ export interface operations {
                 userId?: string | null;
                 /** @description Only files of users whose email contains this */
                 user?: string | null;
-                status?: "ALL" | "COMPLETED" | "PROCESSING" | "PENDING" | "FAILED";
+                status?: components["schemas"]["StatusFilter"];
                 /** @description Only files of this detected type */
                 type?: string | null;
                 /** @description Uploaded at or after (UTC if no zone) */
@@ -1960,6 +2801,172 @@ export interface operations {
             };
             /** @description The file is not FAILED (`not_failed`), or its original has expired (`expired`) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_audit_api_audit_get: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                action?: components["schemas"]["AuditAction"] | null;
+                /** @description Rows this account did, or that were done to it */
+                userId?: string | null;
+                /** @description From this moment (inclusive; UTC when no zone) */
+                from?: string | null;
+                /** @description Until this moment (exclusive) */
+                to?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_AuditList_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    export_audit_api_audit_export_get: {
+        parameters: {
+            query?: {
+                action?: components["schemas"]["AuditAction"] | null;
+                /** @description Rows this account did, or that were done to it */
+                userId?: string | null;
+                /** @description From this moment (inclusive; UTC when no zone) */
+                from?: string | null;
+                /** @description Until this moment (exclusive) */
+                to?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching row, newest first, as CSV (UTF-8) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3353,6 +4360,764 @@ export interface operations {
             };
         };
     };
+    list_policies_api_policies_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_list_PolicyOut__"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    create_policy_api_policies_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_PolicyOut_"];
+                };
+            };
+            /** @description The request is malformed (for example a body that is not valid JSON or multipart) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The plan does not include custom policies (`policies_not_in_plan`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many policies (`too_many_policies`), or the policy is a role's default (`policy_in_use`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than allowed */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not a valid policy: unknown keys, a rule's action it does not offer, a bad output... each field named (`validation_error`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    get_defaults_api_policies_defaults_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_PolicyDefaults_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Admins only (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    set_defaults_api_policies_defaults_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyDefaultsIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_PolicyDefaults_"];
+                };
+            };
+            /** @description The request is malformed (for example a body that is not valid JSON or multipart) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Admins only (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than allowed */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not a valid policy: unknown keys, a rule's action it does not offer, a bad output... each field named (`validation_error`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    finding_rules_api_policies_kinds_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_FindingRules_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    get_policy_api_policies__policy_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_PolicyOut_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such policy, or another account's personal policy (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    update_policy_api_policies__policy_id__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_PolicyOut_"];
+                };
+            };
+            /** @description The request is malformed (for example a body that is not valid JSON or multipart) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The plan does not include custom policies (`policies_not_in_plan`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such policy, or another account's personal policy (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many policies (`too_many_policies`), or the policy is a role's default (`policy_in_use`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than allowed */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not a valid policy: unknown keys, a rule's action it does not offer, a bad output... each field named (`validation_error`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    delete_policy_api_policies__policy_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_PolicyDeleted_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The plan does not include custom policies (`policies_not_in_plan`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such policy, or another account's personal policy (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many policies (`too_many_policies`), or the policy is a role's default (`policy_in_use`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    duplicate_policy_api_policies__policy_id__duplicate_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_PolicyOut_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The plan does not include custom policies (`policies_not_in_plan`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such policy, or another account's personal policy (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many policies (`too_many_policies`), or the policy is a role's default (`policy_in_use`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     download_api_process_download__file_id__get: {
         parameters: {
             query?: never;
@@ -3848,6 +5613,265 @@ export interface operations {
             };
         };
     };
+    list_reports_api_reports_get: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_ReportList_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    create_report_api_reports_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_ReportCreated_"];
+                };
+            };
+            /** @description The request is malformed (for example a body that is not valid JSON or multipart) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A scope other than `own` asked by someone who is not an admin (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The scope names no user (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than allowed */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    download_report_api_reports__report_id__download_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                report_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report (CSV or PDF), as an attachment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such report, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not generated yet (`report_not_ready`) or generation failed (`report_failed`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     upload_info_api_upload_info_get: {
         parameters: {
             query?: never;
@@ -3925,7 +5949,7 @@ export interface operations {
                 "multipart/form-data": {
                     files: string[];
                     /**
-                     * @description Processing mode (default basic)
+                     * @description Processing mode: the built-in policy of that name (ignored when policyId is given)
                      * @enum {string}
                      */
                     mode?: "basic" | "advanced";
@@ -3934,6 +5958,8 @@ export interface operations {
                      * @description Optional: opens encrypted inputs (PDF, Word/Excel/PowerPoint 2007 and later, ZIP) for every file of this upload. Never stored in clear, never returned; the sanitized output is not encrypted.
                      */
                     password?: string;
+                    /** @description The policy to clean with (see /api/policies): a built-in, an organisation-wide or one of your own. Default: mode, else your role's default policy. */
+                    policyId?: string;
                 };
             };
         };
@@ -3965,7 +5991,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Quota exceeded or mode not allowed */
+            /** @description Quota exceeded, or the mode or policy needs a plan the account lacks (`mode_not_allowed`, `policy_not_allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3974,7 +6000,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not Found */
+            /** @description policyId names no policy the caller can use (`not_found`) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4043,7 +6069,7 @@ export interface operations {
                     /** Format: binary */
                     file: string;
                     /**
-                     * @description Processing mode (default basic)
+                     * @description Processing mode: the built-in policy of that name (ignored when policyId is given)
                      * @enum {string}
                      */
                     mode?: "basic" | "advanced";
@@ -4052,6 +6078,8 @@ export interface operations {
                      * @description Optional: opens encrypted inputs (PDF, Word/Excel/PowerPoint 2007 and later, ZIP) for every file of this upload. Never stored in clear, never returned; the sanitized output is not encrypted.
                      */
                     password?: string;
+                    /** @description The policy to clean with (see /api/policies): a built-in, an organisation-wide or one of your own. Default: mode, else your role's default policy. */
+                    policyId?: string;
                 };
             };
         };
@@ -4083,7 +6111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Quota exceeded or mode not allowed */
+            /** @description Quota exceeded, or the mode or policy needs a plan the account lacks (`mode_not_allowed`, `policy_not_allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4092,7 +6120,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not Found */
+            /** @description policyId names no policy the caller can use (`not_found`) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4151,7 +6179,7 @@ export interface operations {
     usage_analytics_api_usage_analytics_get: {
         parameters: {
             query?: {
-                timeframe?: "day" | "week" | "month";
+                timeframe?: components["schemas"]["Timeframe"];
             };
             header?: never;
             path?: never;
@@ -4166,6 +6194,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Envelope_Analytics_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    usage_charts_api_usage_charts_get: {
+        parameters: {
+            query?: {
+                timeframe?: components["schemas"]["Timeframe"];
+                /** @description own: the caller's files (ENTERPRISE and ADMIN); all: everyone's (ADMIN only) */
+                scope?: components["schemas"]["ChartScope"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_AnalyticsCharts_"];
                 };
             };
             /** @description Unauthorized */
@@ -4456,8 +6562,8 @@ export interface operations {
                 page?: number;
                 limit?: number;
                 search?: string | null;
-                role?: ("GUEST" | "USER" | "ENTERPRISE" | "ADMIN" | "") | null;
-                status?: "all" | "active" | "inactive" | "verified" | "unverified";
+                role?: components["schemas"]["RoleFilter"];
+                status?: components["schemas"]["UserStatusFilter"];
             };
             header?: never;
             path?: never;
@@ -4756,7 +6862,7 @@ export interface operations {
             query?: {
                 page?: number;
                 limit?: number;
-                status?: "ALL" | "COMPLETED" | "PROCESSING" | "PENDING" | "FAILED";
+                status?: components["schemas"]["StatusFilter"];
                 sortBy?: "createdAt" | "originalName" | "originalSize" | "status";
                 sortOrder?: "asc" | "desc";
                 search?: string | null;
@@ -4850,6 +6956,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthAnswer"];
+                };
+            };
+        };
+    };
+    metrics_metrics_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text format */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; version=1.0.0; charset=utf-8": unknown;
+                };
+            };
+            /** @description Metrics are off (no SANITAS_METRICS_TOKEN), or the bearer token is missing or wrong */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
         };

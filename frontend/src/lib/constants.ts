@@ -1,4 +1,4 @@
-/** Business constants of SPEC section 9. */
+/** The client's fixed numbers (docs/product-rules.md, Constants). */
 import type { Role } from './types';
 
 export const REQUEST_TIMEOUT_MS = 30000;

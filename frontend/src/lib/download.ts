@@ -19,11 +19,23 @@ export function downloadName(disposition: string | undefined | null, file?: Pick
 }
 
 export async function downloadFile(file: Pick<FileRecord, 'id' | 'sanitizedName' | 'originalName'>): Promise<string> {
-  // A file, not an envelope: the one call that goes around `api()`, with the same typed path.
+  // A file, not an envelope: the calls that go around `api()`, with the same typed paths.
   const path: PathsFor<'get'> = '/api/process/download/{file_id}';
   const res = await apiClient.get<Blob>(apiPath(path, { file_id: file.id }), { responseType: 'blob' });
-  const name = downloadName(res.headers['content-disposition'] as string | undefined, file);
-  const url = URL.createObjectURL(res.data);
+  return saveBlob(res.data, downloadName(res.headers['content-disposition'] as string | undefined, file));
+}
+
+/** Download an attachment the API answers at `path` (a report, an export) and save it under
+ * the server's name, else `fallbackName`. */
+export async function downloadAttachment(path: PathsFor<'get'>, fallbackName: string,
+  { params, query }: { params?: Record<string, string>; query?: Record<string, string | undefined> } = {}): Promise<string> {
+  const res = await apiClient.get<Blob>(apiPath(path, params), { responseType: 'blob', params: query });
+  const disposition = res.headers['content-disposition'] as string | undefined;
+  return saveBlob(res.data, disposition ? downloadName(disposition) : fallbackName);
+}
+
+function saveBlob(blob: Blob, name: string): string {
+  const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
   a.download = name;

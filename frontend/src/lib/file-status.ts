@@ -13,7 +13,7 @@ export const fileStatusKeys = {
 export const fetchFileStatus = async (id: string) =>
   (await api('get', '/api/process/status/{file_id}', { path: { file_id: id } })).data;
 
-/** Re-fetch every 3000 ms while PENDING or PROCESSING; stop otherwise (SPEC section 2). */
+/** Re-fetch every 3000 ms while PENDING or PROCESSING; stop otherwise (docs/product-rules.md, File statuses). */
 export function statusRefetchInterval(status: FileStatus | undefined | null): number | false {
   return status === 'PENDING' || status === 'PROCESSING' ? STATUS_POLL_MS : false;
 }

@@ -1,4 +1,4 @@
-/** Sizes use 1024 units (SPEC section 9). */
+/** Sizes use 1024 units (docs/product-rules.md, Constants). */
 export function formatBytes(bytes: number | null | undefined, decimals = 1): string {
   if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return '—';
   if (bytes < 1024) return `${bytes} B`;

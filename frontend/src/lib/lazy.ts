@@ -8,7 +8,7 @@ export class ChunkLoadError extends Error {
   }
 }
 
-/** React.lazy with the 120 s chunk-load limit of SPEC section 8. */
+/** React.lazy with the 120 s chunk-load limit (docs/product-rules.md, Constants). */
 export function lazyPage<T extends ComponentType<object>>(loader: () => Promise<{ default: T }>) {
   return lazy(() => Promise.race([
     loader(),

@@ -32,7 +32,7 @@ export interface DropLimits {
   extensions: string[];
 }
 
-/** Limits from the server, with the SPEC fallbacks (10 files, 100MB). */
+/** Limits from the server, else 10 files and 100MB (docs/product-rules.md, Upload limits). */
 export function dropLimits(info: UploadInfo | undefined | null): DropLimits {
   return {
     maxFiles: info?.maxFiles && info.maxFiles > 0 ? info.maxFiles : FALLBACK_MAX_FILES,

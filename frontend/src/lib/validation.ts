@@ -1,4 +1,4 @@
-/** The client-side rules of SPEC section 5. Each returns the message to toast, or null. */
+/** The client-side checks (docs/product-rules.md, Client-side checks and messages). Each returns the message to toast, or null. */
 import { CHANGE_PASSWORD_MIN, REGISTER_PASSWORD_MIN } from './constants';
 
 export function validateLogin(v: { email: string; password: string }): string | null {

@@ -26,6 +26,8 @@ const DashboardPage = lazyPage(() => import('../features/dashboard/components/Da
 const ProfilePage = lazyPage(() => import('../features/profile/components/ProfilePage'));
 const HistoryPage = lazyPage(() => import('../features/history/components/HistoryPage'));
 const AdminPage = lazyPage(() => import('../features/admin/components/AdminPage'));
+const PoliciesPage = lazyPage(() => import('../features/policies/components/PoliciesPage'));
+const ReportsPage = lazyPage(() => import('../features/reports/components/ReportsPage'));
 
 const guard = (node: ReactNode) => <ProtectedRoute>{node}</ProtectedRoute>;
 
@@ -56,6 +58,8 @@ export function AppRoutes() {
           <Route path="profile" element={guard(<ProfilePage />)} />
           <Route path="history" element={guard(<HistoryPage />)} />
           <Route path="admin" element={guard(<AdminPage />)} />
+          <Route path="policies" element={guard(<PoliciesPage />)} />
+          <Route path="reports" element={guard(<ReportsPage />)} />
           <Route path="*" element={<NotFoundPage />} />
         </Route>
       </Routes>

@@ -2,21 +2,9 @@
 // passes detection, the sandboxed engine cannot rebuild it); an admin filters the tab to that
 // user's FAILED files, opens the file's details and report, re-queues it (it runs again and
 // fails again, one more attempt), then deletes it after confirming.
+import { api } from './lib.mjs';
 
 const BROKEN_PDF = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.from(Array.from({ length: 256 * 20 }, (_, i) => i % 256))]);
-
-async function api(base, method, url, { token, json, form } = {}) {
-  const headers = token ? { Authorization: `Bearer ${token}` } : {};
-  let body;
-  if (json) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(json);
-  } else if (form) {
-    body = form;
-  }
-  const res = await fetch(`${base}${url}`, { method, headers, body });
-  return { status: res.status, body: await res.json().catch(() => null) };
-}
 
 /** A new user with one FAILED upload, made through the API; returns {email, fileId}. */
 async function userWithFailedFile(base, assert) {

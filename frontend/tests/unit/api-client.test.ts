@@ -34,7 +34,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe('error texts (SPEC section 8)', () => {
+describe('error texts (docs/product-rules.md, Client-side checks and messages)', () => {
   const cfg = { headers: new AxiosHeaders() } as InternalAxiosRequestConfig;
   const withResponse = (status: number, data: unknown) =>
     new AxiosError('x', 'ERR', cfg, {}, { data, status, statusText: '', headers: {}, config: cfg });
@@ -74,7 +74,7 @@ describe('the client', () => {
     await api('get', '/api/upload/info');
     expect(seen[0].headers.get('Authorization')).toBeFalsy();
   });
-  it('rethrows HTTP failures with the section 8 text', async () => {
+  it('rethrows HTTP failures with the client error text', async () => {
     useAdapter(413, { success: false, message: 'File too large', error: 'payload_too_large' });
     await expect(api('get', '/api/usage/stats')).rejects.toThrow('API Error: File too large (413)');
   });

@@ -13,7 +13,7 @@ const fresh: AuthPayload = { user: { ...user, firstName: 'Ada2' }, tokens: { acc
 
 afterEach(() => vi.useRealTimers());
 
-describe('auth reducer (SPEC section 4)', () => {
+describe('auth reducer (docs/product-rules.md, Browser session)', () => {
   it('starts loading and unauthenticated', () => {
     expect(initialAuthState).toEqual({ user: null, tokens: null, isAuthenticated: false, isLoading: true, error: null });
   });

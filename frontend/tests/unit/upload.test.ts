@@ -5,12 +5,12 @@ import { UPLOAD_PARALLELISM, extensionValidator, failureReason, normaliseUploadR
 
 describe('upload limits', () => {
   it('use the server values', () => {
-    expect(dropLimits({ maxFiles: 3, maxFileSize: 5 * 1048576, maxFileSizeMB: 5, supportedFormats: ['pdf', '.DOCX', 'jpg', 'pdf'], modes: ['basic'], role: 'USER' }))
+    expect(dropLimits({ maxFiles: 3, maxFileSize: 5 * 1048576, maxFileSizeMB: 5, supportedFormats: ['pdf', '.DOCX', 'jpg', 'pdf'], modes: ['basic'], role: 'USER', defaultPolicyId: 'basic' }))
       .toEqual({ maxFiles: 3, maxSize: 5 * 1048576, extensions: ['.pdf', '.docx', '.jpg'] });
   });
   it('fall back to 10 files and 100MB', () => {
     expect(dropLimits(undefined)).toEqual({ maxFiles: 10, maxSize: 104857600, extensions: [] });
-    expect(dropLimits({ maxFiles: 0, maxFileSize: 0, maxFileSizeMB: 0, supportedFormats: [], modes: ['basic'], role: 'USER' }).maxSize).toBe(104857600);
+    expect(dropLimits({ maxFiles: 0, maxFileSize: 0, maxFileSizeMB: 0, supportedFormats: [], modes: ['basic'], role: 'USER', defaultPolicyId: 'basic' }).maxSize).toBe(104857600);
   });
   it('normalise extensions', () => {
     expect(normaliseExtensions([' PDF ', '..png', '', 'tar.gz'])).toEqual(['.pdf', '.png', '.tar.gz']);

@@ -1,24 +1,24 @@
 import { keepPreviousData, queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type ApiQuery } from '../../lib/api';
+import { downloadAttachment } from '../../lib/download';
 import type { components } from '../../lib/api-schema';
 import { ADMIN_USERS_PAGE_SIZE } from '../../lib/constants';
 import { statusRefetchInterval } from '../../lib/file-status';
-import type { AdminAnalytics, Role } from '../../lib/types';
+import type { AdminAnalytics, Role, RoleFilter, StatusFilter, Timeframe, UserStatusFilter } from '../../lib/types';
 
-export type Timeframe = NonNullable<ApiQuery<'/api/usage/analytics', 'get'>['timeframe']>;
 export const TIMEFRAMES: { value: Timeframe; label: string }[] = [
   { value: 'day', label: 'Last 24 hours' }, { value: 'week', label: 'Last 7 days' }, { value: 'month', label: 'Last 30 days' },
 ];
 
 type UsersQuery = ApiQuery<'/api/users', 'get'>;
-export const USER_STATUSES = ['all', 'active', 'inactive', 'verified', 'unverified'] as const satisfies readonly NonNullable<UsersQuery['status']>[];
+export const USER_STATUSES: readonly UserStatusFilter[] = ['all', 'active', 'inactive', 'verified', 'unverified'];
 
 export interface UserFilters {
   page: number;
   search: string;
   /** '' for every role. */
-  role: Role | '';
-  status: (typeof USER_STATUSES)[number];
+  role: RoleFilter;
+  status: UserStatusFilter;
 }
 
 /** The users list's query: page, limit, status, and search and role only when set. */
@@ -40,6 +40,7 @@ export const adminKeys = {
   analytics: (timeframe: Timeframe) => [...adminKeys.all, 'analytics', timeframe] as const,
   queue: () => [...adminKeys.all, 'queue'] as const,
   messages: (q: MessagesQuery) => [...adminKeys.all, 'messages', q] as const,
+  audit: (q: AuditQuery) => [...adminKeys.all, 'audit', q] as const,
   files: {
     all: ['admin', 'files'] as const,
     list: (q: AdminFilesQuery) => [...adminKeys.files.all, 'list', q] as const,
@@ -67,7 +68,7 @@ export const analyticsQuery = (timeframe: Timeframe) =>
   queryOptions({ queryKey: adminKeys.analytics(timeframe), queryFn: () => fetchAnalytics(timeframe), staleTime: 0 });
 export const queueStatsQuery = () => queryOptions({ queryKey: adminKeys.queue(), queryFn: fetchQueueStats, staleTime: 0 });
 
-export const useUsers = (f: UserFilters) => useQuery(usersQuery(f));
+export const useUsers = (f: UserFilters, enabled = true) => useQuery({ ...usersQuery(f), enabled });
 export const useAnalytics = (timeframe: Timeframe) => useQuery(analyticsQuery(timeframe));
 export const useQueueStats = () => useQuery(queueStatsQuery());
 
@@ -105,15 +106,14 @@ export const useContactMessages = (page: number) => useQuery(contactMessagesQuer
 export type AdminFileList = components['schemas']['AdminFileList'];
 export type AdminFileSummary = components['schemas']['AdminFileSummary'];
 export type AdminFileDetail = components['schemas']['AdminFileDetail'];
-export type AdminFileStatus = NonNullable<AdminFilesQuery['status']>;
-export const ADMIN_FILE_STATUSES: readonly AdminFileStatus[] = ['ALL', 'PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'];
+export const ADMIN_FILE_STATUSES: readonly StatusFilter[] = ['ALL', 'PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'];
 export const ADMIN_FILES_PAGE_SIZE = 20;
 
 export interface AdminFileFilters {
   page: number;
   user: string;
   userId: string;
-  status: AdminFileStatus;
+  status: StatusFilter;
   type: string;
   /** Local calendar days (YYYY-MM-DD) from the date inputs; '' for no bound. */
   from: string;
@@ -186,3 +186,76 @@ export function useRequeueAdminFile() {
     onSuccess: () => queryClient.invalidateQueries({ queryKey: adminKeys.files.all }),
   });
 }
+
+// -- Audit log (/api/audit) ------------------------------------------------------------------
+export type AuditQuery = ApiQuery<'/api/audit', 'get'>;
+export type AuditEntry = components['schemas']['AuditEntryOut'];
+export type AuditAction = components['schemas']['AuditAction'];
+export const AUDIT_PAGE_SIZE = 25;
+
+/** Every action the log records, with its label (an action the API adds fails the type check
+ * until it has one). */
+export const AUDIT_ACTIONS: Record<AuditAction, string> = {
+  'auth.sign_in': 'Sign-in',
+  'auth.sign_in_failed': 'Failed sign-in',
+  'auth.sign_out': 'Sign-out',
+  'auth.password_changed': 'Password changed',
+  'auth.password_reset': 'Password reset',
+  'user.role_changed': 'Role changed',
+  'user.activated': 'Account activated',
+  'user.deactivated': 'Account deactivated',
+  'user.quota_reset': 'Quota reset',
+  'queue.paused': 'Queue paused',
+  'queue.resumed': 'Queue resumed',
+  'queue.cleared': 'Queue cleared',
+  'file.deleted': 'File deleted',
+  'policy.created': 'Policy created',
+  'policy.updated': 'Policy changed',
+  'policy.deleted': 'Policy deleted',
+  'policy.default_changed': 'Default policy changed',
+  'report.requested': 'Report requested',
+  'audit.exported': 'Audit log exported',
+};
+
+export interface AuditFilters {
+  page: number;
+  action: AuditAction | '';
+  userId: string;
+  /** Local calendar days (YYYY-MM-DD); '' for no bound. */
+  from: string;
+  to: string;
+}
+export const DEFAULT_AUDIT_FILTERS: AuditFilters = { page: 1, action: '', userId: '', from: '', to: '' };
+
+/** The filters that are set, as the list and export calls take them ("to" includes its whole day). */
+export function auditFilterParams(f: Omit<AuditFilters, 'page'>): Omit<AuditQuery, 'page' | 'limit'> {
+  const q: Omit<AuditQuery, 'page' | 'limit'> = {};
+  if (f.action) q.action = f.action;
+  if (f.userId.trim()) q.userId = f.userId.trim();
+  const from = localDayStart(f.from);
+  const before = localDayStart(f.to, 1);
+  if (from) q.from = from;
+  if (before) q.to = before;
+  return q;
+}
+export const auditParams = (f: AuditFilters): AuditQuery =>
+  ({ page: Math.max(1, f.page), limit: AUDIT_PAGE_SIZE, ...auditFilterParams(f) });
+
+export const auditQuery = (f: AuditFilters) => {
+  const params = auditParams(f);
+  return queryOptions({
+    queryKey: adminKeys.audit(params),
+    queryFn: async () => (await api('get', '/api/audit', { query: params })).data,
+    placeholderData: keepPreviousData,
+    staleTime: 0,
+  });
+};
+export const useAudit = (f: AuditFilters) => useQuery(auditQuery(f));
+
+/** The filtered log as CSV (every matching row, not only the page shown). */
+export const exportAudit = (f: AuditFilters) => {
+  const q = auditFilterParams(f);
+  return downloadAttachment('/api/audit/export', 'sanitas-audit.csv', {
+    query: { action: q.action ?? undefined, userId: q.userId ?? undefined, from: q.from ?? undefined, to: q.to ?? undefined },
+  });
+};

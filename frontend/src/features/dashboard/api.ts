@@ -21,7 +21,7 @@ export const useUsageHistory = () => useQuery(usageHistoryQuery());
 
 export type QuotaState = 'unlimited' | 'normal' | 'near' | 'over';
 
-/** Quota -1 is unlimited; otherwise over quota beats near quota (SPEC sections 3 and 4). */
+/** Quota -1 is unlimited; otherwise over quota beats near quota (docs/product-rules.md, Quotas). */
 export function quotaState(stats: Pick<UsageStats, 'currentPeriod' | 'limits'> | undefined | null): QuotaState {
   if (!stats) return 'normal';
   if (stats.currentPeriod.uploadQuota < 0) return 'unlimited';

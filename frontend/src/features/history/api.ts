@@ -1,10 +1,11 @@
 import { keepPreviousData, queryOptions, skipToken, useQuery } from '@tanstack/react-query';
 import { api, type ApiQuery } from '../../lib/api';
 import { HISTORY_PAGE_SIZE } from '../../lib/constants';
+import type { StatusFilter } from '../../lib/types';
 
 type HistoryQuery = ApiQuery<'/api/users/{user_id}/files', 'get'>;
 
-export const STATUS_FILTERS = ['ALL', 'COMPLETED', 'PROCESSING', 'PENDING', 'FAILED'] as const satisfies readonly NonNullable<HistoryQuery['status']>[];
+export const STATUS_FILTERS: readonly StatusFilter[] = ['ALL', 'COMPLETED', 'PROCESSING', 'PENDING', 'FAILED'];
 export const SORT_FIELDS = [
   { value: 'createdAt', label: 'Upload date' },
   { value: 'originalName', label: 'File name' },
@@ -14,7 +15,7 @@ export const SORT_FIELDS = [
 
 export interface HistoryFilters {
   page: number;
-  status: (typeof STATUS_FILTERS)[number];
+  status: StatusFilter;
   sortBy: NonNullable<HistoryQuery['sortBy']>;
   sortOrder: NonNullable<HistoryQuery['sortOrder']>;
   search: string;

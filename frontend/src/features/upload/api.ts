@@ -14,11 +14,14 @@ function isItem(value: unknown): value is UploadResultItem {
 }
 
 /** `password` (optional) opens encrypted PDF, Office and ZIP files; it goes in the form body
- * only (never the URL), and the server never stores it in clear nor sends it back. */
-export async function uploadSingle(file: File, mode?: string, password?: string): Promise<UploadResultItem[]> {
+ * only (never the URL), and the server never stores it in clear nor sends it back.
+ * `policyId` (optional) names the policy the file is cleaned with; the server ignores `mode`
+ * when it is given. */
+export async function uploadSingle(file: File, mode?: string, password?: string, policyId?: string): Promise<UploadResultItem[]> {
   const form = new FormData();
   form.append('file', file, file.name);
-  if (mode) form.append('mode', mode);
+  if (policyId) form.append('policyId', policyId);
+  else if (mode) form.append('mode', mode);
   if (password) form.append('password', password);
   const body = await api('post', '/api/upload/single', { body: form });
   const items = normaliseUploadResult(body?.data);
@@ -39,14 +42,14 @@ export const UPLOAD_PARALLELISM = 4;
 /** One call per file, several in parallel; every file gets an outcome, success or failure,
  * in the order of `files`. */
 export async function uploadAll(files: File[], mode?: string, upload = uploadSingle,
-  parallelism = UPLOAD_PARALLELISM, password?: string): Promise<UploadOutcome[]> {
+  parallelism = UPLOAD_PARALLELISM, password?: string, policyId?: string): Promise<UploadOutcome[]> {
   const outcomes: UploadOutcome[] = new Array<UploadOutcome>(files.length);
   let next = 0;
   async function lane() {
     while (next < files.length) {
       const i = next++;
       try {
-        outcomes[i] = { file: files[i], items: await upload(files[i], mode, password) };
+        outcomes[i] = { file: files[i], items: await upload(files[i], mode, password, policyId) };
       } catch (reason) {
         outcomes[i] = { file: files[i], items: [], error: failureReason(reason) };
       }
@@ -64,8 +67,8 @@ export function failureReason(error: unknown): string {
 
 export function useUploadFiles() {
   return useMutation({
-    mutationFn: ({ files, mode, password }: { files: File[]; mode?: string; password?: string }) =>
-      uploadAll(files, mode, uploadSingle, UPLOAD_PARALLELISM, password || undefined),
+    mutationFn: ({ files, mode, password, policyId }: { files: File[]; mode?: string; password?: string; policyId?: string }) =>
+      uploadAll(files, mode, uploadSingle, UPLOAD_PARALLELISM, password || undefined, policyId || undefined),
   });
 }
 

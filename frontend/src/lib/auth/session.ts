@@ -1,4 +1,4 @@
-/** Start-up restore (SPEC section 4) and the auth calls that the provider wraps. */
+/** Start-up restore (docs/product-rules.md, Browser session) and the auth calls that the provider wraps. */
 import { api } from '../api';
 import { ApiError, refreshSession } from '../api-client';
 import { ASSUMED_TOKEN_LIFETIME_S } from '../constants';
@@ -50,7 +50,7 @@ export interface RegisterInput {
   username?: string;
 }
 
-/** Empty optional fields are left out of the payload (SPEC section 5). */
+/** Empty optional fields are left out of the payload (docs/product-rules.md, Accounts and passwords). */
 export function registerPayload(input: RegisterInput): RegisterInput {
   const payload: RegisterInput = { email: input.email.trim(), password: input.password };
   for (const key of ['firstName', 'lastName', 'username'] as const) {

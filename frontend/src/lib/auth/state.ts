@@ -1,4 +1,4 @@
-/** The auth state machine of SPEC section 4. Pure, so it can be tested on its own. */
+/** The auth state machine (docs/product-rules.md, Browser session). Pure, so it can be tested on its own. */
 import type { Tokens, User } from '../types';
 
 export interface AuthState {

@@ -1,4 +1,5 @@
-/** What SPEC section 3 keeps in local storage: the tokens, the user and an expiry (epoch seconds). */
+/** What stays in local storage: the tokens, the user and an expiry in epoch seconds
+ * (docs/product-rules.md, Browser session). */
 import { ASSUMED_TOKEN_LIFETIME_S } from '../constants';
 import type { Tokens, User } from '../types';
 

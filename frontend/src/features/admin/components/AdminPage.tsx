@@ -3,6 +3,7 @@ import { Container } from '../../../components/Layout';
 import { Alert, PageHeader } from '../../../components/ui';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { AnalyticsTab } from './AnalyticsTab';
+import { AuditTab } from './AuditTab';
 import { FilesTab } from './FilesTab';
 import { MessagesTab } from './MessagesTab';
 import { OverviewTab } from './OverviewTab';
@@ -14,6 +15,7 @@ const TABS = [
   { id: 'analytics', label: 'Analytics' },
   { id: 'files', label: 'File Management' },
   { id: 'messages', label: 'Messages' },
+  { id: 'audit', label: 'Audit' },
 ] as const;
 type TabId = (typeof TABS)[number]['id'];
 
@@ -58,6 +60,7 @@ export default function AdminPage() {
         {tab === 'analytics' && <AnalyticsTab />}
         {tab === 'files' && <FilesTab />}
         {tab === 'messages' && <MessagesTab />}
+        {tab === 'audit' && <AuditTab />}
       </div>
     </Container>
   );

@@ -1,8 +1,10 @@
-import { useState } from 'react';
+import { Suspense, useState } from 'react';
 import { Alert, PageSpinner, StatTile } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { formatBytes, formatDateTime } from '../../../lib/format';
-import { TIMEFRAMES, useAnalytics, type Timeframe } from '../api';
+import type { Timeframe } from '../../../lib/types';
+import { ChartsPanel } from '../../analytics';
+import { TIMEFRAMES, useAnalytics } from '../api';
 
 function Bars({ data, colors }: { data: Record<string, number>; colors: Record<string, string> }) {
   const max = Math.max(1, ...Object.values(data));
@@ -52,6 +54,12 @@ export function AnalyticsTab() {
           </div>
         </>
       )}
+      <section className="space-y-4" aria-labelledby="charts-heading">
+        <h2 id="charts-heading" className="text-lg font-semibold text-slate-900">Charts (all users)</h2>
+        <Suspense fallback={<PageSpinner label="Loading charts" />}>
+          <ChartsPanel timeframe={timeframe} scope="all" />
+        </Suspense>
+      </section>
     </div>
   );
 }

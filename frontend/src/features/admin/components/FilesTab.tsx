@@ -1,18 +1,20 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { toast } from 'react-toastify';
+import { Pager } from '../../../components/Pager';
 import { Alert, DetailRow, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { formatBytes, formatDateTime } from '../../../lib/format';
+import type { StatusFilter } from '../../../lib/types';
 import { FindingsReport } from '../../files';
 import {
   ADMIN_FILE_STATUSES, DEFAULT_ADMIN_FILE_FILTERS, useAdminFile, useAdminFiles, useDeleteAdminFile, useRequeueAdminFile,
-  type AdminFileFilters, type AdminFileStatus, type AdminFileSummary,
+  type AdminFileFilters, type AdminFileSummary,
 } from '../api';
 
-const STATUS_LABELS: Record<AdminFileStatus, string> = {
+const STATUS_LABELS: Record<StatusFilter, string> = {
   ALL: 'All statuses', PENDING: 'Pending', PROCESSING: 'Processing', COMPLETED: 'Completed', FAILED: 'Failed',
 };
-const isStatus = (value: string): value is AdminFileStatus => (ADMIN_FILE_STATUSES as readonly string[]).includes(value);
+const isStatus = (value: string): value is StatusFilter => (ADMIN_FILE_STATUSES as readonly string[]).includes(value);
 
 /** Every user's files for admins: filters, a page of rows, and one file's details. */
 export function FilesTab() {
@@ -33,7 +35,6 @@ export function FilesTab() {
     setOwnerEmail(file.userEmail);
     update({ userId: file.userId });
   };
-  const p = files.data?.pagination;
   const types = files.data?.types ?? [];
 
   return (
@@ -117,15 +118,7 @@ export function FilesTab() {
             </table>
           </div>
         )}
-        {p && p.pages > 1 && (
-          <nav aria-label="File pages" className="flex items-center justify-between border-t border-slate-200 px-4 py-3 text-sm">
-            <p className="text-slate-600">Page {p.page} of {p.pages} · {p.total} files</p>
-            <div className="flex gap-2">
-              <button type="button" className="btn-secondary px-3 py-1.5" disabled={!p.hasPrev} onClick={() => setFilters((f) => ({ ...f, page: f.page - 1 }))}>Previous</button>
-              <button type="button" className="btn-secondary px-3 py-1.5" disabled={!p.hasNext} onClick={() => setFilters((f) => ({ ...f, page: f.page + 1 }))}>Next</button>
-            </div>
-          </nav>
-        )}
+        <Pager pagination={files.data?.pagination} label="File pages" noun="files" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
       </section>
       {selected && <FileDetails id={selected} onClose={closeDetails} />}
     </div>

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { Pager } from '../../../components/Pager';
 import { Alert, PageSpinner } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { formatDateTime } from '../../../lib/format';
@@ -10,7 +11,7 @@ export function MessagesTab() {
   const messages = useContactMessages(page);
   if (messages.isPending) return <PageSpinner label="Loading messages" />;
   if (messages.isError) return <Alert tone="error" title="Failed to load messages">{messageOf(messages.error, '')}</Alert>;
-  const { messages: rows, pagination: p } = messages.data;
+  const { messages: rows, pagination } = messages.data;
   if (!rows.length) return <div className="card p-10 text-center text-slate-600">No messages yet.</div>;
   return (
     <section aria-label="Contact messages" className="space-y-3">
@@ -24,15 +25,7 @@ export function MessagesTab() {
           <p className="mt-3 whitespace-pre-line text-sm text-slate-800">{m.message}</p>
         </article>
       ))}
-      {p.pages > 1 && (
-        <nav aria-label="Message pages" className="flex items-center justify-between text-sm">
-          <p className="text-slate-600">Page {p.page} of {p.pages}</p>
-          <div className="flex gap-2">
-            <button type="button" className="btn-secondary px-3 py-1.5" disabled={!p.hasPrev} onClick={() => setPage((n) => n - 1)}>Previous</button>
-            <button type="button" className="btn-secondary px-3 py-1.5" disabled={!p.hasNext} onClick={() => setPage((n) => n + 1)}>Next</button>
-          </div>
-        </nav>
-      )}
+      <Pager pagination={pagination} label="Message pages" inCard={false} onStep={(step) => setPage((n) => n + step)} />
     </section>
   );
 }

@@ -1,11 +1,12 @@
 import { useEffect, useState } from 'react';
 import { toast } from 'react-toastify';
 import { useQueryClient } from '@tanstack/react-query';
+import { Pager } from '../../../components/Pager';
 import { Alert, PageSpinner } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { ROLES } from '../../../lib/constants';
 import { formatDate } from '../../../lib/format';
-import type { Role, User } from '../../../lib/types';
+import type { Role, RoleFilter, User, UserStatusFilter } from '../../../lib/types';
 import { USER_STATUSES, adminKeys, resetQuota, updateUserActive, updateUserRole, useUsers, type UserFilters } from '../api';
 
 export function UsersTab({ currentUserId }: { currentUserId: string }) {
@@ -38,7 +39,6 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
     `User ${u.isActive ? 'deactivated' : 'activated'} successfully`, 'Failed to update user status');
   const onQuota = (u: User) => act(`quota-${u.id}`, () => resetQuota(u.id), 'User quota reset successfully', 'Failed to reset quota');
 
-  const p = users.data?.pagination;
   return (
     <div className="space-y-4">
       <div className="card grid gap-4 p-4 sm:grid-cols-3" role="search">
@@ -48,14 +48,14 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
         </div>
         <div>
           <label htmlFor="role-filter" className="label">Role</label>
-          <select id="role-filter" className="input" value={filters.role} onChange={(e) => setFilters((f) => ({ ...f, role: e.target.value as UserFilters['role'], page: 1 }))}>
+          <select id="role-filter" className="input" value={filters.role} onChange={(e) => setFilters((f) => ({ ...f, role: e.target.value as RoleFilter, page: 1 }))}>
             <option value="">All roles</option>
             {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
           </select>
         </div>
         <div>
           <label htmlFor="status-filter" className="label">Status</label>
-          <select id="status-filter" className="input" value={filters.status} onChange={(e) => setFilters((f) => ({ ...f, status: e.target.value as UserFilters['status'], page: 1 }))}>
+          <select id="status-filter" className="input" value={filters.status} onChange={(e) => setFilters((f) => ({ ...f, status: e.target.value as UserStatusFilter, page: 1 }))}>
             {USER_STATUSES.map((s) => <option key={s} value={s}>{s.charAt(0).toUpperCase() + s.slice(1)}</option>)}
           </select>
         </div>
@@ -147,15 +147,7 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
           </div>
           </>
         )}
-        {p && p.pages > 1 && (
-          <nav aria-label="User pages" className="flex items-center justify-between border-t border-slate-200 px-4 py-3 text-sm">
-            <p className="text-slate-600">Page {p.page} of {p.pages} · {p.total} users</p>
-            <div className="flex gap-2">
-              <button type="button" className="btn-secondary px-3 py-1.5" disabled={!p.hasPrev} onClick={() => setFilters((f) => ({ ...f, page: f.page - 1 }))}>Previous</button>
-              <button type="button" className="btn-secondary px-3 py-1.5" disabled={!p.hasNext} onClick={() => setFilters((f) => ({ ...f, page: f.page + 1 }))}>Next</button>
-            </div>
-          </nav>
-        )}
+        <Pager pagination={users.data?.pagination} label="User pages" noun="users" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
       </section>
     </div>
   );

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { Suspense, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
@@ -7,6 +7,9 @@ import { useAuth } from '../../../lib/auth/AuthProvider';
 import { roleDescription } from '../../../lib/constants';
 import { formatBytes, formatDate, formatMonth } from '../../../lib/format';
 import { messageOf } from '../../../lib/api-client';
+import type { Timeframe } from '../../../lib/types';
+import { TIMEFRAMES } from '../../admin/api';
+import { ChartsPanel } from '../../analytics';
 import { QUOTA_LABEL, quotaState, resendVerification, successRate, useUsageHistory, useUsageStats } from '../api';
 
 const ROLE_BADGE: Record<string, string> = {
@@ -19,6 +22,7 @@ export default function DashboardPage() {
   const stats = useUsageStats();
   const history = useUsageHistory();
   const [resending, setResending] = useState(false);
+  const [timeframe, setTimeframe] = useState<Timeframe>('month');
 
   const onResend = async () => {
     setResending(true);
@@ -132,6 +136,26 @@ export default function DashboardPage() {
           </div>
         )}
       </section>
+
+      {(role === 'ENTERPRISE' || role === 'ADMIN') && (
+        <section className="mt-6 space-y-4" aria-labelledby="charts-heading" data-testid="dashboard-charts">
+          <div className="flex flex-col gap-2 sm:flex-row sm:items-end sm:justify-between">
+            <div>
+              <h2 id="charts-heading" className="text-lg font-semibold text-slate-900">Analytics</h2>
+              <p className="text-sm text-slate-500">Your files: results, threats removed, rejections, types and processing time.</p>
+            </div>
+            <div>
+              <label htmlFor="charts-timeframe" className="label">Timeframe</label>
+              <select id="charts-timeframe" className="input sm:w-56" value={timeframe} onChange={(e) => setTimeframe(e.target.value as Timeframe)}>
+                {TIMEFRAMES.map((t) => <option key={t.value} value={t.value}>{t.label}</option>)}
+              </select>
+            </div>
+          </div>
+          <Suspense fallback={<PageSpinner label="Loading charts" />}>
+            <ChartsPanel timeframe={timeframe} scope="own" />
+          </Suspense>
+        </section>
+      )}
 
       {role !== 'ENTERPRISE' && role !== 'ADMIN' && (
         <section className="mt-6 overflow-hidden rounded-2xl bg-gradient-to-r from-brand-800 to-brand-600 p-6 text-white sm:p-8">

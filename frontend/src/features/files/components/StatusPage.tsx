@@ -7,6 +7,7 @@ import { ApiError } from '../../../lib/api-client';
 import { formatBytes, formatDateTime } from '../../../lib/format';
 import { jobPercent, useFileStatus } from '../api';
 import { FindingsReport } from './FindingsReport';
+import { HashValue } from './HashValue';
 
 export default function StatusPage() {
   const { fileId } = useParams();
@@ -56,7 +57,11 @@ export default function StatusPage() {
             <DetailRow label="Status"><StatusBadge status={file.status} /></DetailRow>
             <DetailRow label="Original file">{file.originalName} <span className="text-slate-500">({formatBytes(file.originalSize)})</span></DetailRow>
             <DetailRow label="Sanitized file">{file.sanitizedName ? <>{file.sanitizedName} <span className="text-slate-500">({formatBytes(file.sanitizedSize)})</span></> : '—'}</DetailRow>
-            {file.mode && <DetailRow label="Mode"><span className="capitalize">{file.mode}</span></DetailRow>}
+            {file.policy ? (
+              <DetailRow label="Policy"><span data-testid="file-policy">{file.policy.name}</span> <span className="text-slate-500">(version {file.policy.version})</span></DetailRow>
+            ) : file.mode && <DetailRow label="Mode"><span className="capitalize">{file.mode}</span></DetailRow>}
+            <DetailRow label="SHA-256 (original)"><HashValue value={file.sha256Original} label="original" /></DetailRow>
+            <DetailRow label="SHA-256 (sanitized)"><HashValue value={file.sha256Sanitized} label="sanitized" /></DetailRow>
             <DetailRow label="Uploaded">{formatDateTime(file.createdAt)}</DetailRow>
             <DetailRow label="Processing started">{formatDateTime(file.processingStartedAt)}</DetailRow>
             <DetailRow label="Processing completed">{formatDateTime(file.processingCompletedAt)}</DetailRow>

@@ -2,11 +2,12 @@ import { useEffect, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
+import { Pager } from '../../../components/Pager';
 import { Alert, PageHeader, PageSpinner, Spinner, StatTile, StatusBadge } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { formatBytes, formatDateTime } from '../../../lib/format';
-import type { FileRecord } from '../../../lib/types';
+import type { FileRecord, StatusFilter } from '../../../lib/types';
 import { downloadFile } from '../../../lib/download';
 import { DEFAULT_FILTERS, SORT_FIELDS, STATUS_FILTERS, emptyHistoryMessage, useHistory, type HistoryFilters } from '../api';
 
@@ -39,7 +40,6 @@ export default function HistoryPage() {
   };
 
   const stats = history.data?.stats;
-  const pagination = history.data?.pagination;
   const files = history.data?.files ?? [];
 
   return (
@@ -60,7 +60,7 @@ export default function HistoryPage() {
         </div>
         <div>
           <label htmlFor="status" className="label">Status</label>
-          <select id="status" className="input" value={filters.status} onChange={(e) => update({ status: e.target.value as HistoryFilters['status'] })}>
+          <select id="status" className="input" value={filters.status} onChange={(e) => update({ status: e.target.value as StatusFilter })}>
             {STATUS_FILTERS.map((s) => <option key={s} value={s}>{s === 'ALL' ? 'All statuses' : s}</option>)}
           </select>
         </div>
@@ -96,7 +96,7 @@ export default function HistoryPage() {
                   <Link to={`/status/${f.id}`} className="min-w-0 truncate font-medium text-slate-900 hover:text-brand-700" title={f.originalName}>{f.originalName}</Link>
                   <StatusBadge status={f.status} />
                 </div>
-                <p className="mt-1 text-xs text-slate-500">{formatBytes(f.originalSize)} · {formatDateTime(f.createdAt)}</p>
+                <p className="mt-1 text-xs text-slate-500">{formatBytes(f.originalSize)} · {formatDateTime(f.createdAt)}{f.policy ? ` · ${f.policy.name}` : ''}</p>
                 <div className="mt-3">
                   {f.status === 'COMPLETED' && !f.isExpired ? (
                     <button type="button" className="btn-secondary w-full py-2" onClick={() => onDownload(f)} disabled={downloading === f.id} aria-label={`Download ${f.originalName}`}>
@@ -126,6 +126,7 @@ export default function HistoryPage() {
                     <td className="max-w-[12rem] px-4 py-3 sm:max-w-xs">
                       <Link to={`/status/${f.id}`} className="block truncate font-medium text-slate-900 hover:text-brand-700" title={f.originalName}>{f.originalName}</Link>
                       {f.sanitizedName && <p className="truncate text-xs text-slate-500">{f.sanitizedName}</p>}
+                      {f.policy && <p className="truncate text-xs text-slate-500">Policy: {f.policy.name} (v{f.policy.version})</p>}
                     </td>
                     <td className="whitespace-nowrap px-4 py-3 text-slate-700">{formatBytes(f.originalSize)}</td>
                     <td className="px-4 py-3"><StatusBadge status={f.status} /></td>
@@ -146,15 +147,7 @@ export default function HistoryPage() {
           </div>
           </>
         )}
-        {pagination && pagination.pages > 1 && (
-          <nav aria-label="Pagination" className="flex items-center justify-between border-t border-slate-200 px-4 py-3 text-sm">
-            <p className="text-slate-600">Page {pagination.page} of {pagination.pages} · {pagination.total} files</p>
-            <div className="flex gap-2">
-              <button type="button" className="btn-secondary px-3 py-1.5" disabled={!pagination.hasPrev} onClick={() => setFilters((f) => ({ ...f, page: f.page - 1 }))}>Previous</button>
-              <button type="button" className="btn-secondary px-3 py-1.5" disabled={!pagination.hasNext} onClick={() => setFilters((f) => ({ ...f, page: f.page + 1 }))}>Next</button>
-            </div>
-          </nav>
-        )}
+        <Pager pagination={history.data?.pagination} label="Pagination" noun="files" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
       </section>
     </Container>
   );

@@ -9,6 +9,8 @@ import { formatBytes } from '../../../lib/format';
 import type { Mode, UploadResultItem } from '../../../lib/types';
 import { dropLimits, useUploadInfo } from '../../../lib/upload-info';
 import { fileStatusQuery } from '../../../lib/file-status';
+import { canWritePolicies, usablePolicies, usePolicies } from '../../policies/api';
+import { useAuth } from '../../../lib/auth/AuthProvider';
 import { extensionValidator, useUploadFiles } from '../api';
 
 /** One text per mode of the API (a mode the API adds fails the type check until it has one). */
@@ -19,6 +21,7 @@ const MODE_TEXT: Record<Mode, string> = {
 
 export default function UploadPage() {
   const info = useUploadInfo();
+  const { user } = useAuth();
   const upload = useUploadFiles();
   const [results, setResults] = useState<UploadResultItem[]>([]);
   const [rejections, setRejections] = useState<FileRejection[]>([]);
@@ -27,7 +30,13 @@ export default function UploadPage() {
   const warned = useRef(false);
   const limits = useMemo(() => dropLimits(info.data), [info.data]);
   const modes = useMemo(() => info.data?.modes ?? [], [info.data]);
-  const ready = info.isSuccess;
+  const policies = usePolicies(info.isSuccess);
+  const usable = useMemo(() => usablePolicies(policies.data, modes), [policies.data, modes]);
+  // The picker replaces the mode choice once there is a policy beyond the two built-ins (the
+  // organisation's or the user's own); otherwise the mode choice stays as it was.
+  const picker = usable.some((p) => !p.builtIn);
+  const [policyId, setPolicyId] = useState('');
+  const ready = info.isSuccess && !policies.isPending;
 
   useEffect(() => {
     if (info.isError && !warned.current) {
@@ -40,12 +49,21 @@ export default function UploadPage() {
     if (modes.length && !mode) setMode(modes[0]);
   }, [modes, mode]);
 
+  useEffect(() => {
+    if (!picker || policyId) return;
+    const preferred = info.data?.defaultPolicyId;
+    setPolicyId(usable.some((p) => p.id === preferred) && preferred ? preferred : usable[0].id);
+  }, [picker, policyId, usable, info.data?.defaultPolicyId]);
+
   const onDrop = useCallback(async (accepted: File[], rejected: FileRejection[]) => {
     setRejections(rejected);
     for (const r of rejected) toast.error(`${r.file.name}: ${r.errors.map((e) => e.message).join('; ')}`);
     if (!accepted.length) return;
     try {
-      const outcomes = await upload.mutateAsync({ files: accepted, mode: modes.length ? mode : undefined, password: password || undefined });
+      const outcomes = await upload.mutateAsync({
+        files: accepted, mode: modes.length ? mode : undefined, password: password || undefined,
+        policyId: picker ? policyId : undefined,
+      });
       const uploaded = outcomes.flatMap((o) => o.items);
       for (const o of outcomes) if (o.error) toast.error(`Failed to upload ${o.file.name}: ${o.error}`);
       if (uploaded.length) {
@@ -55,7 +73,7 @@ export default function UploadPage() {
     } catch {
       toast.error('Upload failed. Please try again later.');
     }
-  }, [upload, mode, modes.length, password]);
+  }, [upload, mode, modes.length, password, picker, policyId]);
 
   const { getRootProps, getInputProps, isDragActive, isDragReject } = useDropzone({
     onDrop: (accepted, rejected) => void onDrop(accepted, rejected),
@@ -66,7 +84,8 @@ export default function UploadPage() {
     multiple: limits.maxFiles > 1,
   });
 
-  if (info.isPending) return <PageSpinner label="Loading upload configuration" />;
+  // The policies are part of the configuration: nothing is accepted before both are known.
+  if (info.isPending || (info.isSuccess && policies.isPending)) return <PageSpinner label="Loading upload configuration" />;
 
   return (
     <Container>
@@ -74,7 +93,24 @@ export default function UploadPage() {
       <div className="grid gap-8 lg:grid-cols-3">
         <div className="space-y-6 lg:col-span-2">
           {info.isError && <Alert tone="error" title="Upload is unavailable">Failed to load upload configuration. Please refresh the page and try again.</Alert>}
-          {ready && modes.length > 1 && (
+          {ready && picker && (
+            <div className="card p-5">
+              <label htmlFor="policy" className="label">Sanitization policy</label>
+              <select id="policy" className="input" value={policyId} onChange={(e) => setPolicyId(e.target.value)} disabled={upload.isPending}
+                aria-describedby="policy-help">
+                {usable.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name}{p.builtIn ? ' (built-in)' : p.scope === 'organisation' ? ' (organisation)' : ''}{p.id === info.data?.defaultPolicyId ? ' — default' : ''}
+                  </option>
+                ))}
+              </select>
+              <p id="policy-help" className="mt-2 text-sm text-slate-500">
+                {usable.find((p) => p.id === policyId)?.description || 'Decides what is removed, kept or refused in each file of this upload.'}
+                {canWritePolicies(user?.role) && <> <Link to="/policies" className="link">Manage policies</Link></>}
+              </p>
+            </div>
+          )}
+          {ready && !picker && modes.length > 1 && (
             <div className="card p-5">
               <label htmlFor="mode" className="label">Sanitization mode</label>
               <select id="mode" className="input" value={mode} onChange={(e) => setMode(e.target.value)} disabled={upload.isPending}>

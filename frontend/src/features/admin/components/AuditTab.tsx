@@ -1,0 +1,113 @@
+import { useState } from 'react';
+import { toast } from 'react-toastify';
+import { Pager } from '../../../components/Pager';
+import { Alert, PageSpinner, Spinner } from '../../../components/ui';
+import { messageOf } from '../../../lib/api-client';
+import { formatDateTime } from '../../../lib/format';
+import {
+  AUDIT_ACTIONS, DEFAULT_AUDIT_FILTERS, exportAudit, useAudit, type AuditAction, type AuditEntry, type AuditFilters,
+} from '../api';
+
+const ACTIONS = Object.keys(AUDIT_ACTIONS) as AuditAction[];
+
+/** The detail of an entry in one line: `key: value` pairs, nested values as JSON. */
+function detailText(detail: AuditEntry['detail']): string {
+  if (!detail) return '';
+  return Object.entries(detail).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' · ');
+}
+
+/** Security-relevant actions: who, when, from where, what; filtered, paged, exported as CSV. */
+export function AuditTab() {
+  const [filters, setFilters] = useState<AuditFilters>(DEFAULT_AUDIT_FILTERS);
+  const [exporting, setExporting] = useState(false);
+  const audit = useAudit(filters);
+  const update = (patch: Partial<AuditFilters>) => setFilters((f) => ({ ...f, page: 1, ...patch }));
+
+  const onExport = async () => {
+    setExporting(true);
+    try {
+      await exportAudit(filters);
+      toast.success('Audit log export started');
+    } catch (error) {
+      toast.error(messageOf(error, 'Failed to export the audit log'));
+    } finally {
+      setExporting(false);
+    }
+  };
+
+  const rows = audit.data?.entries ?? [];
+  return (
+    <div className="space-y-4">
+      <div className="card grid gap-4 p-4 sm:grid-cols-2 lg:grid-cols-5" role="search" aria-label="Audit filters">
+        <div>
+          <label htmlFor="audit-action" className="label">Action</label>
+          <select id="audit-action" className="input" value={filters.action} onChange={(e) => update({ action: e.target.value as AuditAction | '' })}>
+            <option value="">All actions</option>
+            {ACTIONS.map((a) => <option key={a} value={a}>{AUDIT_ACTIONS[a]}</option>)}
+          </select>
+        </div>
+        <div>
+          <label htmlFor="audit-user" className="label">User ID</label>
+          <input id="audit-user" className="input" value={filters.userId} placeholder="Click a name below" onChange={(e) => update({ userId: e.target.value })} />
+        </div>
+        <div>
+          <label htmlFor="audit-from" className="label">From</label>
+          <input id="audit-from" type="date" className="input" value={filters.from} onChange={(e) => update({ from: e.target.value })} />
+        </div>
+        <div>
+          <label htmlFor="audit-to" className="label">To</label>
+          <input id="audit-to" type="date" className="input" value={filters.to} onChange={(e) => update({ to: e.target.value })} />
+        </div>
+        <div className="flex items-end gap-2">
+          <button type="button" className="btn-secondary" onClick={() => void onExport()} disabled={exporting}>
+            {exporting && <Spinner label="Exporting" className="h-4 w-4" />}Export CSV
+          </button>
+          <button type="button" className="btn-ghost" onClick={() => setFilters(DEFAULT_AUDIT_FILTERS)}>Clear</button>
+        </div>
+      </div>
+
+      <section className="card overflow-hidden" aria-label="Audit log" aria-busy={audit.isFetching}>
+        {audit.isPending ? <PageSpinner label="Loading the audit log" /> : audit.isError ? (
+          <div className="p-6"><Alert tone="error" title="Failed to load the audit log">{messageOf(audit.error, '')}</Alert></div>
+        ) : rows.length === 0 ? (
+          <p className="px-6 py-12 text-center text-slate-600">No entries match these filters.</p>
+        ) : (
+          <div className="overflow-x-auto">
+            <table className="min-w-full divide-y divide-slate-200 text-sm">
+              <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
+                <tr>
+                  <th scope="col" className="px-4 py-3">When</th>
+                  <th scope="col" className="px-4 py-3">Action</th>
+                  <th scope="col" className="px-4 py-3">Who</th>
+                  <th scope="col" className="px-4 py-3">From</th>
+                  <th scope="col" className="px-4 py-3">What</th>
+                </tr>
+              </thead>
+              <tbody className="divide-y divide-slate-100" data-testid="audit-rows">
+                {rows.map((e) => (
+                  <tr key={e.id} data-testid="audit-row" data-action={e.action}>
+                    <td className="whitespace-nowrap px-4 py-3 text-slate-600">{formatDateTime(e.createdAt)}</td>
+                    <td className="whitespace-nowrap px-4 py-3 font-medium text-slate-900">{AUDIT_ACTIONS[e.action] ?? e.action}</td>
+                    <td className="px-4 py-3">
+                      {e.actorId ? (
+                        <button type="button" className="link text-left" title="Show only this user’s entries" onClick={() => update({ userId: e.actorId ?? '' })}>
+                          {e.actorEmail ?? e.actorId}
+                        </button>
+                      ) : <span className="text-slate-500">{e.actorEmail ?? '—'}</span>}
+                    </td>
+                    <td className="whitespace-nowrap px-4 py-3 font-mono text-xs text-slate-600">{e.ip ?? '—'}</td>
+                    <td className="max-w-md px-4 py-3 text-slate-700">
+                      {e.targetType && <span className="text-slate-500">{e.targetType} <code className="text-xs">{e.targetId}</code> </span>}
+                      <span className="break-words">{detailText(e.detail)}</span>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <Pager pagination={audit.data?.pagination} label="Audit pages" noun="entries" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,170 @@
+import { useState, type FormEvent } from 'react';
+import { toast } from 'react-toastify';
+import { Container } from '../../../components/Layout';
+import { Pager } from '../../../components/Pager';
+import { Alert, PageHeader, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
+import { messageOf } from '../../../lib/api-client';
+import { useAuth } from '../../../lib/auth/AuthProvider';
+import { formatBytes, formatDateTime } from '../../../lib/format';
+import { useUsers } from '../../admin/api';
+import {
+  canUseReports, downloadReport, formatPeriod, isReportActive, isoDay, useReports, useRequestReport, type Report, type ReportFormat,
+} from '../api';
+
+type ScopeChoice = 'own' | 'all' | 'user';
+
+export default function ReportsPage() {
+  const { user } = useAuth();
+  const allowed = canUseReports(user?.role);
+  const isAdmin = user?.role === 'ADMIN';
+  const [page, setPage] = useState(1);
+  const reports = useReports(page, allowed);
+  const request = useRequestReport();
+  const [from, setFrom] = useState(() => isoDay(-30));
+  const [to, setTo] = useState(() => isoDay(0));
+  const [format, setFormat] = useState<ReportFormat>('csv');
+  const [scope, setScope] = useState<ScopeChoice>('own');
+  const [userId, setUserId] = useState('');
+  const [userSearch, setUserSearch] = useState('');
+  const [downloading, setDownloading] = useState<string | null>(null);
+  const users = useUsers({ page: 1, search: userSearch, role: '', status: 'all' }, isAdmin && scope === 'user');
+
+  if (!user || !allowed) {
+    return <Container narrow><Alert tone="error" title="Compliance reports are part of the Enterprise plan." /></Container>;
+  }
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (scope === 'user' && !userId) {
+      toast.error('Choose the user whose files the report lists');
+      return;
+    }
+    try {
+      await request.mutateAsync({ from, to, format, scope: scope === 'user' ? userId : scope });
+      setPage(1);
+      toast.success('Report requested: it appears below when ready');
+    } catch (error) {
+      toast.error(messageOf(error, 'Failed to request the report'));
+    }
+  };
+
+  const onDownload = async (r: Report) => {
+    setDownloading(r.id);
+    try {
+      await downloadReport(r);
+    } catch (error) {
+      toast.error(messageOf(error, 'Failed to download the report'));
+    } finally {
+      setDownloading(null);
+    }
+  };
+
+  const list = reports.data?.reports ?? [];
+  const scopeText = (s: string) => (s === 'own' ? 'Own files' : s === 'all' ? 'Everyone' : s === user.id ? 'Own files' : `User ${s}`);
+
+  return (
+    <Container>
+      <PageHeader title="Compliance reports" subtitle="Every file of a period with its hashes, policy and result, as CSV or PDF." />
+      <form className="card grid gap-4 p-5 sm:grid-cols-2 lg:grid-cols-4" onSubmit={(e) => void submit(e)} aria-label="Request a report">
+        <div>
+          <label htmlFor="report-from" className="label">From</label>
+          <input id="report-from" type="date" className="input" value={from} max={to} required onChange={(e) => setFrom(e.target.value)} />
+        </div>
+        <div>
+          <label htmlFor="report-to" className="label">To</label>
+          <input id="report-to" type="date" className="input" value={to} min={from} required onChange={(e) => setTo(e.target.value)} />
+        </div>
+        <fieldset>
+          <legend className="label">Format</legend>
+          <div className="flex gap-4 pt-2">
+            {(['csv', 'pdf'] as const).map((f) => (
+              <label key={f} className="flex items-center gap-1.5 text-sm text-slate-800">
+                <input type="radio" name="report-format" value={f} checked={format === f} onChange={() => setFormat(f)} />
+                {f.toUpperCase()}
+              </label>
+            ))}
+          </div>
+        </fieldset>
+        {isAdmin ? (
+          <div>
+            <label htmlFor="report-scope" className="label">Files of</label>
+            <select id="report-scope" className="input" value={scope} onChange={(e) => setScope(e.target.value as ScopeChoice)}>
+              <option value="own">My files</option>
+              <option value="all">Everyone</option>
+              <option value="user">One user…</option>
+            </select>
+          </div>
+        ) : <div className="text-sm text-slate-600 sm:pt-7">The report lists your own files.</div>}
+        {isAdmin && scope === 'user' && (
+          <div className="grid gap-4 sm:col-span-2 sm:grid-cols-2">
+            <div>
+              <label htmlFor="report-user-search" className="label">Find a user</label>
+              <input id="report-user-search" type="search" className="input" placeholder="Email or name" value={userSearch}
+                onChange={(e) => setUserSearch(e.target.value)} />
+            </div>
+            <div>
+              <label htmlFor="report-user" className="label">User</label>
+              <select id="report-user" className="input" value={userId} onChange={(e) => setUserId(e.target.value)}>
+                <option value="">Choose…</option>
+                {(users.data?.users ?? []).map((u) => <option key={u.id} value={u.id}>{u.email}</option>)}
+              </select>
+            </div>
+          </div>
+        )}
+        <div className="sm:col-span-2 lg:col-span-4">
+          <button type="submit" className="btn-primary" disabled={request.isPending}>
+            {request.isPending && <Spinner label="Requesting" className="h-4 w-4" />}Request report
+          </button>
+        </div>
+      </form>
+
+      <section className="card mt-6 overflow-hidden" aria-label="Reports" aria-busy={reports.isFetching}>
+        {reports.isPending ? <PageSpinner label="Loading reports" /> : reports.isError ? (
+          <div className="p-6"><Alert tone="error" title="Failed to load reports">{messageOf(reports.error, '')}</Alert></div>
+        ) : list.length === 0 ? (
+          <p className="px-6 py-12 text-center text-slate-600">No reports yet.</p>
+        ) : (
+          <div className="overflow-x-auto">
+            <table className="min-w-full divide-y divide-slate-200 text-sm">
+              <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
+                <tr>
+                  <th scope="col" className="px-4 py-3">Period</th>
+                  <th scope="col" className="px-4 py-3">Files of</th>
+                  <th scope="col" className="px-4 py-3">Format</th>
+                  <th scope="col" className="px-4 py-3">Status</th>
+                  <th scope="col" className="px-4 py-3">Files</th>
+                  <th scope="col" className="px-4 py-3">Requested</th>
+                  <th scope="col" className="px-4 py-3 text-right">Actions</th>
+                </tr>
+              </thead>
+              <tbody className="divide-y divide-slate-100" data-testid="report-rows">
+                {list.map((r) => (
+                  <tr key={r.id} data-testid="report-row" data-status={r.status}>
+                    <td className="whitespace-nowrap px-4 py-3">{formatPeriod(r.periodStart, r.periodEnd)}</td>
+                    <td className="px-4 py-3">{scopeText(r.scope)}</td>
+                    <td className="px-4 py-3 uppercase">{r.format}</td>
+                    <td className="px-4 py-3">
+                      <StatusBadge status={r.status} />
+                      {r.status === 'FAILED' && r.errorMessage && <p className="mt-1 text-xs text-red-700">{r.errorMessage}</p>}
+                    </td>
+                    <td className="px-4 py-3">{r.fileCount ?? '—'}</td>
+                    <td className="whitespace-nowrap px-4 py-3 text-slate-600">{formatDateTime(r.createdAt)}</td>
+                    <td className="whitespace-nowrap px-4 py-3 text-right">
+                      {r.status === 'COMPLETED' ? (
+                        <button type="button" className="btn-secondary px-3 py-1.5" disabled={downloading === r.id}
+                          aria-label={`Download ${r.format.toUpperCase()} report of ${formatDateTime(r.createdAt)}`} onClick={() => void onDownload(r)}>
+                          {downloading === r.id && <Spinner label="Downloading" className="h-4 w-4" />}Download{r.size != null ? ` (${formatBytes(r.size)})` : ''}
+                        </button>
+                      ) : isReportActive(r.status) ? <span className="text-xs text-slate-500">Generating…</span> : null}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <Pager pagination={reports.data?.pagination} label="Report pages" noun="reports" onStep={(step) => setPage((p) => p + step)} />
+      </section>
+    </Container>
+  );
+}
