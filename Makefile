@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := backend/.venv
 SANITAS := $(VENV)/bin/sanitas
 
-.PHONY: run test install install-test build-frontend test-backend test-frontend test-e2e bench fuzz lint api-types
+.PHONY: run test install install-test build-frontend test-backend test-frontend test-e2e bench fuzz lint api-types container-test
 
 run: install build-frontend
 	$(SANITAS) serve
@@ -40,7 +40,13 @@ fuzz: install-test
 
 lint: install
 	cd backend && .venv/bin/ruff check src tests
+	cd backend && .venv/bin/mypy
 	cd frontend && npx tsc --noEmit -p tsconfig.json && npm run --silent lint
+
+# Long: builds the image and runs PostgreSQL, Redis, S3, the API and two workers as containers
+# (podman), then a smoke test through the API (not in `make test`; docs/deploying.md).
+container-test:
+	@scripts/container-test.sh
 
 api-types: install-test
 	@scripts/api-types.sh

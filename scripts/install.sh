@@ -14,7 +14,8 @@ APT_PACKAGES=(bubblewrap acl python3-venv python3-dev libmagic1 fonts-dejavu-cor
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
   libreoffice-draw-nogui nodejs npm)
 # qpdf: the PDF byte scan in engine tests; tesseract: the optional OCR text layer (SANITAS_OCR)
-[ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf tesseract-ocr tesseract-ocr-eng)
+# prometheus (+ promtool): the metrics tests scrape a running server and check the alert rules
+[ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf tesseract-ocr tesseract-ocr-eng prometheus)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

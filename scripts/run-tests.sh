@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Runs every suite: backend lint (ruff) and tests (pytest, SQLite + PostgreSQL), the web app's
-# type check and lint, frontend unit (Vitest), e2e (Playwright).
+# Runs every suite: backend lint (ruff), types (mypy) and tests (pytest, SQLite + PostgreSQL),
+# the web app's type check and lint, frontend unit (Vitest), e2e (Playwright).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
 echo "== backend lint (ruff; rules in backend/pyproject.toml) =="
 backend/.venv/bin/ruff check --quiet backend/src backend/tests || status=1
+echo "== backend types (mypy) =="
+(cd backend && .venv/bin/mypy) || status=1
 echo "== backend (pytest) =="
 (cd backend && .venv/bin/pytest -q -p no:cacheprovider) || status=1
 if [ -f frontend/package.json ]; then
