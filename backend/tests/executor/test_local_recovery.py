@@ -156,7 +156,7 @@ def test_killed_server_mid_batch_every_file_completes(settings, db_session, tmp_
         wait_http(f"{base}/health")
         assert not any(p.exists() for p in left)  # swept at start
         wait_files_done(db_session, file_ids, 120)
-        assert_batch_recovered(db_session, settings, attempts, killed)
+        assert_batch_recovered(db_session, settings, attempts, killed, tmp_path / "serve.log")
     finally:
         if release is not None:
             release.set()
