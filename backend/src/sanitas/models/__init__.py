@@ -1,5 +1,6 @@
 """Every table, imported here so Alembic and create_all see them all."""
 
+from sanitas.models.api_key import ApiKey, ApiKeyScope
 from sanitas.models.audit import AuditAction, AuditEntry
 from sanitas.models.auth_session import AuthSession
 from sanitas.models.contact_message import ContactMessage
@@ -16,6 +17,8 @@ __all__ = [
     "FILE_STATUSES",
     "JOB_STATES",
     "ROLES",
+    "ApiKey",
+    "ApiKeyScope",
     "AuditAction",
     "AuditEntry",
     "AuthSession",

@@ -35,6 +35,11 @@ class AuditAction(StrEnum):
     POLICY_DEFAULT_CHANGED = "policy.default_changed"
     REPORT_REQUESTED = "report.requested"
     AUDIT_EXPORTED = "audit.exported"
+    API_KEY_CREATED = "api_key.created"
+    API_KEY_REVOKED = "api_key.revoked"
+    WEBHOOK_CREATED = "webhook.created"
+    WEBHOOK_UPDATED = "webhook.updated"
+    WEBHOOK_DELETED = "webhook.deleted"
 
 
 class AuditEntry(Base):
