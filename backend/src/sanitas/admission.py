@@ -99,9 +99,15 @@ async def database_paused(request: Request, session) -> AsyncIterator[None]:
 
 
 def caller_key(tokens: AccessTokenCache, request: Request) -> str:
-    """The user of a valid access token, else the client's address (no database read)."""
+    """The user of a valid access token, the API key presented, else the client's address
+    (no database read)."""
+    from sanitas.apikeys.service import hash_secret, looks_like_key
+
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     token = token.strip()
+    key = request.headers.get("x-api-key") or (token if looks_like_key(token) else None)
+    if key:
+        return f"key:{hash_secret(key)[:32]}"
     if scheme.lower() == "bearer" and token:
         payload = tokens.payload(token)
         if payload is not None:

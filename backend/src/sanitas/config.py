@@ -92,6 +92,8 @@ class Settings(BaseSettings):
     rate_limit_reset_per_account: int = 5
     rate_limit_contact_per_ip: int = 5
     rate_limit_contact_per_account: int = 3
+    # Calls per minute each API key may make (counted in the database, across processes).
+    api_key_calls_per_minute: int = 120
     # Reverse proxies (IPs or CIDR networks) whose X-Forwarded-For is believed when telling
     # clients apart; e.g. SANITAS_TRUSTED_PROXIES='["127.0.0.1"]'. Empty: the TCP peer.
     trusted_proxies: list[str] = Field(default_factory=list)

@@ -4,11 +4,11 @@ client's address, blob storage and the job executor."""
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import AsyncIterator
-from typing import Annotated
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
@@ -16,7 +16,8 @@ from starlette.concurrency import run_in_threadpool
 from sanitas.config import Settings
 from sanitas.errors import ApiError
 from sanitas.executor import Executor
-from sanitas.models import AuthSession, Role, User
+from sanitas.models import ApiKeyScope, AuthSession, Role, User
+from sanitas.schemas import ErrorEnvelope
 from sanitas.storage import Storage, make_storage
 
 
@@ -41,7 +42,13 @@ SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 # download holds neither a connection nor a database slot.
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
-_bearer = HTTPBearer(auto_error=False)
+_bearer = HTTPBearer(
+    auto_error=False,
+    description="A session's access token (from /api/auth/login), or on the file calls an API "
+                "key (sk_live_...)")
+_api_key_header = APIKeyHeader(
+    name="X-API-Key", auto_error=False, scheme_name="apiKey",
+    description="An API key (sk_live_...), accepted on the file calls only")
 
 
 def _user_from_token(request: Request, session: Session, token: str | None) -> User | None:
@@ -60,15 +67,53 @@ def _user_from_token(request: Request, session: Session, token: str | None) -> U
     return user if live else None
 
 
+def _key_refused() -> ApiError:
+    return ApiError(401, "API keys are accepted on the file calls only; this call needs a "
+                         "signed-in session.", "api_key_not_accepted",
+                    headers={"WWW-Authenticate": "Bearer"})
+
+
 def get_current_user(
     request: Request, session: SessionDep,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> User:
-    user = _user_from_token(request, session, creds.credentials if creds else None)
+    """The signed-in user of an account call (a session token; API keys are refused)."""
+    from sanitas.apikeys.service import looks_like_key
+
+    token = creds.credentials if creds else None
+    if looks_like_key(token) or (token is None and request.headers.get("x-api-key")):
+        raise _key_refused()
+    user = _user_from_token(request, session, token)
     if user is None:
         raise ApiError(401, "Authentication required. Please sign in.", "unauthorized",
                        headers={"WWW-Authenticate": "Bearer"})
     return user
+
+
+def _file_caller(scope: ApiKeyScope) -> Callable[..., User]:
+    """A dependency for a file call needing `scope` when made with an API key."""
+
+    def caller(
+        request: Request, session: SessionDep,
+        creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+        api_key: Annotated[str | None, Depends(_api_key_header)],
+    ) -> User:
+        """The caller of a file call: a signed-in session, or an API key with `scope` (as
+        `X-API-Key` or `Authorization: Bearer sk_...`)."""
+        from sanitas.apikeys import service as apikeys
+
+        token = creds.credentials if creds else None
+        secret = api_key or (token if apikeys.looks_like_key(token) else None)
+        if secret is not None:
+            request.state.api_key_auth = True
+            return apikeys.authenticate(session, request.app.state.settings, secret, scope)
+        user = _user_from_token(request, session, token)
+        if user is None:
+            raise ApiError(401, "Authentication required. Please sign in.", "unauthorized",
+                           headers={"WWW-Authenticate": "Bearer"})
+        return user
+
+    return caller
 
 
 def get_optional_user(
@@ -79,6 +124,15 @@ def get_optional_user(
 
 
 CurrentUser = Annotated[User, Depends(get_current_user)]
+# The file calls: a session or an API key with the scope (files:read / files:write).
+FileReader = Annotated[User, Depends(_file_caller(ApiKeyScope.FILES_READ))]
+FileWriter = Annotated[User, Depends(_file_caller(ApiKeyScope.FILES_WRITE))]
+# What an API key may be refused with on a file call, for the routes' OpenAPI answers (429,
+# the key's rate limit, is among every call's answers).
+API_KEY_ERRORS: dict[int | str, dict[str, Any]] = {
+    403: {"model": ErrorEnvelope, "description": "An API key of an account on the Free plan "
+          "(`plan_required`) or without the scope the call needs (`insufficient_scope`)"},
+}
 OptionalUser = Annotated[User | None, Depends(get_optional_user)]
 
 

@@ -34,6 +34,7 @@ MULTIPART_OVERHEAD = MB  # part headers, boundaries and form fields around the f
 
 UPLOAD_SINGLE = "/api/upload/single"
 UPLOAD_MULTIPLE = "/api/upload/multiple"
+SANITIZE_NOW = "/api/v1/sanitize"  # one file, like /api/upload/single
 
 
 def upload_caps(settings: Settings) -> dict[str, int]:
@@ -43,6 +44,7 @@ def upload_caps(settings: Settings) -> dict[str, int]:
     single = max(lim.max_file_size for lim in limits)
     multiple = max(lim.max_file_size * lim.max_files_per_upload for lim in limits)
     return {UPLOAD_SINGLE: single + MULTIPART_OVERHEAD,
+            SANITIZE_NOW: single + MULTIPART_OVERHEAD,
             UPLOAD_MULTIPLE: multiple + MULTIPART_OVERHEAD}
 
 

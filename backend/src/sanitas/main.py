@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 from sanitas import health
 from sanitas.admission import DatabaseGate, PerCallerLimit
 from sanitas.api_docs import install_docs
+from sanitas.apikeys import routes as apikeys_routes
 from sanitas.audit import routes as audit_routes
 from sanitas.auth import routes as auth_routes
 from sanitas.auth.tokens import AccessTokenCache
@@ -96,8 +97,10 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     app.include_router(health.router)
     app.include_router(metrics_routes_router)
     for module in (auth_routes, users_routes, files_routes, files_admin_routes, queue_routes,
-                   usage_routes, contact_routes, policies_routes, audit_routes, reports_routes):
+                   usage_routes, contact_routes, policies_routes, audit_routes, reports_routes,
+                   apikeys_routes):
         app.include_router(module.router, prefix="/api", responses=COMMON_RESPONSES)
+    app.include_router(apikeys_routes.admin_router, prefix="/api", responses=COMMON_RESPONSES)
     install_docs(app)  # Swagger UI from a local copy, before the /api catch-all below
 
     install_openapi(app)

@@ -3,37 +3,49 @@ admin calls are in executor/routes.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 import unicodedata
 from typing import Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from sanitas.admission import database_paused
 from sanitas.config import Settings
-from sanitas.deps import CurrentUser, ExecutorDep, SessionDep, SettingsDep, StorageDep
+from sanitas.deps import (
+    API_KEY_ERRORS,
+    ExecutorDep,
+    FileReader,
+    FileWriter,
+    SessionDep,
+    SettingsDep,
+    StorageDep,
+)
 from sanitas.engine import strip_invisible
 from sanitas.errors import ApiError
 from sanitas.executor import Executor
 from sanitas.files import service
 from sanitas.files.multipart import MB, receive_files
 from sanitas.files.schemas import FileHistory, FileStatusData, UploadedFile, UploadInfo
-from sanitas.models import StatusFilter, User
+from sanitas.models import FileStatus, StatusFilter, User
 from sanitas.policies import service as policies_service
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.schemas import CamelModel, Envelope, ErrorEnvelope, ok
 from sanitas.scratch import uploads_dir
 from sanitas.storage import Storage
 
 router = APIRouter(tags=["files"], responses={401: {"model": ErrorEnvelope},
-                                              404: {"model": ErrorEnvelope}})
+                                              404: {"model": ErrorEnvelope},
+                                              **API_KEY_ERRORS})
 
 # -- upload ----------------------------------------------------------------------------------
 @router.get("/upload/info", response_model=Envelope[UploadInfo])
-def upload_info(user: CurrentUser, settings: SettingsDep, session: SessionDep):
+def upload_info(user: FileReader, settings: SettingsDep, session: SessionDep):
     limits = settings.limits_for(user.role)
     default = policies_service.choose_for_upload(session, settings, user, None, None)
     return ok(UploadInfo(max_files=limits.max_files_per_upload,
@@ -114,7 +126,9 @@ _UPLOAD_ERRORS: dict[int | str, dict] = {
     400: {"model": ErrorEnvelope, "description": "No file, an empty file, too many files or "
           "a malformed multipart body"},
     403: {"model": ErrorEnvelope, "description": "Quota exceeded, or the mode or policy needs "
-          "a plan the account lacks (`mode_not_allowed`, `policy_not_allowed`)"},
+          "a plan the account lacks (`mode_not_allowed`, `policy_not_allowed`), or an API "
+          "key of a Free account (`plan_required`) or without `files:write` "
+          "(`insufficient_scope`)"},
     404: {"model": ErrorEnvelope, "description": "policyId names no policy the caller can "
           "use (`not_found`)"},
     413: {"model": ErrorEnvelope, "description": "A file is larger than the account allows"},
@@ -124,7 +138,7 @@ _UPLOAD_ERRORS: dict[int | str, dict] = {
 
 @router.post("/upload/single", status_code=201, response_model=Envelope[UploadedFile],
              responses=_UPLOAD_ERRORS, openapi_extra=_multipart_body("file", many=False))
-async def upload_single(request: Request, user: CurrentUser, session: SessionDep,
+async def upload_single(request: Request, user: FileWriter, session: SessionDep,
                         settings: SettingsDep, storage: StorageDep, executor: ExecutorDep):
     try:
         items = await _upload(request, user, session, settings, storage, executor,
@@ -140,7 +154,7 @@ async def upload_single(request: Request, user: CurrentUser, session: SessionDep
 @router.post("/upload/multiple", status_code=201,
              response_model=Envelope[list[UploadedFile]], responses=_UPLOAD_ERRORS,
              openapi_extra=_multipart_body("files", many=True))
-async def upload_multiple(request: Request, user: CurrentUser, session: SessionDep,
+async def upload_multiple(request: Request, user: FileWriter, session: SessionDep,
                           settings: SettingsDep, storage: StorageDep, executor: ExecutorDep):
     limits = settings.limits_for(user.role)
     items = await _upload(request, user, session, settings, storage, executor, field="files",
@@ -149,7 +163,7 @@ async def upload_multiple(request: Request, user: CurrentUser, session: SessionD
 
 # -- status and download ---------------------------------------------------------------------
 @router.get("/process/status/{file_id}", response_model=Envelope[FileStatusData])
-def process_status(file_id: str, user: CurrentUser, session: SessionDep):
+def process_status(file_id: str, user: FileReader, session: SessionDep):
     return ok(service.file_status(session, user, file_id), "File status")
 
 _UNSAFE_ASCII = re.compile(r'[^A-Za-z0-9 !#$&+,\-.^_`{}~()\[\]@=]')
@@ -171,7 +185,7 @@ def content_disposition(filename: str) -> str:
           "content": {"application/octet-stream": {
               "schema": {"type": "string", "format": "binary"}}}},
     409: {"model": ErrorEnvelope}, 410: {"model": ErrorEnvelope}})
-def download(file_id: str, user: CurrentUser, session: SessionDep, storage: StorageDep):
+def download(file_id: str, user: FileReader, session: SessionDep, storage: StorageDep):
     sanitized = service.open_download(session, storage, user, file_id)
     return StreamingResponse(sanitized.chunks, media_type="application/octet-stream", headers={
         "Content-Disposition": content_disposition(sanitized.name),
@@ -180,7 +194,7 @@ def download(file_id: str, user: CurrentUser, session: SessionDep, storage: Stor
 
 # -- a user's files --------------------------------------------------------------------------
 @router.get("/users/{user_id}/files", response_model=Envelope[FileHistory])
-def user_files(user_id: str, user: CurrentUser, session: SessionDep,
+def user_files(user_id: str, user: FileReader, session: SessionDep,
                page: int = Query(1, ge=1, le=100000), limit: int = Query(20, ge=1, le=100),
                status: StatusFilter = StatusFilter.ALL,
                sortBy: Literal["createdAt", "originalName", "originalSize", "status"] = "createdAt",
@@ -191,3 +205,83 @@ def user_files(user_id: str, user: CurrentUser, session: SessionDep,
                                    status=status.file_status, search=search,
                                    sort_by=sortBy, sort_order=sortOrder)
     return ok(history, "Files retrieved successfully")
+
+# -- one call: file in, clean file out -------------------------------------------------------
+SYNC_WAIT_MAX = 60
+_POLL_FIRST, _POLL_MAX = 0.05, 0.5  # seconds between looks at the file's status
+
+
+class SanitizeAccepted(CamelModel):
+    file_id: str
+    status: FileStatus
+    status_url: str = Field(description="Poll this for the result (the status call)")
+    download_url: str = Field(description="The sanitized file, once status is COMPLETED")
+
+
+@router.post(
+    "/v1/sanitize", response_class=StreamingResponse,
+    openapi_extra=_multipart_body("file", many=False),
+    responses={
+        200: {"description": "Processing finished within `wait`: the sanitized file, as an "
+              "attachment under its safe name. `X-Sanitas-Report` holds a one-line JSON "
+              "summary (counts of findings by kind and action, hashes, policy); the `Link` "
+              "(rel=\"report\") and `X-Sanitas-Report-Url` headers point to the full report.",
+              "content": {"application/octet-stream": {
+                  "schema": {"type": "string", "format": "binary"}}}},
+        202: {"model": Envelope[SanitizeAccepted], "description": "Still processing after "
+              "`wait` seconds: poll the status URL (also in `Location`)"},
+        **_UPLOAD_ERRORS,
+        410: {"model": ErrorEnvelope, "description": "The file expired before it could be "
+              "processed (`expired`)"},
+        422: {"model": ErrorEnvelope, "description": "The file was refused: the reason, and "
+              "the engine's rejection code as `error` (e.g. `refused_macros`, "
+              "`encrypted`); or a bad parameter (`validation_error`)"},
+        503: {"model": ErrorEnvelope, "description": "Processing failed for a reason of the "
+              "service's, not the file's (`infrastructure_error`, `interrupted`, "
+              "`internal_error`): upload again later"}})
+async def sanitize_now(request: Request, user: FileWriter, session: SessionDep,
+                       settings: SettingsDep, storage: StorageDep, executor: ExecutorDep,
+                       wait: int = Query(30, ge=0, le=SYNC_WAIT_MAX, description=(
+                           "Seconds to wait for the result before answering 202"))):
+    """Upload one file (field `file`; optional `mode`, `policyId`, `password`) and, when it
+    is processed within `wait` seconds, get the sanitized file back in the same answer. It
+    counts against the quota like any upload and appears in the history."""
+    item = (await _upload(request, user, session, settings, storage, executor, field="file",
+                          max_files=1))[0]
+    deadline = time.monotonic() + wait
+    pause = _POLL_FIRST
+    status = item.status
+    while status not in service.FINISHED and time.monotonic() < deadline:
+        async with database_paused(request, session):  # no slot held while waiting
+            await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(_POLL_MAX, pause * 1.5)
+        status = await run_in_threadpool(service.current_status, session, item.file_id)
+    if status not in service.FINISHED:
+        status_url = f"/api/process/status/{item.file_id}"
+        return JSONResponse(status_code=202, headers={"Location": status_url}, content=ok(
+            SanitizeAccepted(file_id=item.file_id, status=status, status_url=status_url,
+                             download_url=f"/api/process/download/{item.file_id}"
+                             ).model_dump(mode="json", by_alias=True),
+            "The file is still being processed; poll the status URL."))
+    return await run_in_threadpool(_sanitized_answer, session, storage, user, item.file_id)
+
+
+def _sanitized_answer(session: Session, storage: Storage, user: User,
+                      file_id: str) -> StreamingResponse:
+    file = service.get_visible_file(session, user, file_id)
+    if file.status == FileStatus.FAILED:
+        code = file.error_code or "damaged"
+        message = file.error_message or "The file could not be sanitized."
+        if code == "expired":
+            raise ApiError(410, message, code)
+        raise ApiError(422 if service.is_rejection(code) else 503, message, code,
+                       headers={"X-Sanitas-File-Id": file.id})
+    summary = service.report_summary(file)
+    sanitized = service.open_download(session, storage, user, file_id)
+    report_url = f"/api/process/status/{file_id}"
+    return StreamingResponse(sanitized.chunks, media_type="application/octet-stream", headers={
+        "Content-Disposition": content_disposition(sanitized.name),
+        "Content-Length": str(sanitized.size),
+        "X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-store",
+        "X-Sanitas-File-Id": file_id, "X-Sanitas-Report": summary,
+        "X-Sanitas-Report-Url": report_url, "Link": f'<{report_url}>; rel="report"'})

@@ -3,6 +3,7 @@ authorisation, and the figures shared with usage statistics."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -371,3 +372,51 @@ def file_history(session: Session, user_id: str, *, page: int, limit: int,
     return FileHistory(files=[file_summary(f) for f in files],
                        stats=file_stats(session, user_id),
                        pagination=Pagination.of(page, limit, total))
+
+
+# -- the one-call sanitize (POST /api/v1/sanitize) -------------------------------------------
+FINISHED = frozenset({FileStatus.COMPLETED, FileStatus.FAILED})
+SUMMARY_HEADER_MAX = 4000  # characters of the X-Sanitas-Report header
+
+
+def current_status(session: Session, file_id: str) -> FileStatus:
+    """A file's status as stored now (one short query; the caller polls)."""
+    status = session.scalar(select(File.status).where(File.id == file_id))
+    if status is None:
+        raise ApiError(404, "File not found", "not_found")
+    return FileStatus(status)
+
+
+def is_rejection(code: str | None) -> bool:
+    """Whether a FAILED file was refused for what it is (the engine's codes), rather than
+    failed by the service (interrupted, expired, infrastructure, internal)."""
+    from sanitas.engine.report import RejectionCode
+
+    return code in set(RejectionCode)
+
+
+def report_summary(file: File) -> str:
+    """The findings as one header-safe line of JSON (ASCII, bounded): counts by kind and
+    action, hashes and policy; the status call has the whole report."""
+    findings = (file.report or {}).get("findings") if isinstance(file.report, dict) else None
+    kinds: dict[str, int] = {}
+    actions: dict[str, int] = {}
+    for item in findings if isinstance(findings, list) else []:
+        if isinstance(item, dict):
+            kind, action = str(item.get("kind", "?"))[:60], str(item.get("action", "?"))[:20]
+            kinds[kind] = kinds.get(kind, 0) + 1
+            actions[action] = actions.get(action, 0) + 1
+    ref = policy_ref(file)
+    summary: dict[str, object] = {
+        "fileId": file.id, "status": file.status, "detectedType": file.detected_type,
+        "findings": sum(kinds.values()), "actions": actions,
+        "kinds": dict(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[:25]),
+        "policy": {"id": ref.id, "name": ref.name, "version": ref.version},
+        "sha256Original": file.sha256_original, "sha256Sanitized": file.sha256_sanitized,
+        "report": f"/api/process/status/{file.id}"}
+    text = json.dumps(summary, ensure_ascii=True, separators=(",", ":"))
+    if len(text) > SUMMARY_HEADER_MAX:
+        summary["kinds"] = {}
+        summary["truncated"] = True
+        text = json.dumps(summary, ensure_ascii=True, separators=(",", ":"))
+    return text
