@@ -344,6 +344,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Keys */
+        get: operations["list_keys_api_keys_get"];
+        put?: never;
+        /** Create Key */
+        post: operations["create_key_api_keys_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke Key */
+        delete: operations["revoke_key_api_keys__key_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/policies": {
         parameters: {
             query?: never;
@@ -796,6 +831,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/{user_id}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List User Keys */
+        get: operations["list_user_keys_api_users__user_id__keys_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{user_id}/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke User Key */
+        delete: operations["revoke_user_key_api_users__user_id__keys__key_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sanitize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sanitize Now
+         * @description Upload one file (field `file`; optional `mode`, `policyId`, `password`) and, when it
+         *     is processed within `wait` seconds, get the sanitized file back in the same answer. It
+         *     counts against the quota like any upload and appears in the history.
+         */
+        post: operations["sanitize_now_api_v1_sanitize_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -1054,12 +1145,72 @@ export interface components {
             /** Total */
             total: number;
         };
+        /** ApiKeyCreated */
+        ApiKeyCreated: {
+            key: components["schemas"]["ApiKeyOut"];
+            /**
+             * Secret
+             * @description The whole key (sk_live_...). Shown only in this answer: only its hash is stored.
+             */
+            secret: string;
+        };
+        /**
+         * ApiKeyIn
+         * @description A new key. Unknown keys are refused.
+         */
+        ApiKeyIn: {
+            /**
+             * Expiresat
+             * @description When the key stops working (ISO 8601); never when left out
+             */
+            expiresAt?: string | null;
+            /**
+             * Name
+             * @description What the key is for, e.g. the program that uses it
+             */
+            name: string;
+            /**
+             * Scopes
+             * @description What the key may do; both when left out
+             */
+            scopes?: components["schemas"]["ApiKeyScope"][];
+        };
+        /** ApiKeyOut */
+        ApiKeyOut: {
+            /** Createdat */
+            createdAt: string;
+            /** Expiresat */
+            expiresAt?: string | null;
+            /** Id */
+            id: string;
+            /** Lastusedat */
+            lastUsedAt?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Prefix
+             * @description The secret's first characters, to tell keys apart
+             */
+            prefix: string;
+            /** Scopes */
+            scopes: components["schemas"]["ApiKeyScope"][];
+        };
+        /** ApiKeyRevoked */
+        ApiKeyRevoked: {
+            /** Id */
+            id: string;
+        };
+        /**
+         * ApiKeyScope
+         * @enum {string}
+         */
+        ApiKeyScope: "files:write" | "files:read";
         /**
          * AuditAction
          * @description What an audit row records (`area.what`).
          * @enum {string}
          */
-        AuditAction: "auth.sign_in" | "auth.sign_in_failed" | "auth.sign_out" | "auth.password_changed" | "auth.password_reset" | "user.role_changed" | "user.activated" | "user.deactivated" | "user.quota_reset" | "queue.paused" | "queue.resumed" | "queue.cleared" | "file.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "policy.default_changed" | "report.requested" | "audit.exported";
+        AuditAction: "auth.sign_in" | "auth.sign_in_failed" | "auth.sign_out" | "auth.password_changed" | "auth.password_reset" | "user.role_changed" | "user.activated" | "user.deactivated" | "user.quota_reset" | "queue.paused" | "queue.resumed" | "queue.cleared" | "file.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "policy.default_changed" | "report.requested" | "audit.exported" | "api_key.created" | "api_key.revoked" | "webhook.created" | "webhook.updated" | "webhook.deleted";
         /** AuditEntryOut */
         AuditEntryOut: {
             action: components["schemas"]["AuditAction"];
@@ -1225,6 +1376,34 @@ export interface components {
         /** Envelope[Analytics] */
         Envelope_Analytics_: {
             data?: components["schemas"]["Analytics"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[ApiKeyCreated] */
+        Envelope_ApiKeyCreated_: {
+            data?: components["schemas"]["ApiKeyCreated"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[ApiKeyRevoked] */
+        Envelope_ApiKeyRevoked_: {
+            data?: components["schemas"]["ApiKeyRevoked"] | null;
             /**
              * Message
              * @default
@@ -1475,6 +1654,20 @@ export interface components {
              */
             success: boolean;
         };
+        /** Envelope[SanitizeAccepted] */
+        Envelope_SanitizeAccepted_: {
+            data?: components["schemas"]["SanitizeAccepted"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
         /** Envelope[UploadInfo] */
         Envelope_UploadInfo_: {
             data?: components["schemas"]["UploadInfo"] | null;
@@ -1534,6 +1727,21 @@ export interface components {
         /** Envelope[UserOut] */
         Envelope_UserOut_: {
             data?: components["schemas"]["UserOut"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[list[ApiKeyOut]] */
+        Envelope_list_ApiKeyOut__: {
+            /** Data */
+            data?: components["schemas"]["ApiKeyOut"][] | null;
             /**
              * Message
              * @default
@@ -2265,6 +2473,22 @@ export interface components {
             javascript: components["schemas"]["JavascriptAction"];
             macros: components["schemas"]["MacrosAction"];
             reviewData: components["schemas"]["ReviewDataAction"];
+        };
+        /** SanitizeAccepted */
+        SanitizeAccepted: {
+            /**
+             * Downloadurl
+             * @description The sanitized file, once status is COMPLETED
+             */
+            downloadUrl: string;
+            /** Fileid */
+            fileId: string;
+            status: components["schemas"]["FileStatus"];
+            /**
+             * Statusurl
+             * @description Poll this for the result (the status call)
+             */
+            statusUrl: string;
         };
         /**
          * StatusFilter
@@ -4360,6 +4584,243 @@ export interface operations {
             };
         };
     };
+    list_keys_api_keys_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_list_ApiKeyOut__"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    create_key_api_keys_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_ApiKeyCreated_"];
+                };
+            };
+            /** @description The request is malformed (for example a body that is not valid JSON or multipart) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Free plan has no API access (`plan_required`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The account has as many keys as it may (`too_many_keys`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than allowed */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A bad name, scope or expiry, or an unknown field (`validation_error`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revoke_key_api_keys__key_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_ApiKeyRevoked_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such unrevoked key of this account (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     list_policies_api_policies_get: {
         parameters: {
             query?: never;
@@ -5147,6 +5608,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description An API key of an account on the Free plan (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -5566,6 +6036,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description An API key of an account on the Free plan (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -5899,6 +6378,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description An API key of an account on the Free plan (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -5991,7 +6479,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Quota exceeded, or the mode or policy needs a plan the account lacks (`mode_not_allowed`, `policy_not_allowed`) */
+            /** @description Quota exceeded, or the mode or policy needs a plan the account lacks (`mode_not_allowed`, `policy_not_allowed`), or an API key of a Free account (`plan_required`) or without `files:write` (`insufficient_scope`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6111,7 +6599,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Quota exceeded, or the mode or policy needs a plan the account lacks (`mode_not_allowed`, `policy_not_allowed`) */
+            /** @description Quota exceeded, or the mode or policy needs a plan the account lacks (`mode_not_allowed`, `policy_not_allowed`), or an API key of a Free account (`plan_required`) or without `files:write` (`insufficient_scope`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6893,6 +7381,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description An API key of an account on the Free plan (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -6921,6 +7418,327 @@ export interface operations {
                 };
             };
             /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_user_keys_api_users__user_id__keys_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_list_ApiKeyOut__"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Admins only (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such user (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revoke_user_key_api_users__user_id__keys__key_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_ApiKeyRevoked_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Admins only (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such unrevoked key of this account (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    sanitize_now_api_v1_sanitize_post: {
+        parameters: {
+            query?: {
+                /** @description Seconds to wait for the result before answering 202 */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                    /**
+                     * @description Processing mode: the built-in policy of that name (ignored when policyId is given)
+                     * @enum {string}
+                     */
+                    mode?: "basic" | "advanced";
+                    /**
+                     * Format: password
+                     * @description Optional: opens encrypted inputs (PDF, Word/Excel/PowerPoint 2007 and later, ZIP) for every file of this upload. Never stored in clear, never returned; the sanitized output is not encrypted.
+                     */
+                    password?: string;
+                    /** @description The policy to clean with (see /api/policies): a built-in, an organisation-wide or one of your own. Default: mode, else your role's default policy. */
+                    policyId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Processing finished within `wait`: the sanitized file, as an attachment under its safe name. `X-Sanitas-Report` holds a one-line JSON summary (counts of findings by kind and action, hashes, policy); the `Link` (rel="report") and `X-Sanitas-Report-Url` headers point to the full report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Still processing after `wait` seconds: poll the status URL (also in `Location`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_SanitizeAccepted_"];
+                };
+            };
+            /** @description No file, an empty file, too many files or a malformed multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Quota exceeded, or the mode or policy needs a plan the account lacks (`mode_not_allowed`, `policy_not_allowed`), or an API key of a Free account (`plan_required`) or without `files:write` (`insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description policyId names no policy the caller can use (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The file expired before it could be processed (`expired`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A file is larger than the account allows */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A file's type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The file was refused: the reason, and the engine's rejection code as `error` (e.g. `refused_macros`, `encrypted`); or a bad parameter (`validation_error`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Processing failed for a reason of the service's, not the file's (`infrastructure_error`, `interrupted`, `internal_error`): upload again later */
             503: {
                 headers: {
                     [name: string]: unknown;
