@@ -41,6 +41,8 @@ export const adminKeys = {
   queue: () => [...adminKeys.all, 'queue'] as const,
   messages: (q: MessagesQuery) => [...adminKeys.all, 'messages', q] as const,
   audit: (q: AuditQuery) => [...adminKeys.all, 'audit', q] as const,
+  userKeys: (userId: string) => [...adminKeys.all, 'user-keys', userId] as const,
+  userPicker: (search: string) => [...adminKeys.all, 'user-picker', search] as const,
   files: {
     all: ['admin', 'files'] as const,
     list: (q: AdminFilesQuery) => [...adminKeys.files.all, 'list', q] as const,
@@ -77,6 +79,39 @@ export const updateUserRole = (id: string, role: Role) =>
 export const updateUserActive = (id: string, isActive: boolean) =>
   api('put', '/api/users/{user_id}', { path: { user_id: id }, body: { isActive } });
 export const resetQuota = (id: string) => api('post', '/api/usage/reset-quota/{user_id}', { path: { user_id: id } });
+
+// -- A user's API keys (admins) -------------------------------------------------------------
+export type ApiKey = components['schemas']['ApiKeyOut'];
+
+export const userApiKeysQuery = (userId: string) => queryOptions({
+  queryKey: adminKeys.userKeys(userId),
+  queryFn: async () => (await api('get', '/api/users/{user_id}/keys', { path: { user_id: userId } })).data,
+  staleTime: 0,
+});
+export const useUserApiKeys = (userId: string) => useQuery(userApiKeysQuery(userId));
+
+export const revokeUserApiKey = async ({ userId, keyId }: { userId: string; keyId: string }) =>
+  (await api('delete', '/api/users/{user_id}/keys/{key_id}', { path: { user_id: userId, key_id: keyId } })).data;
+
+/** Revoke one of a user's keys; that user's key list is fetched again afterwards. */
+export function useRevokeUserApiKey() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: revokeUserApiKey,
+    onSuccess: (_data, { userId }) => queryClient.invalidateQueries({ queryKey: adminKeys.userKeys(userId) }),
+  });
+}
+
+// -- A user picker: the first users whose email, username or name matches ----------------------
+export const USER_PICKER_LIMIT = 8;
+export const userPickerQuery = (search: string) => queryOptions({
+  queryKey: adminKeys.userPicker(search.trim()),
+  queryFn: async () => (await api('get', '/api/users', {
+    query: { page: 1, limit: USER_PICKER_LIMIT, status: 'all', search: search.trim() },
+  })).data.users,
+  staleTime: 30_000,
+});
+export const useUserPicker = (search: string) => useQuery({ ...userPickerQuery(search), enabled: search.trim().length > 0 });
 
 export type QueueAction = 'pause' | 'resume' | 'clear-completed' | 'clear-failed';
 export const queueAction = (action: QueueAction) => api('post', `/api/process/queue/${action}`);
@@ -215,6 +250,11 @@ export const AUDIT_ACTIONS: Record<AuditAction, string> = {
   'policy.default_changed': 'Default policy changed',
   'report.requested': 'Report requested',
   'audit.exported': 'Audit log exported',
+  'api_key.created': 'API key created',
+  'api_key.revoked': 'API key revoked',
+  'webhook.created': 'Webhook created',
+  'webhook.updated': 'Webhook changed',
+  'webhook.deleted': 'Webhook deleted',
 };
 
 export interface AuditFilters {

@@ -7,6 +7,7 @@ import { formatDateTime } from '../../../lib/format';
 import {
   AUDIT_ACTIONS, DEFAULT_AUDIT_FILTERS, exportAudit, useAudit, type AuditAction, type AuditEntry, type AuditFilters,
 } from '../api';
+import { UserPicker, type PickedUser } from './UserPicker';
 
 const ACTIONS = Object.keys(AUDIT_ACTIONS) as AuditAction[];
 
@@ -22,6 +23,12 @@ export function AuditTab() {
   const [exporting, setExporting] = useState(false);
   const audit = useAudit(filters);
   const update = (patch: Partial<AuditFilters>) => setFilters((f) => ({ ...f, page: 1, ...patch }));
+  // The user filter's email, for the picker's chip (the API filters by id).
+  const [user, setUser] = useState<PickedUser | null>(null);
+  const onUser = (picked: PickedUser | null) => {
+    setUser(picked);
+    update({ userId: picked?.id ?? '' });
+  };
 
   const onExport = async () => {
     setExporting(true);
@@ -46,10 +53,7 @@ export function AuditTab() {
             {ACTIONS.map((a) => <option key={a} value={a}>{AUDIT_ACTIONS[a]}</option>)}
           </select>
         </div>
-        <div>
-          <label htmlFor="audit-user" className="label">User ID</label>
-          <input id="audit-user" className="input" value={filters.userId} placeholder="Click a name below" onChange={(e) => update({ userId: e.target.value })} />
-        </div>
+        <UserPicker label="User" value={user} onChange={onUser} />
         <div>
           <label htmlFor="audit-from" className="label">From</label>
           <input id="audit-from" type="date" className="input" value={filters.from} onChange={(e) => update({ from: e.target.value })} />
@@ -62,7 +66,7 @@ export function AuditTab() {
           <button type="button" className="btn-secondary" onClick={() => void onExport()} disabled={exporting}>
             {exporting && <Spinner label="Exporting" className="h-4 w-4" />}Export CSV
           </button>
-          <button type="button" className="btn-ghost" onClick={() => setFilters(DEFAULT_AUDIT_FILTERS)}>Clear</button>
+          <button type="button" className="btn-ghost" onClick={() => { setUser(null); setFilters(DEFAULT_AUDIT_FILTERS); }}>Clear</button>
         </div>
       </div>
 
@@ -90,7 +94,7 @@ export function AuditTab() {
                     <td className="whitespace-nowrap px-4 py-3 font-medium text-slate-900">{AUDIT_ACTIONS[e.action] ?? e.action}</td>
                     <td className="px-4 py-3">
                       {e.actorId ? (
-                        <button type="button" className="link text-left" title="Show only this user’s entries" onClick={() => update({ userId: e.actorId ?? '' })}>
+                        <button type="button" className="link text-left" title="Show only this user’s entries" onClick={() => onUser({ id: e.actorId ?? '', email: e.actorEmail ?? e.actorId ?? '' })}>
                           {e.actorEmail ?? e.actorId}
                         </button>
                       ) : <span className="text-slate-500">{e.actorEmail ?? '—'}</span>}

@@ -5,7 +5,7 @@ import { Alert, DetailRow, PageSpinner, Spinner, StatusBadge } from '../../../co
 import { messageOf } from '../../../lib/api-client';
 import { formatBytes, formatDateTime } from '../../../lib/format';
 import type { StatusFilter } from '../../../lib/types';
-import { FindingsReport } from '../../files';
+import { FindingsReport, HashValue } from '../../files';
 import {
   ADMIN_FILE_STATUSES, DEFAULT_ADMIN_FILE_FILTERS, useAdminFile, useAdminFiles, useDeleteAdminFile, useRequeueAdminFile,
   type AdminFileFilters, type AdminFileSummary,
@@ -182,7 +182,11 @@ function FileDetails({ id, onClose }: { id: string; onClose: () => void }) {
                 <DetailRow label="Status"><StatusBadge status={file.status} /></DetailRow>
                 <DetailRow label="Type">{file.detectedType ?? '—'}</DetailRow>
                 <DetailRow label="Size">{formatBytes(file.originalSize)}{file.sanitizedSize !== null && file.sanitizedSize !== undefined ? ` → ${formatBytes(file.sanitizedSize)}` : ''}</DetailRow>
-                <DetailRow label="Mode">{file.mode ?? '—'}</DetailRow>
+                {file.policy ? (
+                  <DetailRow label="Policy"><span data-testid="admin-file-policy">{file.policy.name}</span> <span className="text-slate-500">(version {file.policy.version})</span></DetailRow>
+                ) : <DetailRow label="Mode">{file.mode ?? '—'}</DetailRow>}
+                <DetailRow label="SHA-256 (original)"><HashValue value={file.sha256Original} label="original" /></DetailRow>
+                <DetailRow label="SHA-256 (sanitized)"><HashValue value={file.sha256Sanitized} label="sanitized" /></DetailRow>
                 <DetailRow label="Uploaded">{formatDateTime(file.createdAt)}</DetailRow>
                 <DetailRow label="Expires">{file.isExpired ? 'Expired' : formatDateTime(file.expiresAt)}</DetailRow>
                 {job && <DetailRow label="Job">{job.state}, attempt {job.attempts}</DetailRow>}

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { toast } from 'react-toastify';
 import { useQueryClient } from '@tanstack/react-query';
 import { Pager } from '../../../components/Pager';
@@ -8,6 +8,7 @@ import { ROLES } from '../../../lib/constants';
 import { formatDate } from '../../../lib/format';
 import type { Role, RoleFilter, User, UserStatusFilter } from '../../../lib/types';
 import { USER_STATUSES, adminKeys, resetQuota, updateUserActive, updateUserRole, useUsers, type UserFilters } from '../api';
+import { UserKeysPanel } from './UserKeysPanel';
 
 export function UsersTab({ currentUserId }: { currentUserId: string }) {
   const queryClient = useQueryClient();
@@ -15,6 +16,8 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
   const [searchText, setSearchText] = useState('');
   const [busy, setBusy] = useState<string | null>(null);
   const users = useUsers(filters);
+  const [keysOf, setKeysOf] = useState<Pick<User, 'id' | 'email'> | null>(null);
+  const closeKeys = useCallback(() => setKeysOf(null), []);
 
   useEffect(() => {
     const t = setTimeout(() => setFilters((f) => (f.search === searchText ? f : { ...f, search: searchText, page: 1 })), 300);
@@ -92,6 +95,7 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
                     <button type="button" className={u.isActive ? 'btn-secondary py-2' : 'btn-primary py-2'} disabled={!!busy || u.id === currentUserId}
                       onClick={() => onActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
                     <button type="button" className="btn-secondary py-2" disabled={!!busy} onClick={() => onQuota(u)} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
+                    <button type="button" className="btn-secondary col-span-2 py-2" onClick={() => setKeysOf(u)} aria-label={`API keys of ${u.email}`}>API keys</button>
                   </div>
                 </li>
               );
@@ -137,6 +141,7 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
                           <button type="button" className={u.isActive ? 'btn-secondary px-3 py-1.5' : 'btn-primary px-3 py-1.5'} disabled={!!busy || u.id === currentUserId}
                             onClick={() => onActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
                           <button type="button" className="btn-ghost px-3 py-1.5" disabled={!!busy} onClick={() => onQuota(u)} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
+                          <button type="button" className="btn-ghost px-3 py-1.5" onClick={() => setKeysOf(u)} aria-label={`API keys of ${u.email}`}>Keys</button>
                         </div>
                       </td>
                     </tr>
@@ -149,6 +154,7 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
         )}
         <Pager pagination={users.data?.pagination} label="User pages" noun="users" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
       </section>
+      {keysOf && <UserKeysPanel userId={keysOf.id} email={keysOf.email} onClose={closeKeys} />}
     </div>
   );
 }

@@ -9,6 +9,7 @@ import { roleDescription } from '../../../lib/constants';
 import { formatDateTime } from '../../../lib/format';
 import { profileChanges, validatePasswordChange } from '../../../lib/validation';
 import { changePassword, profileQuery, useProfile } from '../api';
+import { ApiKeysSection } from './ApiKeysSection';
 
 export default function ProfilePage() {
   const { user: authUser, updateProfile, setUser } = useAuth();
@@ -78,7 +79,7 @@ export default function ProfilePage() {
 
   return (
     <Container narrow>
-      <PageHeader title="Profile Settings" subtitle="Your name, sign-in details and password." />
+      <PageHeader title="Profile Settings" subtitle="Your name, sign-in details, password and API keys." />
       {profile.isError && <div className="mb-6"><Alert tone="error" title="Failed to load profile">{messageOf(profile.error, 'Showing the details saved on this device.')}</Alert></div>}
       <div className="space-y-6">
         <form onSubmit={onSave} className="card space-y-5 p-6" aria-labelledby="personal-heading">
@@ -125,6 +126,8 @@ export default function ProfilePage() {
           </div>
           <button type="submit" className="btn-primary" disabled={pwSaving}>{pwSaving && <Spinner label="Updating password" className="h-4 w-4" />}Update password</button>
         </form>
+
+        <ApiKeysSection role={user?.role} />
       </div>
     </Container>
   );
