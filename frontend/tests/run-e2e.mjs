@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { adminFileManagement } from './e2e/admin-files.mjs';
 import { analyticsCharts } from './e2e/analytics-charts.mjs';
+import { apiKeys } from './e2e/api-keys.mjs';
 import { policiesReportsAudit } from './e2e/policies-reports-audit.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -457,6 +458,10 @@ async function main() {
 
     await test('an ENTERPRISE user\'s policy, upload with it, CSV report; the admin\'s audit tab', async () => {
       await policiesReportsAudit({ newPage, base, admin: ADMIN, readOutboxLink, dataDir, login, toast, shots, shot, assert });
+    });
+
+    await test('API keys: a Pro user creates, uses and revokes a key; a GUEST sees the plan notice; an admin revokes a user\'s key', async () => {
+      await apiKeys({ newPage, base, admin: ADMIN, readOutboxLink, dataDir, login, toast, shots, shot, assert });
     });
 
     await test('Google sign-in: button goes to the backend; errors come back to /login', async () => {

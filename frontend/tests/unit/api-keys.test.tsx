@@ -17,7 +17,7 @@ afterEach(() => {
 
 const tokens = { accessToken: 'tok', refreshToken: 'ref', expiresIn: 900 };
 const ok = (data: unknown, message = 'ok') => ({ success: true, message, data });
-const fail = (code: string, message: string) => ({ success: false, message, error: { code, message } });
+const fail = (code: string, message: string) => ({ success: false, message, error: code });
 
 function aKey(overrides: Partial<ApiKey> = {}): ApiKey {
   return {

@@ -37,7 +37,7 @@ export function ApiKeyList({ keys, onRevoke, revokingId, whose = 'your', emptyTe
                   {key.name}
                   {expired && <span className="ml-2 rounded-full bg-red-100 px-2 py-0.5 text-xs font-semibold text-red-800" data-testid="api-key-expired">Expired</span>}
                 </p>
-                <p className="font-mono text-xs text-slate-600" title="The first characters of the key">{key.prefix}…</p>
+                <p className="font-mono text-xs text-slate-600" title="The first characters of the key" data-testid="api-key-prefix">{key.prefix}…</p>
               </div>
               {confirming !== key.id && (
                 <button type="button" className="btn-secondary px-3 py-1.5 text-red-700" disabled={busy}
