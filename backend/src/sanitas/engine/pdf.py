@@ -78,6 +78,18 @@ EXTERNAL_STREAM_KEYS = ("/F", "/FFilter", "/FDecodeParms")
 # attachment cleaned by its own family). Everything else in PAGE_DROP/SWEEP_KEYS always goes.
 METADATA_KEYS = frozenset({"/Metadata", "/PieceInfo"})
 EMBEDDED_KEYS = frozenset({"/EmbeddedFiles", "/EF", "/RF", "/AF", "/Collection"})
+# External references a policy may keep when they point at a web address (http, https):
+# GoToR actions, the catalog's base URI, reference XObjects (/Ref), OPI proxies and external
+# stream data; web capture information (/SpiderInfo, /URLS, /IDS: the pages' source
+# addresses) is kept as it is. A file path or a network share is removed under every policy.
+# "/GoToR" and "/F" are markers in the kept set, not keys kept wherever they are.
+EXTERNAL_KEYS = frozenset({"/GoToR", "/URI", "/Ref", "/OPI", "/F", "/SpiderInfo", "/URLS",
+                           "/IDS"})
+WEB_ADDRESS = re.compile(r"^https?://[^\s/\\]", re.IGNORECASE)
+# The finding kind of a key the policy keeps.
+KEPT_KINDS = {"/Metadata": "xmp_metadata", "/AF": "associated_file", "/Collection": "portfolio",
+              "/PieceInfo": "private_application_data", "/URI": "base_uri",
+              "/SpiderInfo": "web_capture", "/URLS": "web_capture", "/IDS": "web_capture"}
 MAX_FINDINGS_PER_KIND = 50
 MAX_ANNOTATIONS = 200_000  # annotations whose authors are looked at
 
@@ -116,7 +128,33 @@ def kept_keys(policy: Policy) -> frozenset[str]:
         keys |= METADATA_KEYS | {"/Info"}
     if policy.action(Rule.EMBEDDED_FILES) in (Decision.KEEP, Decision.SANITIZE):
         keys |= EMBEDDED_KEYS
+    if policy.action(Rule.EXTERNAL_REFERENCES) is Decision.KEEP:
+        keys |= EXTERNAL_KEYS
     return frozenset(keys)
+
+
+def web_address(target: pikepdf.Object | None) -> str | None:
+    """The web address (http, https) a file specification or a string names, else None (a
+    file path, a network share, another scheme, no address)."""
+    if isinstance(target, Dictionary):
+        keys = ("/F",) if str(target.get("/FS", "")) == "/URL" else ("/UF", "/F")
+        target = next((target[k] for k in keys if isinstance(target.get(k), String)), None)
+    if not isinstance(target, String):
+        return None
+    text = bytes(target).decode("latin-1", "replace").strip()
+    return text if WEB_ADDRESS.match(text) and len(text) <= 4096 else None
+
+
+def _web_reference(value: pikepdf.Object | None) -> bool:
+    """A reference XObject's or an OPI proxy's dictionary that names only a web address."""
+    if not isinstance(value, Dictionary):
+        return False
+    if "/F" in value:  # /Ref
+        return web_address(value.get("/F")) is not None
+    # /OPI: {/1.3 {.../F spec} /2.0 {.../F spec}}
+    versions = [value.get(k) for k in value.keys()]  # noqa: SIM118 - a pikepdf Dictionary
+    return bool(versions) and all(isinstance(v, Dictionary) and
+                                  web_address(v.get("/F")) is not None for v in versions)
 
 
 class _Recorder:
@@ -324,10 +362,15 @@ def _clean_document(pdf: pikepdf.Pdf, record: _Recorder) -> None:
     for key in list(root.keys()):
         if key in CATALOG_KEEP:
             continue
-        if key in record.keep:
-            record({"/Metadata": "xmp_metadata", "/AF": "associated_file",
-                    "/Collection": "portfolio", "/PieceInfo": "private_application_data"}.get(
-                        key, "embedded_file"), f"document catalog {key}", "kept")
+        if key == "/URI" and key in record.keep:
+            base = root.URI.get("/Base") if isinstance(root.URI, Dictionary) else None
+            address = web_address(base)
+            if address is not None:
+                root.URI = Dictionary(Base=String(address))
+                record("base_uri", "document catalog /URI", "kept", address[:200])
+                continue
+        elif key in record.keep:
+            record(KEPT_KINDS.get(key, "embedded_file"), f"document catalog {key}", "kept")
             continue
         kind = {"/OpenAction": "open_action", "/AA": "additional_action",
                 "/Metadata": "xmp_metadata", "/URI": "base_uri", "/Collection": "portfolio",
@@ -340,8 +383,8 @@ def _clean_document(pdf: pikepdf.Pdf, record: _Recorder) -> None:
             del root["/Names"]
         else:
             for key in list(names.keys()):
-                if key in record.keep:
-                    record("embedded_file", f"document names {key}", "kept")
+                if key in record.keep and key != "/URI":
+                    record(KEPT_KINDS.get(key, "embedded_file"), f"document names {key}", "kept")
                 elif key not in NAMES_KEEP:
                     kind = {"/JavaScript": "javascript", "/EmbeddedFiles": "embedded_file",
                             "/XFAResources": "xfa_form"}.get(key, "name_tree")
@@ -688,6 +731,20 @@ def _safe_action(action: pikepdf.Object, where: str, record: _Recorder,
         return Dictionary(S=Name.URI, URI=String(text))
     if kind == "/Named" and str(action.get("/N", "")) in SAFE_NAMED_ACTIONS:
         return Dictionary(S=Name.Named, N=action.N)
+    if kind == "/GoToR" and "/GoToR" in record.keep:
+        address = web_address(action.get("/F"))
+        if address is None:
+            record("remote_goto", where, "removed", "GoToR action to a file path, not a web "
+                   "address")
+            return None
+        record("remote_goto", where, "kept", f"GoToR action to {address[:200]}")
+        rebuilt = Dictionary(S=Name.GoToR, F=Dictionary(FS=Name.URL, F=String(address)))
+        target = action.get("/D")
+        if isinstance(target, (Array, String, pikepdf.Name)):
+            rebuilt.D = target
+        if isinstance(action.get("/NewWindow"), bool):
+            rebuilt.NewWindow = action.NewWindow
+        return rebuilt
     label = kind.lstrip("/") or "unknown"
     finding = {"JavaScript": "javascript", "Launch": "launch_action",
                "SubmitForm": "submit_form", "ImportData": "import_data",
@@ -704,19 +761,21 @@ class _SweepRecorder:
     """Aggregates sweep findings: one finding per kind listing the objects concerned."""
 
     def __init__(self) -> None:
-        self.found: dict[str, list[str]] = {}
+        self.found: dict[tuple[str, Action], list[str]] = {}
 
     def __call__(self, kind: str, location: str, action: Action = "removed",
                  detail: str = "") -> None:
-        self.found.setdefault(kind, []).append(location.split(" /")[0].replace("object ", ""))
+        self.found.setdefault((kind, action), []).append(
+            location.split(" /")[0].replace("object ", ""))
 
     def flush(self, record: _Recorder) -> None:
-        for kind, where in self.found.items():
+        for (kind, action), where in self.found.items():
             unique = list(dict.fromkeys(where))
             listed = ", ".join(unique[:20]) + (f" and {len(unique) - 20} more"
                                                if len(unique) > 20 else "")
-            record(kind, f"objects {listed}", "removed",
-                   "hidden in the object graph (including superseded or unreferenced objects)")
+            record(kind, f"objects {listed}", action,
+                   "hidden in the object graph (including superseded or unreferenced objects)"
+                   if action == "removed" else "web addresses kept by the policy")
 
 
 def _sweep_all_objects(pdf: pikepdf.Pdf, outer: _Recorder) -> None:
@@ -735,13 +794,15 @@ def _sweep_objects(pdf: pikepdf.Pdf, record: _Record, keep: frozenset[str] = fro
     _sweep(pdf.trailer, record, 0, keep)
 
 
-def _is_bad_action(value: pikepdf.Object | None) -> bool:
+def _is_bad_action(value: pikepdf.Object | None, keep: frozenset[str] = frozenset()) -> bool:
     if not isinstance(value, Dictionary):
         return False
     subtype = value.get("/S")
     if subtype is None:
         return False
     kind = str(subtype)
+    if kind == "/GoToR" and "/GoToR" in keep:
+        return web_address(value.get("/F")) is None
     if kind == "/Named":
         return str(value.get("/N", "")) not in SAFE_NAMED_ACTIONS
     if kind == "/URI":
@@ -769,19 +830,26 @@ def _sweep(obj: pikepdf.Object, record: _Record, depth: int,
             record("embedded_payload", f"object {obj.objgen[0]}", "removed",
                    f"{str(obj.get('/Type', subtype)).lstrip('/')} stream emptied")
             return
-        for key in EXTERNAL_STREAM_KEYS:
-            if key in obj:
-                record("external_reference", f"object {obj.objgen[0]} {key}")
-                del obj[key]
+        if "/F" in obj and "/F" in keep and web_address(obj.get("/F")) is not None:
+            record("external_reference", f"object {obj.objgen[0]} /F", "kept")
+        else:
+            for key in EXTERNAL_STREAM_KEYS:
+                if key in obj:
+                    record("external_reference", f"object {obj.objgen[0]} {key}")
+                    del obj[key]
     for key in list(obj.keys()):
-        if key in SWEEP_KEYS and key not in keep:
+        if key in ("/Ref", "/OPI") and key in keep and _web_reference(obj.get(key)):
+            record("external_reference",
+                   f"object {obj.objgen[0] if obj.is_indirect else 'inline'} {key}", "kept")
+            continue
+        if key in SWEEP_KEYS and (key not in keep or key in ("/Ref", "/OPI")):
             record(SWEEP_KEYS[key], f"object {obj.objgen[0] if obj.is_indirect else 'inline'} "
                                     f"{key}")
             del obj[key]
             continue
         try:
             value = obj.get(key)
-            bad = _is_bad_action(value)
+            bad = _is_bad_action(value, keep)
         except (TypeError, ValueError, UnicodeError):
             continue  # a mangled name pikepdf cannot hand back: no known name is mangled
         if bad and isinstance(value, Dictionary):  # only a dictionary is a bad action
@@ -803,7 +871,7 @@ def _sweep_array(array: Array, record: _Record, depth: int,
         return
     for index in range(len(array) - 1, -1, -1):
         value = array[index]
-        if _is_bad_action(value):
+        if _is_bad_action(value, keep):
             record("action", "array item", "removed", f"{str(value.get('/S')).lstrip('/')}")
             del array[index]
             continue
