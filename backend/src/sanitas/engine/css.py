@@ -1,4 +1,5 @@
-"""CSS for SVG and HTML: no external loads, no imports, no script-like constructs."""
+"""CSS for SVG and HTML: no external loads (but web addresses the policy keeps), no imports
+(idem), no script-like constructs."""
 
 from __future__ import annotations
 
@@ -10,24 +11,62 @@ IMPORT = re.compile(r"@import\b[^;]*;?", re.IGNORECASE)
 DANGEROUS = re.compile(r"expression\s*\(|javascript:|vbscript:|-moz-binding|behavior\s*:|"
                        r"@namespace|\\[0-9a-f]", re.IGNORECASE)
 DATA_IMAGE = re.compile(r"^data:image/(png|jpeg|jpg|gif|webp);", re.IGNORECASE)
+WEB_ADDRESS = re.compile(r"^https?://[^\s/\\]", re.IGNORECASE)
+IMPORT_TARGET = re.compile(r"""@import\s+(?:url\(\s*)?(['"]?)([^'"()\s;]*)\1""", re.IGNORECASE)
+
+
+def web_address(target: str) -> bool:
+    """An absolute http or https address (not a file path, a network share or another
+    scheme)."""
+    return bool(WEB_ADDRESS.match(target.strip()))
+
+
+class RemoteLoads:
+    """Policy externalReferences: under `keep`, loads of web addresses (pictures, style sheets,
+    fonts, media) stay, counted for the report; under any other action none does.
+    `remote(target, what)` says whether the load of `target` stays."""
+
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+        self.kept: dict[str, int] = {}
+
+    def __call__(self, target: str, what: str) -> bool:
+        if not self.keep or not web_address(target) or len(target) > 4096:
+            return False
+        self.kept[what] = self.kept.get(what, 0) + 1
+        return True
+
+
+Remote = Callable[[str, str], bool]
 
 
 def sanitize_css(css: str, drop: Callable[[str, str], None],
-                 resource: Callable[[str], bool] | None = None) -> str:
+                 resource: Callable[[str], bool] | None = None,
+                 remote: Remote | None = None) -> str:
     """Return `css` without @import, external url() references or script constructs.
     `drop(kind, what)` records each removal. `resource(target)` says whether a url() target is
     a resource of the same package that is kept (EPUB fonts and pictures); without it, every
-    url() but fragments and data images goes."""
+    url() but fragments and data images goes. `remote(target, what)` (`RemoteLoads`) says
+    whether a web address is kept (policy externalReferences keep)."""
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)  # comments can split keywords
     if IMPORT.search(css):
-        drop("external_reference", "CSS @import")
-        css = IMPORT.sub("", css)
+        def replace_import(match: re.Match[str]) -> str:
+            target = IMPORT_TARGET.match(match.group(0))
+            if remote is not None and target is not None and \
+                    remote(target.group(2), "CSS @import of a web address"):
+                return match.group(0)
+            drop("external_reference", "CSS @import")
+            return ""
+
+        css = IMPORT.sub(replace_import, css)
 
     def replace_url(match: re.Match[str]) -> str:
         target = match.group(2).strip()
         if target.startswith("#") or DATA_IMAGE.match(target):
             return match.group(0)
         if resource is not None and resource(target):
+            return match.group(0)
+        if remote is not None and remote(target, "CSS url() to a web address"):
             return match.group(0)
         drop("external_reference", "CSS url() to another resource")
         return "none"

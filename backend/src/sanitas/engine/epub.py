@@ -30,6 +30,9 @@ stored, a fresh `META-INF/container.xml` naming one package document, the OPF, t
   `metadata.xml`, `manifest.xml` and every part the manifest does not list are removed.
 - Scripts (JavaScript resources) go; the `scripted` and `remote-resources` item properties go
   with what they announced.
+- With the policy's externalReferences `keep`, loads of web addresses (http, https) stay in
+  chapters, SVG and CSS, manifest items naming a web address stay (bare: id, href, media
+  type) and so does the `remote-resources` property; file paths and other schemes still go.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from sanitas.engine.css import sanitize_css
+from sanitas.engine.css import RemoteLoads, sanitize_css, web_address
 from sanitas.engine.office_package import (
     parse_xml,
     read_package,
@@ -193,6 +196,8 @@ class _Book:
         self.obfuscated = obfuscated
         self.items: list[_Item] = []
         self.kept: dict[str, bytes] = {}
+        # externalReferences keep: web addresses (remote pictures, style sheets, media) stay
+        self.keep_remote = ctx.decides(Rule.EXTERNAL_REFERENCES) is Decision.KEEP
 
     # --- the package document ------------------------------------------------------------
 
@@ -243,6 +248,13 @@ class _Book:
                 problem = ("structure", f"{href[:100]} listed twice or without an id")
             elif path in ("mimetype", self.opf_path) or path.startswith("META-INF/"):
                 problem = ("structure", f"{href[:100]} is a part of the container")
+            if path is None and self.keep_remote and web_address(href) and item_id:
+                for attr in list(el.attrib):
+                    if attr not in ("id", "href", "media-type"):
+                        del el.attrib[attr]  # fallbacks and properties named local items
+                self.ctx.add("external_reference", self.opf_path, action="kept",
+                             detail=f"manifest item: remote resource {href[:100]}")
+                continue
             if problem is not None:
                 self.ctx.add(problem[0], self.opf_path, detail=f"manifest item: {problem[1]}")
                 remove_element(el)
@@ -384,9 +396,9 @@ class _Book:
                 if el.get(attr) is not None and el.get(attr) not in ids:
                     del el.attrib[attr]
             properties = (el.get("properties") or "").split()
-            if any(p in DROPPED_PROPERTIES for p in properties):
-                el.set("properties", " ".join(p for p in properties
-                                              if p not in DROPPED_PROPERTIES))
+            dropped = DROPPED_PROPERTIES - ({"remote-resources"} if self.keep_remote else set())
+            if any(p in dropped for p in properties):
+                el.set("properties", " ".join(p for p in properties if p not in dropped))
                 if not el.get("properties"):
                     del el.attrib["properties"]
 
@@ -446,9 +458,13 @@ class _Book:
                          "(none expanded)")
         return parsed
 
-    def _report(self, path: str, removed: dict[tuple[str, str], int]) -> None:
+    def _report(self, path: str, removed: dict[tuple[str, str], int],
+                remote: RemoteLoads | None = None) -> None:
         for (kind, what), count in sorted(removed.items()):
             self.ctx.add(kind, f"{path} {what}", detail=f"{count} occurrence(s)")
+        for what, count in sorted(remote.kept.items() if remote is not None else ()):
+            self.ctx.add("external_reference", f"{path} {what}", action="kept",
+                         detail=f"{count} occurrence(s)")
 
     def _xhtml(self, item: _Item) -> bytes | None:
         path = item.path
@@ -469,9 +485,10 @@ class _Book:
             root = repaired
             self.ctx.add("structure", path, action="converted",
                          detail="not well-formed XHTML; rebuilt from its HTML reading")
+        remote = RemoteLoads(self.keep_remote)
         clean_markup(root, drop, keep_links=self.ctx.policy.keep_links, plain_is_html=True,
-                     resource=self._resource(path))
-        self._report(path, removed)
+                     resource=self._resource(path), remote=remote)
+        self._report(path, removed, remote)
         if item.media_type != "application/xhtml+xml":
             item.element.set("media-type", "application/xhtml+xml")
         return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
@@ -489,16 +506,19 @@ class _Book:
                 raise
             self.ctx.add("invalid_part", path, detail=exc.reason)
             return None
+        remote = RemoteLoads(self.keep_remote)
         clean_markup(root, drop, keep_links=self.ctx.policy.keep_links,
-                     resource=self._resource(path))
+                     resource=self._resource(path), remote=remote)
         for el in root.iter():  # NCX, SMIL, PLS: references stay inside the book
             for attr in list(el.attrib) if isinstance(el.tag, str) else ():
                 value = el.attrib[attr].strip()
                 if attr.rpartition("}")[2] in ("src", "href") and not (
                         value.startswith("#") or _relative(value)):
+                    if remote(value, "reference to a web address"):
+                        continue
                     drop("external_reference", f"reference to {value[:60]!r}")
                     del el.attrib[attr]
-        self._report(path, removed)
+        self._report(path, removed, remote)
         return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
 
     def _css(self, path: str, data: bytes) -> bytes:
@@ -509,8 +529,9 @@ class _Book:
 
         text, _encoding = decode(data)
         text = re.sub(r"^\s*@charset\s+[^;]*;", "", text, count=1)  # written back as UTF-8
-        css = sanitize_css(text, drop, self._resource(path))
-        self._report(path, removed)
+        remote = RemoteLoads(self.keep_remote)
+        css = sanitize_css(text, drop, self._resource(path), remote)
+        self._report(path, removed, remote)
         return css.encode("utf-8")
 
     def _image(self, item: _Item) -> bytes | None:

@@ -3,7 +3,9 @@ elements and attributes. No script, event handler, foreignObject, external or ja
 reference survives; embedded raster images are themselves re-encoded. Document metadata goes
 too: `<metadata>` (RDF: author, licence), `<title>` and `<desc>` (editors write the file name,
 the author or "Created with ..." there), editor namespaces (Inkscape, Sodipodi, Illustrator,
-Sketch) and comments."""
+Sketch) and comments. With the policy's externalReferences `keep`, references to web addresses
+(http, https: pictures, `<use>` of another file, CSS url() and @import) stay; file paths and
+other schemes still go."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from sanitas.engine.css import sanitize_css
+from sanitas.engine.css import RemoteLoads, sanitize_css
 from sanitas.engine.policy import Action as Decision
 from sanitas.engine.policy import Rule
 from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
@@ -121,6 +123,7 @@ class _Cleaner:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.removed: dict[tuple[str, str], int] = {}
+        self.remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is Decision.KEEP)
 
     def drop(self, kind: str, what: str) -> None:
         self.removed[(kind, what)] = self.removed.get((kind, what), 0) + 1
@@ -128,6 +131,9 @@ class _Cleaner:
     def report(self) -> None:
         for (kind, what), count in sorted(self.removed.items()):
             self.ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
+        for what, count in sorted(self.remote.kept.items()):
+            self.ctx.add("external_reference", what, action="kept",
+                         detail=f"{count} occurrence(s)")
 
     def element(self, element: etree._Element) -> etree._Element | None:
         """A fresh copy of `element` with only allowed content, or None."""
@@ -164,7 +170,7 @@ class _Cleaner:
             self.attribute(clean, name, attr, value)
         if name == "style":
             css = "".join(element.itertext())
-            clean.text = sanitize_css(css, self.drop)
+            clean.text = sanitize_css(css, self.drop, remote=self.remote)
             return clean
         if name == "image" and clean.get(f"{{{XLINK_NS}}}href") is None \
                 and clean.get("href") is None:
@@ -204,10 +210,10 @@ class _Cleaner:
             self.drop("attribute", f"{local} attribute")
             return
         if local == "style":
-            value = sanitize_css(value, self.drop)
+            value = sanitize_css(value, self.drop, remote=self.remote)
         elif "url(" in value.lower() or "javascript:" in value.lower():
-            value = URL_REF.sub(lambda m: m.group(0) if m.group(2).strip().startswith("#")
-                                else "none", value)
+            value = URL_REF.sub(lambda m: m.group(0) if m.group(2).strip().startswith("#") or
+                                self.remote(m.group(2), f"url() in {local}") else "none", value)
             if "javascript:" in value.lower():
                 self.drop("javascript", f"javascript: in {local}")
                 return
@@ -223,6 +229,8 @@ class _Cleaner:
                 return value
             self.drop("link", "<a> link")
             return None
+        if element_name != "a" and self.remote(value, f"<{element_name}> reference"):
+            return value
         kind = "javascript" if re.match(r"^\s*(javascript|vbscript):", value, re.IGNORECASE) \
             else "external_reference"
         self.drop(kind, f"<{element_name}> reference to {value[:60]!r}")

@@ -4,7 +4,10 @@
 - CSV: cells that a spreadsheet would run as a formula (=, +, -, @, tab, CR) are neutralised with
   a leading apostrophe; plain numbers stay numbers.
 - HTML: scripts, event handlers, iframes, objects, forms' targets and every external load are
-  removed; a Content-Security-Policy forbids anything that slipped through.
+  removed; a Content-Security-Policy forbids anything that slipped through. With the policy's
+  externalReferences `keep`, loads of web addresses (http, https: pictures, style sheets,
+  media, CSS url() and @import) stay and the Content-Security-Policy allows them (scripts,
+  frames and form submissions stay forbidden).
 - XML: parsed without DTD, entity expansion or network; the DOCTYPE, processing instructions
   (xml-stylesheet...) and comments go, XInclude and script elements go, XHTML, SVG and MathML
   inside are cleaned like HTML (`clean_markup`, shared with the EPUB family); written back as
@@ -21,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sanitas.engine.css import sanitize_css
+from sanitas.engine.css import Remote, RemoteLoads, sanitize_css
 from sanitas.engine.policy import Action as PolicyAction
 from sanitas.engine.policy import Rule
 from sanitas.engine.report import Context, Rejected, RejectionCode
@@ -163,6 +166,27 @@ SAFE_LINK = re.compile(r"^(https?://|mailto:|#|[^:]*$)", re.IGNORECASE)
 DATA_IMAGE = re.compile(r"^data:image/(png|jpeg|jpg|gif|webp);base64,", re.IGNORECASE)
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
        "form-action 'none'; frame-src 'none'; base-uri 'none'")
+# externalReferences keep: web addresses may be loaded (pictures, style sheets, fonts, media);
+# scripts, frames, objects, connections and form submissions stay forbidden.
+CSP_REMOTE = ("default-src 'none'; img-src data: http: https:; "
+              "style-src 'unsafe-inline' http: https:; font-src data: http: https:; "
+              "media-src http: https:; form-action 'none'; frame-src 'none'; base-uri 'none'")
+# Attributes that load what a page displays: kept for a web address under externalReferences
+# keep (the others of LOADING_ATTRIBUTES ping, submit, or load code, and always go).
+REMOTE_LOADS = frozenset({"src", "srcset", "background", "poster"})
+
+
+def remote_srcset(value: str, what: str, remote: Remote) -> bool:
+    """Whether every candidate of a srcset is a web address the policy keeps."""
+    candidates = [c.split()[0] for c in value.split(",") if c.strip()]
+    return bool(candidates) and all(remote(c, what) for c in candidates)
+
+
+def report_kept(ctx: Context, remote: RemoteLoads, prefix: str = "") -> None:
+    """One finding per kind of remote load the policy kept."""
+    for what, count in sorted(remote.kept.items()):
+        ctx.add("external_reference", f"{prefix}{what}", action="kept",
+                detail=f"{count} occurrence(s)")
 
 
 def sanitize_html(text: str, ctx: Context) -> str:
@@ -184,6 +208,7 @@ def sanitize_html(text: str, ctx: Context) -> str:
 
     keep_forms = ctx.decides(Rule.FORM_FIELDS) is PolicyAction.KEEP
     keep_meta = ctx.decides(Rule.DOCUMENT_METADATA) is PolicyAction.KEEP
+    remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is PolicyAction.KEEP)
     for element in list(document.iter()):
         if not isinstance(element.tag, str):
             parent = element.getparent()
@@ -207,6 +232,13 @@ def sanitize_html(text: str, ctx: Context) -> str:
                     element.get("http-equiv") is None:
                 drop_kept.add(f"<meta name={element.get('name', '')[:40]!r}>")
                 continue
+            if tag == "link" and "stylesheet" in (element.get("rel") or "").lower().split() \
+                    and remote(element.get("href") or "", "<link rel=stylesheet>"):
+                for attr in list(element.attrib):
+                    if attr.lower() not in ("rel", "href", "type", "media", "crossorigin",
+                                            "integrity", "referrerpolicy"):
+                        del element.attrib[attr]
+                continue
             drop(REMOVED_ELEMENTS[tag], f"<{tag}>")
             element.drop_tree()
             continue
@@ -221,6 +253,10 @@ def sanitize_html(text: str, ctx: Context) -> str:
             elif name in LOADING_ATTRIBUTES:
                 if name == "src" and tag == "img" and DATA_IMAGE.match(value.strip()):
                     continue
+                if name in REMOTE_LOADS and (
+                        remote_srcset(value, f"<{tag} {name}>", remote) if name == "srcset"
+                        else remote(value, f"<{tag} {name}>")):
+                    continue
                 drop("external_reference", f"<{tag} {name}> (loads {value[:60]!r})")
                 del element.attrib[attr]
             elif name in LINK_ATTRIBUTES or name == "href":
@@ -234,11 +270,11 @@ def sanitize_html(text: str, ctx: Context) -> str:
                     drop("link", f"<{tag} href>")
                     del element.attrib[attr]
             elif name == "style":
-                element.attrib[attr] = sanitize_css(value, drop)
+                element.attrib[attr] = sanitize_css(value, drop, remote=remote)
             elif name in ("http-equiv", "formtarget") or name.startswith("xmlns"):
                 del element.attrib[attr]
         if tag == "style":
-            element.text = sanitize_css(element.text or "", drop)
+            element.text = sanitize_css(element.text or "", drop, remote=remote)
             for child in list(element):
                 element.remove(child)
     head = document.find("head")
@@ -247,7 +283,7 @@ def sanitize_html(text: str, ctx: Context) -> str:
         document.insert(0, head)
     csp = lxml.html.Element("meta")
     csp.set("http-equiv", "Content-Security-Policy")
-    csp.set("content", CSP)
+    csp.set("content", CSP_REMOTE if remote.keep else CSP)
     head.insert(0, csp)
     charset = lxml.html.Element("meta")
     charset.set("charset", "utf-8")
@@ -256,6 +292,7 @@ def sanitize_html(text: str, ctx: Context) -> str:
         ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
     for what in sorted(drop_kept):
         ctx.add("meta", what, action="kept")
+    report_kept(ctx, remote)
     return lxml.html.tostring(document, doctype="<!DOCTYPE html>", encoding="unicode",
                               method="html")
 
@@ -392,7 +429,7 @@ def _link_kept(target: str, keep_links: bool, internal: bool) -> str | None:
 
 
 def clean_markup(root: etree._Element, drop: Drop, *, keep_links: bool, plain_is_html: bool = False,
-                 resource: Resource | None = None) -> None:
+                 resource: Resource | None = None, remote: Remote | None = None) -> None:
     """Clean an XML tree in place: XHTML elements (and elements without a namespace when
     `plain_is_html`) follow the HTML rules of `sanitize_html` (no scripts, handlers, forms,
     frames, objects, base, refresh; loads only of `resource`s; links as the policy says),
@@ -400,7 +437,9 @@ def clean_markup(root: etree._Element, drop: Drop, *, keep_links: bool, plain_is
     XInclude and XSLT script elements go, and no element keeps a javascript: URL.
 
     `resource(url)` says whether a relative URL names a resource of the same package that is
-    kept (EPUB); without it every load is removed, as in an HTML page."""
+    kept (EPUB); without it every load is removed, as in an HTML page. `remote(url, what)`
+    (`css.RemoteLoads`) says whether a load of a web address stays (externalReferences
+    keep)."""
     stack = [root]
     while stack:
         el = stack.pop()
@@ -408,13 +447,14 @@ def clean_markup(root: etree._Element, drop: Drop, *, keep_links: bool, plain_is
         if not isinstance(qualified, str):
             continue
         children = _clean_element(el, qualified, root, drop, keep_links, plain_is_html,
-                                  resource)
+                                  resource, remote)
         stack.extend(reversed(children))
 
 
 def _clean_element(el: etree._Element, qualified: str, root: etree._Element, drop: Drop,
                    keep_links: bool, plain_is_html: bool,
-                   resource: Resource | None) -> list[etree._Element]:
+                   resource: Resource | None,
+                   remote: Remote | None = None) -> list[etree._Element]:
     """Clean one element (`qualified` is its tag); return the elements still to visit (its
     children, or none when it was removed)."""
     uri, _, local = (qualified[1:].partition("}") if qualified.startswith("{")
@@ -434,8 +474,9 @@ def _clean_element(el: etree._Element, qualified: str, root: etree._Element, dro
         tag = local.lower()
         if tag in REMOVED_ELEMENTS and tag not in ("link", "meta"):
             kind = REMOVED_ELEMENTS[tag]
-        elif tag == "link" and not (resource is not None and "stylesheet" in (
-                el.get("rel") or "").lower().split() and resource(el.get("href") or "")):
+        elif tag == "link" and not ("stylesheet" in (el.get("rel") or "").lower().split() and (
+                (resource is not None and resource(el.get("href") or "")) or
+                (remote is not None and remote(el.get("href") or "", "<link rel=stylesheet>")))):
             kind = "external_reference"
         elif tag == "meta" and (el.get("name") or "").lower() != "viewport" and (
                 el.get("charset") or "").lower().replace("-", "") != "utf8":
@@ -457,18 +498,25 @@ def _clean_element(el: etree._Element, qualified: str, root: etree._Element, dro
         return []
     web = html or ns in (SVG_NS, MATHML_NS)
     for attr in list(el.attrib):
+        if html and tag_is(local, "link") and attr in ("href", "rel") and kind is None:
+            continue  # a kept style sheet (judged above)
         _clean_attribute(el, attr, local.lower() if html else local, drop, web=web, html=html,
-                         keep_links=keep_links, resource=resource, ns=ns)
+                         keep_links=keep_links, resource=resource, ns=ns, remote=remote)
     if web and local == "style":
-        el.text = sanitize_css("".join(el.itertext()), drop, resource)
+        el.text = sanitize_css("".join(el.itertext()), drop, resource, remote)
         for child in list(el):
             el.remove(child)
         return []
     return list(el)
 
 
+def tag_is(local: str, tag: str) -> bool:
+    return local.lower() == tag
+
+
 def _clean_attribute(el: etree._Element, attr: str, tag: str, drop: Drop, *, web: bool, html: bool,
-                     keep_links: bool, resource: Resource | None, ns: str | None) -> None:
+                     keep_links: bool, resource: Resource | None, ns: str | None,
+                     remote: Remote | None = None) -> None:
     value = el.attrib[attr]
     attr_ns, _, name = attr[1:].partition("}") if attr.startswith("{") else ("", "", attr)
     name = name.lower() if not attr_ns else name
@@ -491,14 +539,14 @@ def _clean_attribute(el: etree._Element, attr: str, tag: str, drop: Drop, *, web
         del el.attrib[attr]
         return
     if name == "style":
-        el.attrib[attr] = sanitize_css(value, drop, resource)
+        el.attrib[attr] = sanitize_css(value, drop, resource, remote)
         return
     if html and name in ("http-equiv", "formtarget"):
         del el.attrib[attr]
         return
     if not url_like and "url(" in value.lower():
         # presentation attributes such as fill="url(...)"
-        el.attrib[attr] = sanitize_css(value, drop, resource)
+        el.attrib[attr] = sanitize_css(value, drop, resource, remote)
         return
     if not url_like and not (html and name in LOADING_ATTRIBUTES):
         return
@@ -520,7 +568,12 @@ def _clean_attribute(el: etree._Element, attr: str, tag: str, drop: Drop, *, web
         if resource is not None and candidates and all(
                 _relative(c) and resource(c) for c in candidates):
             return
-    elif package and resource is not None and resource(target):
+        if remote is not None and candidates and all(
+                remote(c, f"<{tag} srcset>") for c in candidates):
+            return
+    elif (package and resource is not None and resource(target)) or (
+            remote is not None and name in REMOTE_LOADS | {"href"}
+            and remote(target, f"<{tag} {name}>")):
         return
     drop("javascript" if script_url(target) else "external_reference",
          f"<{tag} {name}> (loads {target[:60]!r})")
@@ -551,9 +604,11 @@ def sanitize_xml(data: bytes, ctx: Context) -> bytes:
                 detail=f"{parsed.entities} entity declarations (none expanded)")
     elif parsed.doctype:
         ctx.add("dtd", "DOCTYPE", action="removed", detail="document type declaration")
-    clean_markup(parsed.root, drop, keep_links=ctx.policy.keep_links)
+    remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is PolicyAction.KEEP)
+    clean_markup(parsed.root, drop, keep_links=ctx.policy.keep_links, remote=remote)
     for (kind, what), count in sorted(removed.items()):
         ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
+    report_kept(ctx, remote)
     if parsed.encoding.lower().replace("-", "") != "utf8":
         ctx.add("encoding", "whole file", action="converted",
                 detail=f"{parsed.encoding} converted to UTF-8")
