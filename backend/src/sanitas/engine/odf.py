@@ -6,7 +6,14 @@ chart/formula sub-documents after the same cleaning. Basic and script libraries,
 toolbar configurations, embedded OLE/office objects, thumbnails and signatures are dropped.
 In the XML, scripts and event listeners, applets/plugins/floating frames, DDE, linked
 sections/tables, database sources, macro fields and remote references go; links stay as plain
-http(s)/mailto links when the policy keeps links. The manifest is written anew."""
+http(s)/mailto links when the policy keeps links. The manifest is written anew.
+
+Policy choices beside the defaults: with externalReferences `keep`, linked pictures, objects,
+sections, tables, cell ranges, floating frames and formula glyphs that point at a web address
+(http, https) stay (file paths and network shares still go; DDE, database sources and formulas
+calling outside still go). With embeddedFiles `keep`, OLE objects (their binary storage kept
+byte for byte), applets and plugins stay as they are; with `sanitize` they go (an OLE object
+can wrap any file, which cannot be cleaned here)."""
 
 from __future__ import annotations
 
@@ -60,6 +67,10 @@ DROP = {
     "database-source-query": "data_connection", "database-source-table": "data_connection",
     "source-service": "data_connection", "cell-range-source": "external_link",
 }
+# Kept as they are under embeddedFiles "keep".
+KEPT_EMBEDDED = frozenset({"object-ole", "applet", "plugin"})
+# Linked content kept under externalReferences "keep" when it points at a web address.
+LINKED = frozenset({"floating-frame", "section-source", "table-source", "cell-range-source"})
 # Elements replaced by their content (the visible text stays).
 UNWRAP = {"execute-macro": "macro", "dde-connection": "dde", "database-display": "data_connection",
           "database-next": "data_connection", "database-select": "data_connection",
@@ -121,6 +132,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
             ctx.add("embedded_object", d, action="converted",
                     detail=f"embedded document ({media_types[d][:80]}) cleaned and kept")
     kept: dict[str, bytes] = {}
+    kept_types: dict[str, str] = {}  # media types of parts kept as they are (OLE storage)
 
     xml_names = []
     for name in order:
@@ -155,6 +167,11 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
                     detail="META-INF part")
         elif top.startswith("Object ") or name.startswith("Object"):
             mt = media_types.get(top + "/") or media_types.get(name) or "unknown type"
+            if "/" not in name and ctx.decides(Rule.EMBEDDED_FILES) is Decision.KEEP:
+                kept[name] = data  # an OLE object's storage, kept as it is
+                kept_types[name] = media_types.get(name) or "application/octet-stream"
+                ctx.add("ole_object", name, action="kept", detail=f"embedded object ({mt})")
+                continue
             ctx.add("embedded_object", top, detail=f"embedded object ({mt})")
         else:
             ctx.add("hidden_part", name, detail="part not used for display")
@@ -181,7 +198,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     for name, data in kept.items():
         e = etree.SubElement(man, f"{{{MANIFEST_NS}}}file-entry")
         e.set(f"{{{MANIFEST_NS}}}full-path", name)
-        mt = "text/xml" if name.endswith(".xml") else _image_mime(data)
+        mt = kept_types.get(name) or ("text/xml" if name.endswith(".xml") else _image_mime(data))
         e.set(f"{{{MANIFEST_NS}}}media-type", mt)
     out = [("mimetype", mimetype.encode("ascii"))]
     out += list(kept.items())
@@ -290,12 +307,20 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs: set[str], mem
         _drop_hidden(name, root, ctx)
     if ctx.decides(Rule.FORM_FIELDS) is not Decision.KEEP:
         _drop_forms(name, root, ctx)
+    keep_remote = ctx.decides(Rule.EXTERNAL_REFERENCES) is Decision.KEEP
+    keep_embedded = ctx.decides(Rule.EMBEDDED_FILES) is Decision.KEEP
     # Elements of interest only, filtered in C by lxml, in document order.
     wanted = [*DROP, *UNWRAP, "object", "binary-data", "image"]
     for el in list(root.iter(*[f"{{*}}{n}" for n in wanted])):
         if el is not root and _detached(el, root):
             continue
         lname = _local(el)
+        if lname in KEPT_EMBEDDED and keep_embedded:
+            ctx.add(DROP[lname], name, action="kept", detail=lname)
+            continue
+        if lname in LINKED and keep_remote and \
+                _web_address(el.get(f"{{{XLINK_NS}}}href") or ""):
+            continue  # its web address is kept (and reported) with the other references
         if lname in DROP:
             if lname != "scripts" or len(el):  # LibreOffice writes an empty office:scripts
                 ctx.add(DROP[lname], name, detail=lname)
@@ -308,13 +333,18 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs: set[str], mem
         elif lname == "object":
             href = el.get(f"{{{XLINK_NS}}}href") or ""
             target = _internal_path(href)
-            if target is None or not any(target.rstrip("/") + "/" == d for d in safe_dirs):
+            if target is None and keep_remote and _web_address(href):
+                pass  # a linked object at a web address: kept with the other references
+            elif target is None or not any(target.rstrip("/") + "/" == d for d in safe_dirs):
                 ctx.add("embedded_object", name,
                         detail=f"object {href[:80]} (replacement image kept)")
                 frame = el.getparent()
                 remove_element(el)
                 _drop_empty_frame(frame)
         elif lname == "binary-data":
+            holder = el.getparent()
+            if keep_embedded and holder is not None and _local(holder) in KEPT_EMBEDDED:
+                continue  # an OLE object's inline storage, kept with it
             if not _clean_binary_data(el, ctx, name):
                 ctx.add("invalid_image", name, detail="inline binary data that is not an image")
                 holder = el.getparent()
@@ -325,7 +355,9 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs: set[str], mem
             image_href = el.get(f"{{{XLINK_NS}}}href")
             if image_href is not None:
                 target = _internal_path(image_href)
-                if target is None or target not in members:
+                if target is None and keep_remote and _web_address(image_href):
+                    pass  # a linked picture at a web address: kept with the other references
+                elif target is None or target not in members:
                     ctx.add("external_relationship", name, detail=f"image {image_href[:100]}")
                     frame = el.getparent()
                     remove_element(el)
@@ -334,8 +366,8 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs: set[str], mem
         el = value.getparent()
         if el is not root and _detached(el, root):
             continue
-        _clean_href(el, str(value), name, ctx, keep_links, members)
-    _clean_mathml(name, root, ctx, keep_links, members)
+        _clean_href(el, str(value), name, ctx, keep_links, members, keep_remote)
+    _clean_mathml(name, root, ctx, keep_links, members, keep_remote)
     pred = (f"namespace-uri()='{TABLE_NS}' and (local-name()='formula' or "
             "local-name()='condition')")
     for value in root.xpath(f"//@*[{pred}]"):
@@ -366,7 +398,7 @@ def _without_math_doctype(data: bytes) -> bytes:
 
 
 def _clean_mathml(name: str, root: etree._Element, ctx: Context, keep_links: bool,
-                  members: set[str]) -> None:
+                  members: set[str], keep_remote: bool = False) -> None:
     """A formula's MathML stays as written; only what could reach outside goes: MathML 3
     `href` links (kept as plain links when the policy keeps them) and `mglyph` pictures that
     are not part of the package."""
@@ -376,7 +408,10 @@ def _clean_mathml(name: str, root: etree._Element, ctx: Context, keep_links: boo
             ctx.add("hyperlink", name, detail=f"formula link {href[:100]}", action="converted")
             del el.attrib["href"]
         src = el.get("src")
-        if src is not None and _internal_path(src) not in members:
+        if src is not None and keep_remote and _web_address(src):
+            ctx.add("external_relationship", name, action="kept",
+                    detail=f"formula glyph {src[:100]}")
+        elif src is not None and _internal_path(src) not in members:
             ctx.add("external_relationship", name, detail=f"formula glyph {src[:100]}")
             del el.attrib["src"]
 
@@ -430,8 +465,19 @@ def _safe_link(href: str, keep_links: bool) -> bool:
     return keep_links and scheme in SAFE_SCHEMES and (scheme == "mailto" or bool(parts.netloc))
 
 
+def _web_address(href: str) -> bool:
+    """An absolute http or https address (not a file path, a network share or a package
+    part)."""
+    try:
+        parts = urlsplit(href.strip())
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc) and \
+        "\\" not in href and len(href) <= 4096
+
+
 def _clean_href(el: etree._Element, href: str, where: str, ctx: Context, keep_links: bool,
-                members: set[str]) -> None:
+                members: set[str], keep_remote: bool = False) -> None:
     lname = _local(el)
     if lname == "a":
         if not _safe_link(href, keep_links):
@@ -441,6 +487,10 @@ def _clean_href(el: etree._Element, href: str, where: str, ctx: Context, keep_li
     internal = _internal_path(href)
     if internal is not None and internal in members:
         return  # a part of this package that survived
+    if keep_remote and _web_address(href):
+        ctx.add("external_relationship", where, action="kept",
+                detail=f"{lname} reference {href[:100]}")
+        return
     ctx.add("external_relationship", where, detail=f"{lname} reference {href[:100]}")
     del el.attrib[f"{{{XLINK_NS}}}href"]
 
