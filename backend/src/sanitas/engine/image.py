@@ -1,7 +1,8 @@
 """Raster images (JPEG, PNG, GIF incl. animation, WebP, TIFF, BMP, HEIC/HEIF, AVIF, JPEG XL):
 decode and re-encode with Pillow. The orientation is applied first, then everything but the
 pixels is dropped (EXIF, XMP, IPTC, comments, text chunks, trailing data, HEIF thumbnails and
-auxiliary images, JPEG XL metadata boxes); a validated ICC profile is kept.
+auxiliary images, JPEG XL metadata boxes); a validated ICC profile is kept. With the
+imageMetadata policy "keep", what the output format can carry is written back (see KEEPS_*).
 
 HEIC/HEIF photos are decoded by pillow-heif (libheif) and written as JPEG (PNG when they have
 transparency): re-encoding HEVC costs x265 tens of CPU seconds for one phone photo. AVIF uses
@@ -23,11 +24,22 @@ from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Action as ReportAction
 from sanitas.engine.report import Context, Rejected, RejectionCode
 
-# With the imageMetadata policy "keep", what each still-image format carries over (EXIF, XMP,
-# comments); the rest (IPTC, other formats, animations, HEIF/AVIF/JPEG XL) is removed.
-KEEPS_EXIF = frozenset({"jpeg", "png", "webp"})  # TIFF writes EXIF as tags: not carried
-KEEPS_XMP = frozenset({"jpeg", "png", "webp"})
-KEEPS_COMMENT = frozenset({"jpeg", "png"})
+# With the imageMetadata policy "keep", what each format carries over (EXIF, XMP, comments,
+# IPTC); the rest is removed. HEIC is written as JPEG or PNG, which hold EXIF and XMP. TIFF
+# keeps the descriptive tags and the EXIF and GPS directories (`TIFF_META_TAGS`), XMP and
+# IPTC. GIF holds only comments (Pillow writes no XMP into a GIF); BMP holds no metadata at
+# all; the JPEG XL reader hands over EXIF only. Animations keep only GIF comments.
+KEEPS_EXIF = frozenset({"jpeg", "png", "webp", "tiff", "heic", "avif", "jxl"})
+KEEPS_XMP = frozenset({"jpeg", "png", "webp", "tiff", "heic", "avif", "jxl"})
+KEEPS_COMMENT = frozenset({"jpeg", "png", "gif"})
+KEEPS_IPTC = frozenset({"jpeg", "tiff"})
+# TIFF tags that are metadata, not the picture's layout (description, make, model, software,
+# date, artist, host computer, copyright; the EXIF and GPS directories).
+TIFF_META_TAGS = (270, 271, 272, 305, 306, 315, 316, 33432)
+EXIF_IFD, GPS_IFD = 0x8769, 0x8825
+TIFF_XMP, TIFF_IPTC = 700, 33723
+IPTC_RESOURCE = 0x0404  # the IPTC-NAA record among Photoshop's image resources
+MAX_SEGMENT = 65533
 MAX_PIXELS = 150_000_000  # per frame
 MAX_TOTAL_PIXELS = 600_000_000  # all frames together
 MAX_FRAMES = 2000
@@ -104,9 +116,9 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
                 animated = getattr(image, "n_frames", 1) > 1 and (
                     kind in ("gif", "png", "webp", "tiff") or (kind == "avif" and _can_write(kind)))
                 if animated:
-                    _save_frames(image, dst, kind, icc, ctx)
+                    _save_frames(image, dst, kind, icc, ctx, kept)
                 elif kind in MODERN:
-                    extension = _save_modern(image, dst, kind, icc, ctx)
+                    extension = _save_modern(image, dst, kind, icc, ctx, kept)
                 else:
                     _save_single(image, dst, kind, icc, kept)
         except Rejected:
@@ -126,16 +138,19 @@ def _report_metadata(image: Image.Image, src: Path, size: int, kind: str,
     """Report the picture's metadata; with the imageMetadata policy "keep", what the output
     carries over (`exif` bytes, `xmp`, `comment`), as far as its format allows."""
     info = image.info
-    keep = ctx.decides(Rule.IMAGE_METADATA) is Action.KEEP and \
-        getattr(image, "n_frames", 1) == 1
+    animated = getattr(image, "n_frames", 1) > 1
+    keep = ctx.decides(Rule.IMAGE_METADATA) is Action.KEEP and not animated
     kept: dict[str, object] = {}
     try:
-        exif = image.getexif()
+        original: Image.Exif | None = image.getexif()
+        exif = original
+        if kind == "tiff" and keep and original is not None:
+            exif = _tiff_metadata(original)  # a TIFF's own tags are its layout: only metadata
     except Exception:  # noqa: BLE001 - hostile EXIF can make Pillow raise anything; read as no EXIF
-        exif = None
-    if exif:
+        exif = original = None
+    if exif and original is not None:
         try:
-            gps = exif.get_ifd(0x8825)
+            gps = original.get_ifd(0x8825)
         except Exception:  # noqa: BLE001 - a hostile GPS block can make Pillow raise anything; read as none
             gps = None
         action: ReportAction = "kept" if keep and kind in KEEPS_EXIF else "removed"
@@ -151,6 +166,8 @@ def _report_metadata(image: Image.Image, src: Path, size: int, kind: str,
         ctx.add("exif", "EXIF", action="removed")
     for key in ("xmp", "XML:com.adobe.xmp"):
         xmp = info.get(key)
+        if isinstance(xmp, tuple):  # a TIFF tag read as a tuple of bytes
+            xmp = bytes(xmp)
         if xmp:
             action = "kept" if keep and kind in KEEPS_XMP else "removed"
             ctx.add("xmp_metadata", "XMP", action=action, rule=Rule.IMAGE_METADATA)
@@ -158,13 +175,22 @@ def _report_metadata(image: Image.Image, src: Path, size: int, kind: str,
                 kept["xmp"] = xmp if isinstance(xmp, bytes) else str(xmp).encode()
             break
     applist = getattr(image, "applist", None)  # JPEG's APPn segments
-    if "photoshop" in info or (applist and any(marker == "APP13" for marker, _ in applist)):
-        ctx.add("iptc", "Photoshop/IPTC block", action="removed",
-                detail="not carried over (the re-encoded formats cannot hold it safely)"
-                if keep else "")
+    tags = getattr(image, "tag_v2", None) if kind == "tiff" else None
+    if "photoshop" in info or (applist and any(marker == "APP13" for marker, _ in applist)) \
+            or (tags is not None and TIFF_IPTC in tags):
+        iptc = _iptc(image, kind) if keep and kind in KEEPS_IPTC else None
+        if iptc:
+            ctx.add("iptc", "Photoshop/IPTC block", action="kept",
+                    detail="the IPTC record (captions, keywords, credits); other Photoshop "
+                    "resources removed" if kind == "jpeg" else "the IPTC record")
+            kept["iptc"] = iptc
+        else:
+            ctx.add("iptc", "Photoshop/IPTC block", action="removed",
+                    detail="not carried over (this format cannot hold it)" if keep else "")
     if any(key in info for key in TEXT_INFO_KEYS) or (kind == "png" and any(
             isinstance(v, str) for k, v in info.items() if k not in ("icc_profile",))):
-        action = "kept" if keep and kind in KEEPS_COMMENT else "removed"
+        action = "kept" if kind in KEEPS_COMMENT and ctx.decides(
+            Rule.IMAGE_METADATA) is Action.KEEP and (keep or kind == "gif") else "removed"
         ctx.add("comment", "text chunks/comments", action=action)
         if action == "kept":
             kept["comment"] = {k: v for k, v in info.items() if isinstance(v, str | bytes) and (
@@ -175,6 +201,39 @@ def _report_metadata(image: Image.Image, src: Path, size: int, kind: str,
         ctx.add("trailing_data", "after the end of the image", action="removed",
                 detail=f"{trailer} bytes")
     return kept
+
+
+def _tiff_metadata(tags: Image.Exif) -> Image.Exif:
+    """The metadata among a TIFF's tags (TIFF_META_TAGS, the EXIF and GPS directories)."""
+    meta = Image.Exif()
+    for tag in TIFF_META_TAGS:
+        if tag in tags:
+            meta[tag] = tags[tag]
+    for ifd in (EXIF_IFD, GPS_IFD):
+        directory = tags.get_ifd(ifd)
+        if directory:
+            meta[ifd] = dict(directory)
+    return meta
+
+
+def _iptc(image: Image.Image, kind: str) -> bytes | None:
+    """The picture's IPTC record: a JPEG's from its Photoshop resources (APP13), a TIFF's tag."""
+    if kind == "tiff":
+        value = getattr(image, "tag_v2", {}).get(TIFF_IPTC)
+        if isinstance(value, tuple):
+            value = bytes(v for v in value if isinstance(v, int) and 0 <= v < 256)
+        return value if isinstance(value, bytes) and value else None
+    resources = image.info.get("photoshop")
+    record = resources.get(IPTC_RESOURCE) if isinstance(resources, dict) else None
+    return record if isinstance(record, bytes) and 0 < len(record) < MAX_SEGMENT - 64 else None
+
+
+def _app13(iptc: bytes) -> bytes:
+    """A JPEG APP13 segment holding only the IPTC record, as Photoshop writes it."""
+    block = b"8BIM" + struct.pack(">H", IPTC_RESOURCE) + b"\x00\x00" + \
+        struct.pack(">I", len(iptc)) + iptc + (b"\x00" if len(iptc) % 2 else b"")
+    payload = b"Photoshop 3.0\x00" + block
+    return b"\xff\xed" + struct.pack(">H", len(payload) + 2) + payload
 
 
 def _trailing_bytes(src: Path, size: int, kind: str) -> int:
@@ -284,10 +343,30 @@ def _save_single(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
 def _kept_metadata(kind: str, kept: dict[str, object]) -> dict[str, object]:
     """The encoder parameters that carry over the metadata the policy keeps."""
     params: dict[str, object] = {}
-    if "exif" in kept:
-        params["exif"] = kept["exif"]
     xmp = kept.get("xmp")
     comments = kept.get("comment")
+    if kind == "bmp":
+        return params  # BMP holds no metadata
+    if kind == "tiff":
+        if "exif" not in kept and not xmp and "iptc" not in kept:
+            return params
+        tags = Image.Exif()
+        raw = kept.get("exif")
+        if isinstance(raw, bytes):
+            tags.load(raw)
+        tags.pop(0x0112, None)  # the pixels are written upright
+        if isinstance(xmp, bytes):
+            tags[TIFF_XMP] = xmp
+        if isinstance(kept.get("iptc"), bytes):
+            tags[TIFF_IPTC] = kept["iptc"]
+        params["exif"] = tags
+        return params
+    if kind == "gif":
+        if isinstance(comments, dict) and comments.get("comment"):
+            params["comment"] = comments["comment"]
+        return params
+    if "exif" in kept:
+        params["exif"] = kept["exif"]
     if kind == "png" and (xmp or comments):
         from PIL import PngImagePlugin
 
@@ -303,6 +382,9 @@ def _kept_metadata(kind: str, kept: dict[str, object]) -> dict[str, object]:
         params["xmp"] = xmp
     if kind == "jpeg" and isinstance(comments, dict) and comments.get("comment"):
         params["comment"] = comments["comment"]
+    iptc = kept.get("iptc")
+    if kind == "jpeg" and isinstance(iptc, bytes):
+        params["extra"] = _app13(iptc)  # written beside EXIF, XMP and the profile
     return params
 
 
@@ -322,7 +404,7 @@ def _webp_params(image: Image.Image) -> dict[str, object]:
 
 
 def _save_frames(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
-                 ctx: Context) -> None:
+                 ctx: Context, kept: dict[str, object] | None = None) -> None:
     frames: list[Image.Image] = []
     durations: list[int] = []
     loop = image.info.get("loop", 0)
@@ -342,6 +424,7 @@ def _save_frames(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
         params.update(duration=durations, loop=int(loop) if isinstance(loop, int) else 0)
     if kind == "gif":
         params["disposal"] = 2
+        params.update(_kept_metadata("gif", kept or {}))  # comments the policy keeps
     if kind == "webp":
         params.update(_webp_params(image))
     if kind == "avif":
@@ -429,7 +512,7 @@ def _report_containers(image: Image.Image, kind: str, jxl_boxes: frozenset[bytes
 
 
 def _save_modern(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
-                 ctx: Context) -> str:
+                 ctx: Context, kept: dict[str, object] | None = None) -> str:
     """Write a HEIC, AVIF or JPEG XL picture's pixels (one frame); returns the extension."""
     # HEIF: libheif applied the irot/imir transforms and pillow-heif reset the EXIF
     # orientation. AVIF: Pillow's plugin turned irot/imir into the EXIF orientation, applied
@@ -450,13 +533,15 @@ def _save_modern(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
                 detail=f"{FORMAT_NAME[kind]} re-encoded as {target.upper()} ({why})")
         if clean.mode not in ("1", "L", "LA", "RGB", "RGBA", "I;16"):
             clean, icc = _converted(clean, "RGBA" if alpha else "RGB", icc)
-        _save_single(clean, dst, target, icc)
+        _save_single(clean, dst, target, icc, kept)
         return OUTPUT_EXTENSION[target]
+    metadata = kept or {}
     if kind == "avif":
         if clean.mode not in ("RGB", "RGBA"):
             clean, icc = _converted(clean, "RGBA" if alpha else "RGB", icc)
         params: dict[str, object] = {"quality": AVIF_QUALITY, "speed": AVIF_SPEED,
-                                     "exif": b"", "xmp": b""}
+                                     "exif": metadata.get("exif") or b"",
+                                     "xmp": metadata.get("xmp") or b""}
         if icc:
             params["icc_profile"] = icc
         with open(dst, "wb") as out:
@@ -467,7 +552,8 @@ def _save_modern(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
     if icc and not _libjxl_srgb(icc):
         clean = _to_srgb(clean, icc, ctx)
     with open(dst, "wb") as out:
-        clean.save(out, "JXL", quality=JXL_QUALITY, effort=JXL_EFFORT, exif=b"")
+        clean.save(out, "JXL", quality=JXL_QUALITY, effort=JXL_EFFORT,
+                   exif=metadata.get("exif") or b"", xmp=metadata.get("xmp") or None)
     return "jxl"
 
 
