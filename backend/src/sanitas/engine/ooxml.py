@@ -792,6 +792,8 @@ def _clean_xml_part(state: _State, part: str, rels: dict[str, Rel]) -> bytes | N
         _clean_table(state, part, root)
     if state.family == "p":
         _clean_slide(state, part, root)
+    if state.family == "x" and is_vml and b"ClientData" in probe:
+        _clean_vml_controls(state, part, root)
     if any(w in probe for w in (b"src=", b"href=", b"althref=")):
         _clean_vml(state, part, root)  # VML also lives inline in Word parts
     if _uses_rel_attributes(probe):
@@ -1318,6 +1320,28 @@ def _adopt_frame(gf: etree._Element, pic: etree._Element) -> None:
 
 
 # ------------------------------------------------------------------------------------ VML
+
+# Excel form controls in a legacy VML drawing (x:ClientData ObjectType): check and option
+# boxes, buttons, lists, spinners, scroll bars, group boxes, labels, edit boxes.
+FORM_OBJECT_TYPES = frozenset({"checkbox", "radio", "button", "drop", "list", "spin", "scroll",
+                               "gbox", "label", "editbox", "dialog"})
+
+
+def _clean_vml_controls(state: _State, part: str, root: etree._Element) -> None:
+    if state.ctx.decides(Rule.FORM_FIELDS) is not Decision.KEEP:
+        # Policy formFields remove (or refuse): the sheet's form controls go with their
+        # shapes. Under keep they stay in this legacy form, which Excel reads (the newer
+        # control-property parts, xl/ctrlProps, are not kept under any policy).
+        controls = [shape for shape in root.iter(f"{{{VML_NS}}}*") if any(
+            _local(c) == "ClientData" and (c.get("ObjectType") or "").lower()
+            in FORM_OBJECT_TYPES for c in shape)]
+        if controls:
+            state.ctx.add("form_control", part,
+                          detail=f"{_plural(len(controls), 'form control')} (check boxes, "
+                          "buttons, lists...) removed")
+        for shape in controls:
+            remove_element(shape)
+
 
 def _clean_vml(state: _State, part: str, root: etree._Element) -> None:
     pred = "local-name()='src' or local-name()='href' or local-name()='althref'"
