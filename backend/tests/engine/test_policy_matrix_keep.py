@@ -65,7 +65,8 @@ def _pdf_with_external_references() -> pikepdf.Pdf:
 HTML = (f"<!DOCTYPE html><html><head><title>t</title>"
         f"<link rel='stylesheet' href='{WEB}/site.css'>"
         f"<link rel='stylesheet' href='file:///etc/local.css'>"
-        f"<style>body {{ background: url({WEB}/bg.png) }} p {{ background: url(file:///c/x.png) }}"
+        f"<style>@import url({WEB}/more.css); @import 'file:///etc/x.css';"
+        f" body {{ background: url({WEB}/bg.png) }} p {{ background: url(file:///c/x.png) }}"
         f"</style></head><body><p>Visible</p><img src='{WEB}/remote.png' alt='r'>"
         r"<img src='\\fileserver\share\pic.png' alt='s'>"
         f"<script src='{WEB}/evil.js'></script></body></html>").encode()
@@ -291,6 +292,7 @@ def test_html_remote_loads(samples, tmp_path):
     assert [link.get("href") for link in document.iter("link")] == [f"{WEB}/site.css"]
     style = "".join(s.text or "" for s in document.iter("style"))
     assert f"url({WEB}/bg.png)" in style and "file:" not in style
+    assert f"@import url({WEB}/more.css)" in style
     assert not list(document.iter("script"))
     policy = dict(d.strip().split(" ", 1) for d in _csp(document).split(";") if d.strip())
     assert "https:" in policy["img-src"] and "https:" in policy["style-src"]
@@ -302,6 +304,7 @@ def test_html_remote_loads(samples, tmp_path):
     assert [i.get("src") for i in document.iter("img")] == [None, None]
     assert not list(document.iter("link"))
     assert "https:" not in _csp(document)
+    assert "@import" not in "".join(s.text or "" for s in document.iter("style"))
     assert actions(removed, "external_reference") == {"removed"}
 
     refused(run(samples["page.html"], tmp_path, externalReferences="refuse"),

@@ -175,7 +175,10 @@ def _report_metadata(image: Image.Image, src: Path, size: int, kind: str,
                 kept["xmp"] = xmp if isinstance(xmp, bytes) else str(xmp).encode()
             break
     applist = getattr(image, "applist", None)  # JPEG's APPn segments
-    tags = getattr(image, "tag_v2", None) if kind == "tiff" else None
+    # A TIFF's IPTC tag: looked at when the policy keeps or refuses picture metadata (under
+    # remove it goes silently with the other tags, as it always has).
+    tags = getattr(image, "tag_v2", None) if kind == "tiff" and \
+        ctx.decides(Rule.IMAGE_METADATA) is not Action.REMOVE else None
     if "photoshop" in info or (applist and any(marker == "APP13" for marker, _ in applist)) \
             or (tags is not None and TIFF_IPTC in tags):
         iptc = _iptc(image, kind) if keep and kind in KEEPS_IPTC else None
