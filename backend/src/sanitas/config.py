@@ -121,6 +121,14 @@ class Settings(BaseSettings):
     executor_nice: int = 10  # local: CPU niceness of job threads and their sandboxes (0 = off)
     celery_recover_interval_seconds: int = 60  # celery: re-send waiting/stale jobs
 
+    # Webhooks (sanitas/webhooks/). Endpoints on loopback, private, link-local or reserved
+    # addresses are refused unless webhook_allow_private (development and tests only).
+    webhook_allow_private: bool = False
+    # The first retry's delay; later ones are multiples of it (about a day in all at 30 s).
+    webhook_retry_base_seconds: float = 30.0
+    webhook_timeout_seconds: float = 5.0  # per attempt: connect, send, answer
+    webhook_poll_interval_seconds: float = 2.0  # how often the sender looks for due deliveries
+
     storage: Literal["local", "s3"] = "local"
     s3_bucket: str = "sanitas"
     s3_endpoint_url: str | None = None
@@ -136,6 +144,28 @@ class Settings(BaseSettings):
     # Per-job cgroup: auto | off | required | a delegated cgroup v2 path (sandbox/cgroups.py).
     sandbox_cgroup: str = "auto"
     ocr: bool = False  # advanced mode adds a searchable text layer (needs tesseract-ocr)
+
+    # ICAP server (`sanitas icap`, sanitas/icap/; docs/icap.md).
+    icap_host: str = "127.0.0.1"
+    icap_port: int = 1344
+    # Bodies (after gzip/deflate decoding) above this many bytes are not sanitized: they pass
+    # unchanged or are blocked per icap_oversize_action.
+    icap_max_body_bytes: int = 100 * MB
+    icap_oversize_action: Literal["pass", "block"] = "block"
+    # Bodies the engine does not recognise as a type it handles (video, fonts, ...).
+    icap_unsupported_action: Literal["pass", "block"] = "pass"
+    # Bodies in a Content-Encoding other than gzip/deflate (br, zstd...) cannot be inspected.
+    icap_undecodable_action: Literal["pass", "block"] = "block"
+    # Kinds or families the engine knows that ICAP leaves alone, e.g. '["html", "text"]'.
+    icap_pass_types: list[str] = Field(default_factory=list)
+    icap_preview_bytes: int = 64 * 1024  # advertised in OPTIONS
+    icap_workers: int = 0  # bodies sanitized at once; 0: SANITAS_EXECUTOR_WORKERS
+    icap_max_connections: int = 64
+    icap_timeout_seconds: float = 30.0  # idle time allowed on a connection between reads
+    # Audit: each transaction becomes a file history row of icap_service_account (created on
+    # start, ENTERPRISE, no password); nothing of the body is kept either way.
+    icap_audit: bool = False
+    icap_service_account: str = "icap@sanitas.local"
 
     role_limits: dict[str, RoleLimits] = Field(default_factory=lambda: dict(DEFAULT_ROLE_LIMITS))
 

@@ -36,6 +36,7 @@ from sanitas.schemas import ErrorEnvelope
 from sanitas.security_headers import SecurityHeadersMiddleware
 from sanitas.usage import routes as usage_routes
 from sanitas.users import routes as users_routes
+from sanitas.webhooks import routes as webhooks_routes
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     app.include_router(metrics_routes_router)
     for module in (auth_routes, users_routes, files_routes, files_admin_routes, queue_routes,
                    usage_routes, contact_routes, policies_routes, audit_routes, reports_routes,
-                   apikeys_routes):
+                   apikeys_routes, webhooks_routes):
         app.include_router(module.router, prefix="/api", responses=COMMON_RESPONSES)
     app.include_router(apikeys_routes.admin_router, prefix="/api", responses=COMMON_RESPONSES)
     install_docs(app)  # Swagger UI from a local copy, before the /api catch-all below

@@ -13,7 +13,8 @@ Served only when `SANITAS_METRICS_TOKEN` is set, and then only to `Authorization
   `sanitas_job_duration_seconds{family,mode,result}`,
   `sanitas_findings_total{kind}`, `sanitas_rejections_total{code}`,
   `sanitas_sandbox_failures_total`, `sanitas_sandbox_starts_total`,
-  `sanitas_sandbox_timeouts_total{phase}`;
+  `sanitas_sandbox_timeouts_total{phase}`, and the webhook attempts this process made:
+  `sanitas_webhook_deliveries_total{result}`;
 - the database, read at each scrape (the same for every process): `sanitas_jobs{state,priority}`,
   `sanitas_queue_depth`, `sanitas_files{status}`, `sanitas_storage_bytes{kind}`.
 
@@ -75,6 +76,10 @@ SANDBOX_TIMEOUTS = Counter("sanitas_sandbox_timeouts",
                            ["phase"])
 SANDBOX_FAILURES = Counter("sanitas_sandbox_failures",
                            "Jobs the sandbox itself failed (retried; not the file's fault)")
+WEBHOOK_DELIVERIES = Counter("sanitas_webhook_deliveries",
+                             "Webhook delivery attempts, by result: succeeded, retrying (failed, "
+                             "tried again later) or failed (the last attempt failed)",
+                             ["result"])
 
 
 def family_of(kind: str | None) -> str:
@@ -96,6 +101,11 @@ def job_finished(result: Result, mode: str, seconds: float) -> None:
 
 def sandbox_failed() -> None:
     SANDBOX_FAILURES.inc()
+
+
+def webhook_delivery(result: str) -> None:
+    """Count one webhook delivery attempt (sanitas/webhooks/sender.py)."""
+    WEBHOOK_DELIVERIES.labels(result).inc()
 
 
 class DatabaseCollector(Collector):

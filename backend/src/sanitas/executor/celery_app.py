@@ -11,6 +11,9 @@
   claim is atomic.
 - A periodic `expire` task runs the expiry sweep (the worker runs the beat scheduler with
   `sanitas worker`, unless --no-beat).
+- Each worker's main process runs a webhook sender thread (sanitas/webhooks/sender.py) from
+  worker start to shutdown; deliveries are rows claimed atomically, so any number of workers
+  may run one.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from celery import Celery, Task
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutdown
 from kombu import Queue
 
 from sanitas.config import Settings, get_settings
@@ -208,6 +211,37 @@ def _recover_on_start(sender: Any = None, **_: object) -> None:
         app.send_task(RECOVER_TASK, queue=HIGH_QUEUE)
     except Exception:
         log.warning("could not schedule start-up recovery", exc_info=True)
+
+
+_webhook_stop: list[Any] = []
+
+
+@worker_ready.connect
+def _start_webhook_sender(sender: Any = None, **_: object) -> None:
+    """The worker's webhook sender: a thread in its main process, with its own connections
+    (a pool process forked later does not reuse them)."""
+    try:
+        from sanitas.db import make_engine, make_sessionmaker
+        from sanitas.webhooks.sender import WebhookSender
+
+        settings = get_settings()
+        engine = make_engine(str(settings.database_url), pool_size=6)
+        os.register_at_fork(after_in_child=lambda: engine.dispose(close=False))
+        webhooks = WebhookSender(settings, make_sessionmaker(engine))
+        webhooks.start()
+        _webhook_stop.append(webhooks.stop)
+        log.info("webhook sender started")
+    except Exception:
+        log.exception("could not start the webhook sender")
+
+
+@worker_shutdown.connect
+def _stop_webhook_sender(**_: object) -> None:
+    while _webhook_stop:
+        try:
+            _webhook_stop.pop()()
+        except Exception:
+            log.warning("stopping the webhook sender failed", exc_info=True)
 
 
 class CeleryExecutor:

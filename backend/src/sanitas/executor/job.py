@@ -63,6 +63,17 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+def _queue_webhooks(factory: sessionmaker[Session], event: str, file_ids: list[str]) -> None:
+    """Queue the files' webhook event (rows only: never waits on the network, never raises)."""
+    try:
+        from sanitas.models.webhook import WebhookEvent
+        from sanitas.webhooks.service import queue_file_events
+
+        queue_file_events(factory, WebhookEvent(event), file_ids)
+    except Exception:
+        log.warning("could not queue webhook event %s", event, exc_info=True)
+
+
 def is_paused(session: Session) -> bool:
     return bool(session.scalar(select(QueueState.paused).where(QueueState.id == 1)))
 
@@ -225,15 +236,20 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
             s.commit()
             log.error("job %s: interrupted %d times; not tried again", job_id,
                       job.attempts - 1)
+            _queue_webhooks(factory, "file.failed", [file.id])
             return "failed", None, None
         if file is None or file.is_expired or file.original_key is None:
             job.state, job.finished_at = JobState.FAILED, now
             job.password_secret = None
             job.error = "The file expired before it could be processed."
-            if file is not None and file.status in (FileStatus.PENDING, FileStatus.PROCESSING):
+            failed_now = file is not None and file.status in (FileStatus.PENDING,
+                                                              FileStatus.PROCESSING)
+            if file is not None and failed_now:
                 file.status = FileStatus.FAILED
                 file.error_message, file.error_code = job.error, JobFailure.EXPIRED
             s.commit()
+            if file is not None and failed_now:
+                _queue_webhooks(factory, "file.failed", [file.id])
             return "failed", None, None
         file.status = FileStatus.PROCESSING
         file.processing_started_at = now
@@ -245,8 +261,10 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
 def _finish(factory: sessionmaker[Session], job_id: str, token: str, *,
             job_values: dict[str, object], file_values: dict[str, object]) -> bool:
     """Write the outcome if we still own the job; False when the claim was lost. A final
-    state wipes the job's sealed password (job_secret.py)."""
-    if job_values.get("state") in (JobState.COMPLETED, JobState.FAILED):
+    state wipes the job's sealed password (job_secret.py) and, once committed, queues the
+    owner's webhook event (file.completed or file.failed)."""
+    final = job_values.get("state")
+    if final in (JobState.COMPLETED, JobState.FAILED):
         job_values = {**job_values, "password_secret": None}
     with factory() as s:
         result = s.execute(update(Job).where(Job.id == job_id, Job.worker_id == token,
@@ -259,7 +277,10 @@ def _finish(factory: sessionmaker[Session], job_id: str, token: str, *,
         s.execute(update(File).where(File.id == file_id).values(**file_values)
                   .execution_options(synchronize_session=False))
         s.commit()
-        return True
+    if file_id is not None and final in (JobState.COMPLETED, JobState.FAILED):
+        _queue_webhooks(factory, "file.completed" if final == JobState.COMPLETED
+                        else "file.failed", [file_id])
+    return True
 
 
 def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
@@ -469,6 +490,7 @@ def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int
                                         Job.password_secret.is_not(None))
                       .values(password_secret=None).execution_options(synchronize_session=False))
             s.commit()
+            _queue_webhooks(factory, "file.expired", expired_ids)
             if len(files) < batch or count == before:
                 return count
 

@@ -4,7 +4,8 @@ The database is the queue. A scheduler thread wakes when an upload is committed 
 every `executor_poll_interval_seconds`, and starts as many runnable jobs (waiting and due, or
 active with a stale heartbeat: a crash or restart) as there are free workers, high priority
 first. Pause is a row, so it holds across processes. The expiry sweep runs on the same thread
-every `expiry_sweep_interval_seconds`.
+every `expiry_sweep_interval_seconds`. Webhook deliveries are sent by a thread of their own
+(sanitas/webhooks/sender.py), started and stopped with the executor.
 """
 
 from __future__ import annotations
@@ -42,10 +43,14 @@ class LocalExecutor:
         self.thread = threading.Thread(target=self._loop, name="sanitas-scheduler", daemon=True)
         self.last_sweep = 0.0
         self.orphans = jobs.OrphanSweeper()
+        from sanitas.webhooks.sender import WebhookSender
+
+        self.webhooks = WebhookSender(settings, factory)
 
     # -- the interface the API uses -------------------------------------------------------
     def start(self) -> None:
         self.thread.start()
+        self.webhooks.start()
         threading.Thread(target=_prestart_sandboxes, args=(self.settings,), daemon=True,
                          name="sanitas-sandbox-prestart").start()
 
@@ -53,6 +58,7 @@ class LocalExecutor:
         self.stopping.set()
         self.wake.set()
         self.thread.join(timeout=10)
+        self.webhooks.stop()
         # Running jobs finish (their rows are also safe if the process dies instead).
         self.pool.shutdown(wait=True, cancel_futures=True)
 

@@ -12,6 +12,12 @@ from sanitas.models.queue_state import QueueState
 from sanitas.models.rate_limit_hit import RateLimitHit
 from sanitas.models.report import Report, ReportFormat, ReportStatus
 from sanitas.models.user import ROLES, Role, RoleFilter, User, UserStatusFilter
+from sanitas.models.webhook import (
+    DeliveryState,
+    Webhook,
+    WebhookDelivery,
+    WebhookEvent,
+)
 
 __all__ = [
     "FILE_STATUSES",
@@ -23,6 +29,7 @@ __all__ = [
     "AuditEntry",
     "AuthSession",
     "ContactMessage",
+    "DeliveryState",
     "EmailToken",
     "File",
     "FileStatus",
@@ -42,4 +49,7 @@ __all__ = [
     "StoredPolicy",
     "User",
     "UserStatusFilter",
+    "Webhook",
+    "WebhookDelivery",
+    "WebhookEvent",
 ]

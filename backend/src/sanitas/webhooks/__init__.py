@@ -1,0 +1,1 @@
+"""Webhooks: endpoints, signed deliveries with retries, the SSRF guard (see docs/webhooks.md)."""

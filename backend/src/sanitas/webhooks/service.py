@@ -1,0 +1,271 @@
+"""Webhooks: an account's endpoints (create, list, change, delete), their delivery log, the
+test event, and queueing the events of finished and expired files.
+
+Queueing never waits on the network and never raises into its caller (a job finishing, the
+expiry sweep): it writes delivery rows, which the sender (sender.py) picks up.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import secrets
+import threading
+import uuid
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from sanitas.audit.service import record
+from sanitas.config import Settings
+from sanitas.db import utcnow
+from sanitas.errors import ApiError
+from sanitas.executor import job_secret
+from sanitas.models import AuditAction, File, Role, User
+from sanitas.models.webhook import (
+    TEST_EVENT,
+    DeliveryState,
+    Webhook,
+    WebhookDelivery,
+    WebhookEvent,
+)
+from sanitas.schemas import iso
+from sanitas.webhooks import ssrf
+from sanitas.webhooks.schemas import DeliveryOut, WebhookIn, WebhookOut
+
+log = logging.getLogger(__name__)
+
+SECRET_PREFIX = "whsec_"  # noqa: S105 - the Standard Webhooks prefix, not a secret
+SECRET_BYTES = 32
+MAX_WEBHOOKS_PER_USER = 20
+DELIVERIES_SHOWN = 50  # default page of the delivery log
+DELIVERIES_MAX = 200
+WEBHOOK_ROLES = frozenset({Role.USER, Role.ENTERPRISE, Role.ADMIN})
+PLAN_REQUIRED = ("Webhooks are part of the Pro plan and above; the Free plan cannot use "
+                 "them.")
+
+# Senders in this process wait on these; queueing a delivery sets them (a sender in another
+# process finds it at its next poll).
+_wakers: list[threading.Event] = []
+
+
+def register_waker(event: threading.Event) -> None:
+    _wakers.append(event)
+
+
+def unregister_waker(event: threading.Event) -> None:
+    if event in _wakers:
+        _wakers.remove(event)
+
+
+def _wake_senders() -> None:
+    for event in list(_wakers):
+        event.set()
+
+
+# -- the signing secret -----------------------------------------------------------------------
+def new_secret() -> str:
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode("ascii")
+
+
+def _bound_to(webhook_id: str) -> str:
+    return f"webhook:{webhook_id}"
+
+
+def seal_secret(settings: Settings, webhook_id: str, secret: str) -> str:
+    """The stored form: sealed with the server's secret key, bound to this webhook (the job
+    password sealing of executor/job_secret.py, with `webhook:<id>` as associated data)."""
+    return job_secret.seal(settings, _bound_to(webhook_id), secret)
+
+
+def open_secret(settings: Settings, webhook: Webhook) -> str:
+    """The signing secret; job_secret.SecretUnavailable when this server's key differs."""
+    return job_secret.unseal(settings, _bound_to(webhook.id), webhook.secret_sealed)
+
+
+# -- managing endpoints -----------------------------------------------------------------------
+def check_plan(user: User) -> None:
+    if user.role not in WEBHOOK_ROLES:
+        raise ApiError(403, PLAN_REQUIRED, "plan_required")
+
+
+def _not_found() -> ApiError:
+    return ApiError(404, "Webhook not found.", "not_found")
+
+
+def _own(session: Session, user: User, webhook_id: str) -> Webhook:
+    check_plan(user)
+    webhook = session.get(Webhook, webhook_id) if len(webhook_id) <= 64 else None
+    if webhook is None or webhook.user_id != user.id:
+        raise _not_found()
+    return webhook
+
+
+def _check_url(settings: Settings, url: str) -> None:
+    try:
+        ssrf.check_url(url, settings.webhook_allow_private)
+    except ssrf.UnsafeUrl as exc:
+        raise ApiError(422, exc.message, exc.code) from None
+
+
+def _shown_url(url: str) -> str:
+    """The URL for the audit log: without its query (it may carry a token)."""
+    parts = urlsplit(url)
+    return parts._replace(query="", fragment="").geturl()
+
+
+def _audit_detail(webhook: Webhook) -> dict[str, Any]:
+    return {"url": _shown_url(webhook.url), "events": list(webhook.events),
+            "enabled": webhook.enabled}
+
+
+def webhook_out(webhook: Webhook) -> WebhookOut:
+    return WebhookOut.model_validate(webhook)
+
+
+def create_webhook(session: Session, settings: Settings, user: User, body: WebhookIn, *,
+                   ip: str | None) -> tuple[WebhookOut, str]:
+    """A new endpoint for `user`; returns it and its signing secret (shown this once)."""
+    check_plan(user)
+    _check_url(settings, body.url)
+    count = session.scalar(select(func.count()).select_from(Webhook)
+                           .where(Webhook.user_id == user.id)) or 0
+    if count >= MAX_WEBHOOKS_PER_USER:
+        raise ApiError(409, f"An account can have at most {MAX_WEBHOOKS_PER_USER} webhooks; "
+                            "delete one you no longer use.", "too_many_webhooks")
+    secret = new_secret()
+    webhook_id = str(uuid.uuid4())
+    now = utcnow()
+    webhook = Webhook(id=webhook_id, user_id=user.id, url=body.url,
+                      events=[e.value for e in body.events], enabled=body.enabled,
+                      secret_sealed=seal_secret(settings, webhook_id, secret),
+                      created_at=now, updated_at=now)
+    session.add(webhook)
+    session.flush()
+    record(session, action=AuditAction.WEBHOOK_CREATED, actor=user, ip=ip,
+           target=("webhook", webhook.id), detail=_audit_detail(webhook))
+    session.commit()
+    return webhook_out(webhook), secret
+
+
+def list_webhooks(session: Session, user: User) -> list[WebhookOut]:
+    check_plan(user)
+    rows = session.scalars(select(Webhook).where(Webhook.user_id == user.id)
+                           .order_by(Webhook.created_at.desc(), Webhook.id)).all()
+    return [webhook_out(w) for w in rows]
+
+
+def update_webhook(session: Session, settings: Settings, user: User, webhook_id: str,
+                   body: WebhookIn, *, ip: str | None) -> WebhookOut:
+    webhook = _own(session, user, webhook_id)
+    _check_url(settings, body.url)
+    before = _audit_detail(webhook)
+    webhook.url = body.url
+    webhook.events = [e.value for e in body.events]
+    webhook.enabled = body.enabled
+    webhook.updated_at = utcnow()
+    after = _audit_detail(webhook)
+    record(session, action=AuditAction.WEBHOOK_UPDATED, actor=user, ip=ip,
+           target=("webhook", webhook.id),
+           detail={**after, "changed": sorted(k for k in after if after[k] != before[k])})
+    session.commit()
+    return webhook_out(webhook)
+
+
+def delete_webhook(session: Session, user: User, webhook_id: str, *, ip: str | None) -> None:
+    """Delete the endpoint and its deliveries (queued ones are not sent)."""
+    webhook = _own(session, user, webhook_id)
+    detail = _audit_detail(webhook)
+    session.execute(delete(WebhookDelivery).where(WebhookDelivery.webhook_id == webhook.id))
+    session.delete(webhook)
+    record(session, action=AuditAction.WEBHOOK_DELETED, actor=user, ip=ip,
+           target=("webhook", webhook_id), detail=detail)
+    session.commit()
+
+
+# -- deliveries -------------------------------------------------------------------------------
+def delivery_out(delivery: WebhookDelivery) -> DeliveryOut:
+    return DeliveryOut.model_validate(delivery)
+
+
+def list_deliveries(session: Session, user: User, webhook_id: str,
+                    limit: int = DELIVERIES_SHOWN) -> list[DeliveryOut]:
+    """The endpoint's deliveries, newest first."""
+    webhook = _own(session, user, webhook_id)
+    rows = session.scalars(select(WebhookDelivery)
+                           .where(WebhookDelivery.webhook_id == webhook.id)
+                           .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id)
+                           .limit(max(1, min(limit, DELIVERIES_MAX)))).all()
+    return [delivery_out(d) for d in rows]
+
+
+def new_event_id() -> str:
+    return f"msg_{uuid.uuid4().hex}"
+
+
+def _delivery(webhook_id: str, event_type: str, data: dict[str, Any]) -> WebhookDelivery:
+    now = utcnow()
+    return WebhookDelivery(
+        webhook_id=webhook_id, event_id=new_event_id(), event_type=event_type,
+        payload={"type": event_type, "timestamp": iso(now), "data": data},
+        state=DeliveryState.PENDING, attempts=0, next_attempt_at=now, attempt_log=[],
+        created_at=now)
+
+
+def send_test(session: Session, user: User, webhook_id: str) -> DeliveryOut:
+    """Queue a `webhook.test` event for the endpoint (enabled or not); it is sent like any
+    other, within seconds."""
+    webhook = _own(session, user, webhook_id)
+    delivery = _delivery(webhook.id, TEST_EVENT, {
+        "webhook": {"id": webhook.id, "url": webhook.url},
+        "message": "A test event sent from Sanitas."})
+    session.add(delivery)
+    session.commit()
+    _wake_senders()
+    return delivery_out(delivery)
+
+
+def file_object(file: File) -> dict[str, Any]:
+    """The file as the status call shows it (`data.file` of GET /api/process/status/{id})."""
+    from sanitas.files.service import file_out
+
+    return file_out(file).model_dump(mode="json", by_alias=True)
+
+
+def queue_file_events(factory: sessionmaker[Session], event: WebhookEvent,
+                      file_ids: Iterable[str]) -> int:
+    """Queue `event` for each file, to its owner's enabled endpoints that subscribe to it.
+    Returns the deliveries queued; never raises (a failure is logged, the event is lost)."""
+    ids = list(dict.fromkeys(file_ids))
+    if not ids:
+        return 0
+    try:
+        queued = 0
+        with factory() as s:
+            files = s.scalars(select(File).where(File.id.in_(ids))).all()
+            owners = {f.user_id for f in files}
+            hooks = s.scalars(select(Webhook).where(Webhook.user_id.in_(owners),
+                                                    Webhook.enabled.is_(True))).all()
+            by_owner: dict[str, list[Webhook]] = {}
+            for hook in hooks:
+                if event.value in (hook.events or []):
+                    by_owner.setdefault(hook.user_id, []).append(hook)
+            for file in files:
+                targets = by_owner.get(file.user_id, [])
+                if not targets:
+                    continue
+                data = {"file": file_object(file)}
+                for hook in targets:
+                    s.add(_delivery(hook.id, event.value, data))
+                    queued += 1
+            if queued:
+                s.commit()
+        if queued:
+            _wake_senders()
+        return queued
+    except Exception:
+        log.exception("could not queue webhook event %s for %d file(s)", event.value, len(ids))
+        return 0

@@ -1,0 +1,324 @@
+"""Webhooks over HTTP: creating, listing, changing and deleting endpoints, the signing secret
+(shown once, sealed at rest), validation and the SSRF guard (at creation, change and send
+time), who may use them (plans, owners, never API keys), the audit trail, events queued for
+finished and expired files with the status call's file object, and single attempts of the
+sender against a loopback receiver (signature, redirect not followed, back-off, metric)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from prometheus_client import REGISTRY
+from sqlalchemy import select, text, update
+
+from sanitas.db import make_engine, make_sessionmaker, utcnow
+from sanitas.executor import job as jobs
+from sanitas.models import AuditEntry, File, Webhook, WebhookDelivery, WebhookEvent
+from sanitas.storage import make_storage
+from sanitas.webhooks import sender
+from sanitas.webhooks.service import MAX_WEBHOOKS_PER_USER, open_secret, queue_file_events
+from tests.factories import add_file_and_job, auth_headers, make_user
+from tests.live_server import free_port
+from tests.webhook_receiver import Receiver, running
+
+PUBLIC = "http://93.184.215.14/hooks/sanitas"  # an address literal: no DNS needed
+EVENTS = ["file.completed", "file.failed"]
+
+
+def _create(client, headers, **body):
+    answer = client.post("/api/webhooks", headers=headers,
+                         json={"url": PUBLIC, "events": EVENTS, **body})
+    assert answer.status_code == 201, answer.text
+    return answer.json()["data"]
+
+
+@pytest.fixture
+def pro(settings, db_session):
+    user = make_user(db_session, role="USER")
+    return user, auth_headers(settings, db_session, user)
+
+
+@pytest.fixture
+def factory(settings):
+    engine = make_engine(str(settings.database_url))
+    yield make_sessionmaker(engine)
+    engine.dispose()
+
+
+def test_create_list_change_delete_and_audit(api, settings, db_session, pro):
+    user, headers = pro
+    created = _create(api, headers, events=["file.failed", "file.completed", "file.failed"])
+    secret, hook = created["secret"], created["webhook"]
+    assert secret.startswith("whsec_") and len(secret) > 40
+    assert set(hook) >= {"id", "url", "events", "enabled"}
+    assert hook["url"] == PUBLIC and hook["enabled"] is True
+    assert hook["events"] == ["file.completed", "file.failed"]  # deduplicated, in order
+    listed = api.get("/api/webhooks", headers=headers)
+    assert listed.status_code == 200 and [w["id"] for w in listed.json()["data"]] == [hook["id"]]
+    assert secret not in listed.text
+    # Sealed at rest: no column holds the secret, yet the server can read it back to sign.
+    dump = str(db_session.execute(text("SELECT * FROM webhooks")).all())
+    assert secret not in dump and secret[6:] not in dump
+    row = db_session.get(Webhook, hook["id"])
+    assert open_secret(settings, row) == secret
+
+    changed = api.put(f"/api/webhooks/{hook['id']}", headers=headers, json={
+        "url": "https://93.184.215.14:8443/other?token=abc", "events": ["file.expired"],
+        "enabled": False})
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["data"]["events"] == ["file.expired"]
+    assert changed.json()["data"]["enabled"] is False
+    gone = api.delete(f"/api/webhooks/{hook['id']}", headers=headers)
+    assert gone.status_code == 200 and gone.json()["data"] == {"id": hook["id"]}
+    assert api.get("/api/webhooks", headers=headers).json()["data"] == []
+    assert api.delete(f"/api/webhooks/{hook['id']}", headers=headers).status_code == 404
+
+    rows = db_session.scalars(select(AuditEntry).where(AuditEntry.target_id == hook["id"])
+                              .order_by(AuditEntry.id)).all()
+    assert [(r.action, r.actor_id, r.target_type) for r in rows] == [
+        ("webhook.created", user.id, "webhook"), ("webhook.updated", user.id, "webhook"),
+        ("webhook.deleted", user.id, "webhook")]
+    assert rows[0].detail == {"url": PUBLIC, "events": ["file.completed", "file.failed"],
+                              "enabled": True}
+    # The query (it may carry a token) is left out; what changed is named.
+    assert rows[1].detail["url"] == "https://93.184.215.14:8443/other"
+    assert rows[1].detail["changed"] == ["enabled", "events", "url"]
+    assert secret not in str([r.detail for r in rows]) and "abc" not in str(rows[1].detail)
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    ({"url": ""}, "validation_error"),
+    ({"url": "ftp://93.184.215.14/x"}, "invalid_webhook_url"),
+    ({"url": "93.184.215.14/x"}, "invalid_webhook_url"),
+    ({"url": "http://user:pw@93.184.215.14/x"}, "invalid_webhook_url"),
+    ({"url": "http://93.184.215.14/a b"}, "invalid_webhook_url"),
+    ({"url": "http://93.184.215.14/" + "a" * 2100}, "validation_error"),
+    ({"events": []}, "validation_error"),
+    ({"events": ["file.deleted"]}, "validation_error"),
+    ({"events": ["webhook.test"]}, "validation_error"),
+    ({"secret": "mine"}, "validation_error"),
+    ({"url": "http://no-such-host.invalid/x"}, "webhook_url_unresolvable"),
+])
+def test_validation(api, pro, body, code):
+    answer = api.post("/api/webhooks", headers=pro[1],
+                      json={"url": PUBLIC, "events": EVENTS, **body})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["error"] == code
+    assert api.get("/api/webhooks", headers=pro[1]).json()["data"] == []
+
+
+REFUSED = ["http://127.0.0.1:8000/hook", "http://localhost/hook", "http://10.0.0.5/hook",
+           "http://192.168.1.1/", "http://172.16.0.1/", "http://169.254.169.254/latest/meta-data",
+           "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://[::ffff:a9fe:a9fe]/",
+           "http://[fd00:ec2::254]/", "http://[fe80::1]/", "http://0.0.0.0/",
+           "http://100.64.0.1/", "http://224.0.0.1/", "http://2130706433/",
+           "http://[64:ff9b::a00:1]/"]
+
+
+@pytest.mark.parametrize("url", REFUSED)
+def test_private_addresses_are_refused(api, pro, url):
+    answer = api.post("/api/webhooks", headers=pro[1], json={"url": url, "events": EVENTS})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["error"] == "webhook_url_not_allowed"
+    assert "public" in answer.json()["message"]
+
+
+def test_change_to_a_private_address_is_refused(api, pro):
+    hook = _create(api, pro[1])["webhook"]
+    answer = api.put(f"/api/webhooks/{hook['id']}", headers=pro[1],
+                     json={"url": "http://127.0.0.1/", "events": EVENTS})
+    assert answer.status_code == 422 and answer.json()["error"] == "webhook_url_not_allowed"
+    assert api.get("/api/webhooks", headers=pro[1]).json()["data"][0]["url"] == PUBLIC
+
+
+def test_allow_private_lets_loopback_through_but_never_metadata(api, settings, pro):
+    settings.webhook_allow_private = True
+    assert _create(api, pro[1], url="http://127.0.0.1:9/hook")["webhook"]["url"] \
+        == "http://127.0.0.1:9/hook"
+    for url in ("http://169.254.169.254/", "http://[fd00:ec2::254]/"):
+        answer = api.post("/api/webhooks", headers=pro[1], json={"url": url, "events": EVENTS})
+        assert answer.json()["error"] == "webhook_url_not_allowed", url
+
+
+@pytest.mark.parametrize("role", ["USER", "ENTERPRISE", "ADMIN"])
+def test_paid_plans_may_use_webhooks(api, settings, db_session, role):
+    headers = auth_headers(settings, db_session, make_user(db_session, role=role))
+    hook = _create(api, headers)["webhook"]
+    assert api.get(f"/api/webhooks/{hook['id']}/deliveries",
+                   headers=headers).status_code == 200
+
+
+def test_free_plan_and_anonymous_are_refused(api, settings, db_session, pro):
+    guest = auth_headers(settings, db_session, make_user(db_session, role="GUEST"))
+    hook = _create(api, pro[1])["webhook"]
+    calls = [("POST", "/api/webhooks"), ("GET", "/api/webhooks"),
+             ("PUT", f"/api/webhooks/{hook['id']}"), ("DELETE", f"/api/webhooks/{hook['id']}"),
+             ("GET", f"/api/webhooks/{hook['id']}/deliveries"),
+             ("POST", f"/api/webhooks/{hook['id']}/test")]
+    body = {"url": PUBLIC, "events": EVENTS}
+    for method, path in calls:
+        answer = api.request(method, path, headers=guest, json=body)
+        assert answer.status_code == 403, (method, path, answer.text)
+        assert answer.json()["error"] == "plan_required"
+        assert "Pro plan" in answer.json()["message"]
+        assert api.request(method, path, json=body).status_code == 401
+
+
+def test_another_accounts_webhook_is_not_found(api, settings, db_session, pro):
+    hook = _create(api, pro[1])["webhook"]
+    other = auth_headers(settings, db_session, make_user(db_session, role="ADMIN"))
+    body = {"url": PUBLIC, "events": EVENTS}
+    for method, path in [("PUT", f"/api/webhooks/{hook['id']}"),
+                         ("DELETE", f"/api/webhooks/{hook['id']}"),
+                         ("GET", f"/api/webhooks/{hook['id']}/deliveries"),
+                         ("POST", f"/api/webhooks/{hook['id']}/test")]:
+        answer = api.request(method, path, headers=other, json=body)
+        assert answer.status_code == 404 and answer.json()["error"] == "not_found", path
+    assert api.get("/api/webhooks", headers=other).json()["data"] == []
+    assert len(api.get("/api/webhooks", headers=pro[1]).json()["data"]) == 1
+
+
+def test_api_keys_are_not_accepted(api, pro):
+    key = api.post("/api/keys", headers=pro[1], json={"name": "ci"}).json()["data"]["secret"]
+    for method, path in [("GET", "/api/webhooks"), ("POST", "/api/webhooks")]:
+        answer = api.request(method, path, headers={"X-API-Key": key},
+                             json={"url": PUBLIC, "events": EVENTS})
+        assert answer.status_code == 401 and answer.json()["error"] == "api_key_not_accepted"
+
+
+def test_at_most_so_many_per_account(api, pro):
+    for _ in range(MAX_WEBHOOKS_PER_USER):
+        _create(api, pro[1])
+    answer = api.post("/api/webhooks", headers=pro[1], json={"url": PUBLIC, "events": EVENTS})
+    assert answer.status_code == 409 and answer.json()["error"] == "too_many_webhooks"
+
+
+def test_test_event_is_queued(api, pro, db_session):
+    hook = _create(api, pro[1], enabled=False)["webhook"]  # a disabled one may be tested
+    answer = api.post(f"/api/webhooks/{hook['id']}/test", headers=pro[1])
+    assert answer.status_code == 202, answer.text
+    queued = answer.json()["data"]
+    assert queued["state"] == "pending" and queued["attempts"] == 0
+    assert queued["eventType"] == "webhook.test" and queued["eventId"].startswith("msg_")
+    assert queued["payload"]["type"] == "webhook.test"
+    assert queued["payload"]["data"]["webhook"]["id"] == hook["id"]
+    log = api.get(f"/api/webhooks/{hook['id']}/deliveries", headers=pro[1]).json()["data"]
+    assert [d["id"] for d in log] == [queued["id"]]
+    assert api.get(f"/api/webhooks/{hook['id']}/deliveries?limit=0",
+                   headers=pro[1]).status_code == 422
+    # Deleting the webhook deletes its deliveries.
+    api.delete(f"/api/webhooks/{hook['id']}", headers=pro[1])
+    assert db_session.scalar(select(WebhookDelivery.id)) is None
+
+
+def test_finished_and_expired_files_queue_events(api, settings, db_session, factory, pro):
+    user, headers = pro
+    completed_hook = _create(api, headers, events=["file.completed"])["webhook"]
+    expired_hook = _create(api, headers, events=["file.expired", "file.failed"])["webhook"]
+    _create(api, headers, events=["file.completed"], enabled=False)
+    file, _ = add_file_and_job(db_session, settings, user, status="COMPLETED")
+    other_user = make_user(db_session, role="USER")
+    others, _ = add_file_and_job(db_session, settings, other_user, status="COMPLETED")
+
+    assert queue_file_events(factory, WebhookEvent.FILE_COMPLETED, [file.id, others.id]) == 1
+    delivery = db_session.scalar(select(WebhookDelivery))
+    assert delivery.webhook_id == completed_hook["id"]
+    payload = delivery.payload
+    assert payload["type"] == "file.completed" and payload["timestamp"].endswith("Z")
+    status = api.get(f"/api/process/status/{file.id}", headers=headers).json()["data"]
+    assert payload["data"] == {"file": status["file"]}
+
+    # The expiry sweep queues file.expired for the owner's subscribed endpoint.
+    db_session.execute(update(File).where(File.id == file.id)
+                       .values(expires_at=utcnow() - timedelta(seconds=1)))
+    db_session.commit()
+    assert jobs.expire_files(factory, make_storage(settings)) == 1
+    expired = db_session.scalars(select(WebhookDelivery).where(
+        WebhookDelivery.event_type == "file.expired")).all()
+    assert [d.webhook_id for d in expired] == [expired_hook["id"]]
+    assert expired[0].payload["data"]["file"]["id"] == file.id
+    assert expired[0].payload["data"]["file"]["isExpired"] is True
+
+
+def _one_attempt(settings, factory):
+    claimed = sender.claim_due(factory, settings, 10)
+    assert len(claimed) == 1
+    # A second sender finds nothing to claim while the first holds it.
+    assert sender.claim_due(factory, settings, 10) == []
+    return sender.attempt(factory, settings, *claimed[0])
+
+
+def test_an_attempt_is_signed_and_backs_off(api, settings, db_session, factory, pro):
+    settings.webhook_allow_private = True
+    before = REGISTRY.get_sample_value("sanitas_webhook_deliveries_total",
+                                       {"result": "retrying"}) or 0
+    with running(Receiver(statuses=[503])) as receiver:
+        created = _create(api, pro[1], url=receiver.url)
+        receiver.secret = created["secret"]
+        hook = created["webhook"]
+        api.post(f"/api/webhooks/{hook['id']}/test", headers=pro[1])
+        assert _one_attempt(settings, factory) == "pending"
+        [got] = receiver.received
+        assert got.verified and got.path == "/hooks/sanitas"
+        assert got.payload["type"] == "webhook.test"
+        assert got.headers["Content-Type"] == "application/json"
+        log = api.get(f"/api/webhooks/{hook['id']}/deliveries", headers=pro[1]).json()["data"]
+        assert log[0]["attempts"] == 1 and log[0]["lastStatusCode"] == 503
+        assert log[0]["attemptLog"][0]["statusCode"] == 503
+        assert got.headers["webhook-id"] == log[0]["eventId"]
+        # The next attempt waits the first back-off step (30 s by default).
+        db_session.expire_all()
+        row = db_session.scalar(select(WebhookDelivery))
+        wait = (row.next_attempt_at - utcnow()).total_seconds()
+        assert 25 < wait <= 34
+        assert sender.claim_due(factory, settings, 10) == []
+    after = REGISTRY.get_sample_value("sanitas_webhook_deliveries_total",
+                                      {"result": "retrying"})
+    assert after == before + 1
+
+
+def test_redirects_are_not_followed(api, settings, factory, pro):
+    settings.webhook_allow_private = True
+    with running(Receiver()) as target, \
+            running(Receiver(statuses=[302], location=target.url)) as receiver:
+        hook = _create(api, pro[1], url=receiver.url)["webhook"]
+        api.post(f"/api/webhooks/{hook['id']}/test", headers=pro[1])
+        assert _one_attempt(settings, factory) == "pending"
+        assert len(receiver.received) == 1 and target.received == []
+    log = api.get(f"/api/webhooks/{hook['id']}/deliveries", headers=pro[1]).json()["data"]
+    assert log[0]["lastStatusCode"] == 302 and "redirect" in log[0]["lastError"]
+
+
+def test_the_guard_applies_again_when_sending(api, settings, factory, pro):
+    """An endpoint accepted while private addresses were allowed is not called once they are
+    not: the address is checked again at each attempt."""
+    settings.webhook_allow_private = True
+    with running(Receiver()) as receiver:
+        hook = _create(api, pro[1], url=receiver.url)["webhook"]
+        api.post(f"/api/webhooks/{hook['id']}/test", headers=pro[1])
+        settings.webhook_allow_private = False
+        assert _one_attempt(settings, factory) == "pending"
+        assert receiver.received == []
+    log = api.get(f"/api/webhooks/{hook['id']}/deliveries", headers=pro[1]).json()["data"]
+    assert log[0]["lastStatusCode"] is None and "loopback" in log[0]["lastError"]
+
+
+def test_gives_up_after_the_last_attempt(api, settings, db_session, factory, pro):
+    settings.webhook_allow_private = True
+    # Nothing listens on the port: the attempt cannot connect.
+    hook = _create(api, pro[1], url=f"http://127.0.0.1:{free_port()}/x")["webhook"]
+    api.post(f"/api/webhooks/{hook['id']}/test", headers=pro[1])
+    db_session.execute(update(WebhookDelivery).values(attempts=sender.MAX_ATTEMPTS - 1))
+    db_session.commit()
+    assert _one_attempt(settings, factory) == "failed"
+    log = api.get(f"/api/webhooks/{hook['id']}/deliveries", headers=pro[1]).json()["data"]
+    assert log[0]["state"] == "failed" and log[0]["nextAttemptAt"] is None
+    assert log[0]["finishedAt"] is not None and log[0]["attempts"] == sender.MAX_ATTEMPTS
+    assert "connect" in log[0]["lastError"]
+
+
+def test_retry_schedule_is_about_a_day(settings):
+    total = sum(sender.retry_delay(settings, n) or 0 for n in range(1, sender.MAX_ATTEMPTS))
+    assert 22 * 3600 < total < 28 * 3600
+    assert sender.retry_delay(settings, sender.MAX_ATTEMPTS) is None
