@@ -142,6 +142,22 @@ def worker(concurrency: int | None, beat: bool, queues: str | None) -> None:
 
 
 @main.command()
+@click.option("--host", default=None, help="Interface to bind (default SANITAS_ICAP_HOST, "
+                                           "127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port (default SANITAS_ICAP_PORT, 1344).")
+@click.option("--no-migrate", is_flag=True, help="Do not apply migrations on start.")
+def icap(host: str | None, port: int | None, no_migrate: bool) -> None:
+    """Run the ICAP server (services /sanitize and /sanitize-advanced) for a proxy such as
+    Squid; see docs/icap.md."""
+    from sanitas.icap.server import run
+
+    settings = _service_settings()
+    _require_sandbox(settings)
+    run(settings, host or settings.icap_host, port or settings.icap_port,
+        migrate=not no_migrate)
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as one JSON object.")
 def doctor(as_json: bool) -> None:
     """Check what this deployment needs (sandbox, LibreOffice, fonts, database, storage,

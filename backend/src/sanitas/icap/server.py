@@ -1,0 +1,504 @@
+"""The ICAP server (`sanitas icap`): asyncio connections, one request at a time each; bodies
+go to the sandbox in worker threads (at most `icap_workers` at once).
+
+One transaction (REQMOD or RESPMOD with a body):
+  1. the heads may decide alone (a non-200 response, an undecodable or multipart body);
+  2. with a preview, its bytes may decide (a type the engine does not take, an executable, a
+     type set aside, a declared size over the limit): 204 or a block page, without the rest;
+  3. otherwise the body is spooled to a locked scratch folder under the data dir (bounded),
+     gzip/deflate decoded (bounded), and sanitized by `run_sanitizer`;
+  4. clean: 204 (or the original echoed when the client does not allow 204); sanitized: the
+     HTTP message with the new body and fixed Content-Type/Length; refused: a 403 page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import secrets
+import signal
+import time
+from collections.abc import AsyncIterator
+from email.utils import formatdate
+from pathlib import Path
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from sanitas.config import Settings
+from sanitas.engine.report import Result
+from sanitas.icap import audit, service
+from sanitas.icap.httpmsg import HttpHead, name_from_url
+from sanitas.icap.protocol import (
+    LAST_CHUNK,
+    MAX_ICAP_HEAD,
+    Conn,
+    ConnectionDone,
+    IcapError,
+    IcapRequest,
+    chunk,
+    response_head,
+)
+from sanitas.icap.service import VERSION, ServicePolicy, Verdict
+from sanitas.scratch import JobScratch
+
+log = logging.getLogger(__name__)
+
+OPTIONS_TTL = 3600
+
+
+class _Overflow(Exception):
+    """The body passed the size limit while it was being spooled."""
+
+
+class Spool:
+    """A body written to a file as it arrives, at most `limit` bytes; the first bytes kept in
+    memory for the sniff."""
+
+    HEAD = 64 * 1024
+
+    def __init__(self, path: Path, limit: int) -> None:
+        self.path, self.limit = path, limit
+        self.size = 0
+        self.head = b""
+        self.digest = hashlib.sha256()
+        self._fh = open(path, "wb")  # noqa: SIM115 - closed by close(), across awaits
+
+    def add(self, data: bytes) -> None:
+        if self.size + len(data) > self.limit:
+            raise _Overflow
+        if len(self.head) < self.HEAD:
+            self.head += data[:self.HEAD - len(self.head)]
+        self.size += len(data)
+        self.digest.update(data)
+        self._fh.write(data)
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+
+class IcapServer:
+    def __init__(self, settings: Settings, factory: sessionmaker[Session] | None,
+                 audit_user: str | None = None) -> None:
+        self.settings = settings
+        self.factory = factory
+        self.audit_user = audit_user
+        self.fingerprint = service.engine_fingerprint()
+        workers = settings.icap_workers or settings.executor_workers or 1
+        self.jobs = asyncio.Semaphore(max(1, workers))
+        self.connections = 0
+
+    # -- connections -----------------------------------------------------------------------
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = Conn(reader, writer, self.settings.icap_timeout_seconds)
+        self.connections += 1
+        try:
+            if self.connections > self.settings.icap_max_connections:
+                self._error(conn, IcapError(503, "Too many connections; try again later.",
+                                            "overloaded"))
+                await conn.drain()
+                return
+            while True:
+                try:
+                    request = await conn.read_request()
+                    keep = await self.dispatch(conn, request)
+                except IcapError as exc:
+                    self._error(conn, exc)
+                    keep = not exc.close
+                await conn.drain()
+                if not keep:
+                    return
+        except (ConnectionDone, ConnectionError):
+            pass
+        except Exception:
+            log.exception("icap: a transaction failed")
+            try:
+                self._error(conn, IcapError(500, "The server failed on this request.",
+                                            "internal"))
+                await conn.drain()
+            except (ConnectionDone, ConnectionError):
+                pass
+        finally:
+            self.connections -= 1
+            writer.close()
+            with contextlib.suppress(TimeoutError, ConnectionError, OSError):
+                await asyncio.wait_for(writer.wait_closed(), 5)
+
+    def _error(self, conn: Conn, exc: IcapError) -> None:
+        log.info("icap: %d %s: %s", exc.status, exc.code, exc.message)
+        headers = [("Date", formatdate(usegmt=True)), ("Server", f"Sanitas/{VERSION}"),
+                   ("X-Sanitas-Error", f"{exc.code}: {exc.message}"),
+                   ("Encapsulated", "null-body=0")]
+        if exc.close:
+            headers.append(("Connection", "close"))
+        conn.write(response_head(exc.status, headers))
+
+    async def dispatch(self, conn: Conn, request: IcapRequest) -> bool:
+        try:
+            chosen = await asyncio.to_thread(service.resolve, self.factory, request.service,
+                                             request.query)
+        except IcapError as exc:
+            exc.close = exc.close or request.has_body  # the unread body follows
+            raise
+        if request.method == "OPTIONS":
+            self._options(conn, chosen)
+        else:
+            if request.body_kind == "null-body" and request.method == "RESPMOD" and \
+                    "res-hdr" not in request.sections:
+                raise IcapError(400, "RESPMOD needs the HTTP response head (res-hdr).",
+                                "bad_encapsulated")
+            if request.method == "REQMOD" and "req-hdr" not in request.sections:
+                raise IcapError(400, "REQMOD needs the HTTP request head (req-hdr).",
+                                "bad_encapsulated")
+            await self._modify(conn, request, chosen)
+        return request.keep_alive
+
+    def _common(self, chosen: ServicePolicy) -> list[tuple[str, str]]:
+        return [("Date", formatdate(usegmt=True)), ("Server", f"Sanitas/{VERSION}"),
+                ("ISTag", service.istag(self.fingerprint, self.settings, chosen))]
+
+    def _options(self, conn: Conn, chosen: ServicePolicy) -> None:
+        name = "advanced" if chosen.mode == "advanced" else "basic"
+        headers = [*self._common(chosen),
+                   ("Methods", "RESPMOD, REQMOD"),
+                   ("Service", f"Sanitas {VERSION} file sanitization ({name}, policy "
+                               f"{chosen.applied.id})"),
+                   ("Encapsulated", "null-body=0"),
+                   ("Max-Connections", str(self.settings.icap_max_connections)),
+                   ("Options-TTL", str(OPTIONS_TTL)),
+                   ("Allow", "204"),
+                   ("Preview", str(self.settings.icap_preview_bytes)),
+                   ("Transfer-Preview", "*")]
+        conn.write(response_head(200, headers))
+
+    # -- answers ---------------------------------------------------------------------------
+    def _no_content(self, conn: Conn, chosen: ServicePolicy, why: str) -> None:
+        conn.write(response_head(204, [*self._common(chosen), ("X-Sanitas", why),
+                                       ("Encapsulated", "null-body=0")]))
+
+    def _message(self, conn: Conn, chosen: ServicePolicy, head: HttpHead, body: bytes | None,
+                 *, as_request: bool, note: str, request_head: HttpHead | None = None) -> None:
+        """An ICAP 200 carrying one whole HTTP message (body given in memory, or none)."""
+        parts: list[tuple[str, bytes]] = []
+        if request_head is not None:
+            parts.append(("req-hdr", request_head.to_bytes()))
+        raw = head.to_bytes()
+        parts.append(("req-hdr" if as_request else "res-hdr", raw))
+        offsets, at = [], 0
+        for name, data in parts:
+            offsets.append(f"{name}={at}")
+            at += len(data)
+        body_name = ("req-body" if as_request else "res-body") if body is not None \
+            else "null-body"
+        offsets.append(f"{body_name}={at}")
+        conn.write(response_head(200, [*self._common(chosen), ("X-Sanitas", note),
+                                       ("Encapsulated", ", ".join(offsets))]))
+        for _, data in parts:
+            conn.write(data)
+        if body is not None:
+            conn.write(chunk(body))
+            conn.write(LAST_CHUNK)
+
+    async def _message_from(self, conn: Conn, chosen: ServicePolicy, head: HttpHead,
+                            path: Path, rest: AsyncIterator[tuple[bytes, bool]] | None, *,
+                            as_request: bool, note: str) -> None:
+        """An ICAP 200 carrying `head` and a body read from `path`, then whatever is left of
+        the client's body (`rest`, forwarded as it arrives: an over-size pass-through)."""
+        raw = head.to_bytes()
+        name = "req" if as_request else "res"
+        conn.write(response_head(200, [*self._common(chosen), ("X-Sanitas", note),
+                                       ("Encapsulated", f"{name}-hdr=0, {name}-body={len(raw)}")]))
+        conn.write(raw)
+        with open(path, "rb") as fh:
+            while data := fh.read(256 * 1024):
+                conn.write(chunk(data))
+                await conn.drain()
+        if rest is not None:
+            async for piece, _ in rest:
+                if piece:
+                    conn.write(chunk(piece))
+                    await conn.drain()
+        conn.write(LAST_CHUNK)
+
+    def _block(self, conn: Conn, chosen: ServicePolicy, verdict: Verdict) -> None:
+        head, body = service.block_response(verdict.reason, verdict.code)
+        self._message(conn, chosen, head, body, as_request=False,
+                      note=f"blocked; {verdict.code}")
+
+    # -- REQMOD / RESPMOD ------------------------------------------------------------------
+    async def _modify(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy) -> None:
+        started = time.monotonic()
+        as_request = request.method == "REQMOD"
+        http_request = HttpHead.parse(request.sections["req-hdr"], "HTTP request head") \
+            if "req-hdr" in request.sections else None
+        message = http_request if as_request else HttpHead.parse(
+            request.sections["res-hdr"], "HTTP response head")
+        assert message is not None
+        url = http_request.target if http_request is not None else None
+        name = message.filename() or name_from_url(url) or ("upload" if as_request
+                                                            else "download")
+        tx = audit.Transaction(method=request.method, url=url, name=name, size=0, sha256=None,
+                               applied=chosen.applied, mode=chosen.mode, outcome="passed")
+        preview = request.preview
+        if not request.has_body:
+            self._pass(conn, request, chosen, message, None, as_request, "no body")
+            return
+        verdict = service.before_body(self.settings, request.method, message, http_request)
+        scratch = JobScratch(self.settings, "icap" + secrets.token_hex(2))
+        spool = Spool(scratch.path / "body", self.settings.icap_max_body_bytes)
+        body = conn.chunks()
+        try:
+            ieof = False
+            overflow = False
+            in_preview = preview is not None
+            try:
+                if preview is not None:
+                    ieof = await self._read_preview(body, spool, preview)
+                    in_preview = False
+                    if not ieof:
+                        verdict = verdict or self._by_head(spool, message, name)
+                        if verdict is not None:  # decided on the preview: no more bytes
+                            await self._conclude_early(conn, request, chosen, message, verdict,
+                                                       tx, started, spool)
+                            return
+                        conn.write(response_head(100, []))
+                        await conn.drain()
+                        body = conn.chunks()
+                        async for piece, _ in body:
+                            spool.add(piece)
+                else:
+                    async for piece, _ in body:
+                        spool.add(piece)
+            except _Overflow:
+                overflow = True
+            spool.close()
+            tx.size, tx.sha256 = spool.size, spool.digest.hexdigest()
+            if overflow:
+                verdict = verdict or self._by_head(spool, message, name, overflow=True) \
+                    or service.oversize(self.settings)
+                await self._conclude_overflow(conn, request.allow_204 or in_preview, chosen,
+                                              message, verdict, body, spool, as_request)
+                tx.size = max(tx.size, message.content_length or 0)
+                tx.sha256 = None
+                self._audit(tx, verdict, started)
+                return
+            verdict = verdict or self._by_head(spool, message, name)
+            if verdict is not None:
+                self._conclude_full(conn, request, chosen, message, verdict, spool, as_request)
+                self._audit(tx, verdict, started)
+                return
+            await self._sanitize(conn, request, chosen, message, spool, scratch.path, name,
+                                 as_request, tx, started)
+        finally:
+            spool.close()
+            scratch.close()
+
+    async def _read_preview(self, body: AsyncIterator[tuple[bytes, bool]], spool: Spool,
+                            preview: int) -> bool:
+        ieof = False
+        async for piece, last in body:
+            if piece:
+                if spool.size + len(piece) > preview:
+                    raise IcapError(400, f"The client sent more than its Preview of {preview} "
+                                         "bytes.", "bad_preview")
+                spool.add(piece)
+            else:
+                ieof = last
+        return ieof
+
+    def _by_head(self, spool: Spool, message: HttpHead, name: str, *,
+                 overflow: bool = False) -> Verdict | None:
+        """The sniff's verdict on an unencoded body's first bytes, and the declared size."""
+        if message.encodings:
+            return None  # decoded first, once the whole body is here
+        declared = message.content_length
+        verdict = service.by_head(self.settings, spool.head, name,
+                                  declared if declared is not None else
+                                  (None if overflow else spool.size)) if spool.head else None
+        if verdict is None and declared is not None and \
+                declared > self.settings.icap_max_body_bytes:
+            return service.oversize(self.settings)
+        return verdict
+
+    def _pass(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy, message: HttpHead,
+              body: bytes | None, as_request: bool, why: str) -> None:
+        if request.allow_204:
+            self._no_content(conn, chosen, why)
+        else:
+            self._message(conn, chosen, message, body, as_request=as_request, note=why)
+
+    async def _conclude_early(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
+                              message: HttpHead, verdict: Verdict, tx: audit.Transaction,
+                              started: float, spool: Spool) -> None:
+        """A verdict after the preview: 204 is always allowed there (RFC 3507, 4.5)."""
+        if verdict.action == "pass":
+            self._no_content(conn, chosen, f"passed; {verdict.code}")
+        else:
+            self._block(conn, chosen, verdict)
+        tx.size = message.content_length or spool.size
+        self._audit(tx, verdict, started)
+
+    def _conclude_full(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
+                       message: HttpHead, verdict: Verdict, spool: Spool,
+                       as_request: bool) -> None:
+        if verdict.action == "block":
+            self._block(conn, chosen, verdict)
+        elif request.allow_204:
+            self._no_content(conn, chosen, f"passed; {verdict.code}")
+        else:
+            self._message(conn, chosen, message, spool.path.read_bytes(),
+                          as_request=as_request, note=f"passed; {verdict.code}")
+
+    async def _conclude_overflow(self, conn: Conn, allow_204: bool,
+                                 chosen: ServicePolicy, message: HttpHead, verdict: Verdict,
+                                 rest: AsyncIterator[tuple[bytes, bool]], spool: Spool,
+                                 as_request: bool) -> None:
+        if verdict.action == "pass" and not allow_204:
+            await self._message_from(conn, chosen, message, spool.path, rest,
+                                     as_request=as_request, note=f"passed; {verdict.code}")
+            return
+        async for _ in rest:  # the client sends it all before reading an answer
+            pass
+        if verdict.action == "pass":
+            self._no_content(conn, chosen, f"passed; {verdict.code}")
+        else:
+            self._block(conn, chosen, verdict)
+
+    async def _sanitize(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
+                        message: HttpHead, spool: Spool, workdir: Path, name: str,
+                        as_request: bool, tx: audit.Transaction, started: float) -> None:
+        from sanitas.sandbox import SandboxError, run_sanitizer
+
+        source = spool.path
+        if message.encodings:
+            source = workdir / "decoded"
+            try:
+                await asyncio.to_thread(service.decode, spool.path, source,
+                                        message.encodings[0],
+                                        self.settings.icap_max_body_bytes)
+            except service.TooLarge:
+                verdict = service.oversize(self.settings)
+                self._conclude_full(conn, request, chosen, message, verdict, spool, as_request)
+                self._audit(tx, verdict, started)
+                return
+            except ValueError as exc:
+                verdict = service.block(f"The body could not be decoded: {exc}", "damaged")
+                self._conclude_full(conn, request, chosen, message, verdict, spool, as_request)
+                self._audit(tx, verdict, started)
+                return
+            with open(source, "rb") as fh:
+                head = fh.read(Spool.HEAD)
+            early = service.by_head(self.settings, head, name, source.stat().st_size)
+            if early is not None:
+                self._conclude_full(conn, request, chosen, message, early, spool, as_request)
+                self._audit(tx, early, started)
+                return
+        out = workdir / "out"
+        out.mkdir()
+        async with self.jobs:
+            try:
+                result = await asyncio.to_thread(
+                    run_sanitizer, source, out, mode=chosen.mode, settings=self.settings,
+                    original_name=name, policy=chosen.policy)
+            except SandboxError as exc:
+                log.error("icap: the sandbox failed: %s", exc)
+                raise IcapError(500, "The sandbox failed while processing this body.",
+                                "sandbox_failed", close=False) from exc
+        tx.result = result
+        if result.status != "ok" or not result.output:
+            verdict = service.block(result.reason or "The file could not be sanitized.",
+                                    result.code.value if result.code else "damaged")
+            self._block(conn, chosen, verdict)
+            self._audit(tx, verdict, started)
+            return
+        if service.is_clean(result, chosen):
+            self._pass(conn, request, chosen, message,
+                       None if request.allow_204 else spool.path.read_bytes(), as_request,
+                       "clean")
+            tx.outcome = "clean"
+            self._audit(tx, None, started)
+            return
+        output = Path(result.output)
+        if not output.is_absolute():
+            output = out / output
+        new_head = self._rewritten(message, result, name, output.stat().st_size)
+        findings = sum(1 for f in result.findings if f.action != "kept")
+        await self._message_from(conn, chosen, new_head, output, None, as_request=as_request,
+                                 note=f"sanitized; findings={findings}")
+        tx.outcome, tx.output_size = "sanitized", output.stat().st_size
+        self._audit(tx, None, started)
+
+    def _rewritten(self, message: HttpHead, result: Result, name: str, size: int) -> HttpHead:
+        from sanitas.engine import safe_output_name
+
+        head = HttpHead(message.start_line, list(message.fields))
+        # The body is new: validators, digests, ranges and encodings of the old one no longer
+        # hold; the message is sent whole with a length.
+        head.remove("Content-Encoding", "Transfer-Encoding", "Content-MD5", "Digest",
+                    "Content-Digest", "Repr-Digest", "ETag", "Content-Range", "Accept-Ranges",
+                    "Last-Modified")
+        head.set("Content-Type", service.media_type(result.output_type))
+        head.set("Content-Length", str(size))
+        original_ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+        if message.get("Content-Disposition") is not None or \
+                (result.output_type or "") != original_ext:
+            new_name = safe_output_name(name, result.output_type or "")
+            disposition = "attachment" if (message.get("Content-Disposition") or "") \
+                .lower().startswith("attachment") or result.output_type != original_ext \
+                else "inline"
+            ascii_name = new_name.encode("ascii", "replace").decode().replace('"', "_")
+            head.set("Content-Disposition", f'{disposition}; filename="{ascii_name}"')
+        head.set("X-Sanitas", f"sanitized; findings={len(result.findings)}")
+        return head
+
+    def _audit(self, tx: audit.Transaction, verdict: Verdict | None, started: float) -> None:
+        if verdict is not None:
+            tx.outcome = "blocked" if verdict.action == "block" else "passed"
+            tx.code, tx.reason = verdict.code, verdict.reason
+        if self.audit_user is None or self.factory is None:
+            return
+        tx.duration = time.monotonic() - started
+        factory, user = self.factory, self.audit_user
+        asyncio.get_running_loop().run_in_executor(None, audit.record, factory, user, tx)
+
+
+# -- running it --------------------------------------------------------------------------------
+def run(settings: Settings, host: str, port: int, *, migrate: bool = True) -> None:
+    """Serve ICAP on host:port until SIGTERM or SIGINT."""
+    from sanitas import scratch
+    from sanitas.db import make_engine, make_sessionmaker
+
+    if migrate:
+        from sanitas.migrate import upgrade_to_head
+
+        upgrade_to_head(str(settings.database_url))
+    factory = make_sessionmaker(make_engine(str(settings.database_url)))
+    audit_user = audit.service_account(factory, settings.icap_service_account) \
+        if settings.icap_audit else None
+    scratch.sweep(settings)
+    if settings.sandbox != "none":
+        from sanitas.sandbox.bwrap import prestart
+
+        prestart(settings)
+    asyncio.run(_serve(settings, factory, audit_user, host, port))
+
+
+async def _serve(settings: Settings, factory: sessionmaker[Session], audit_user: str | None,
+                 host: str, port: int) -> None:
+    server = IcapServer(settings, factory, audit_user)
+    loop = asyncio.get_running_loop()
+    listener = await asyncio.start_server(server.handle, host, port, limit=MAX_ICAP_HEAD,
+                                          reuse_address=True)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    where = ", ".join(str(s.getsockname()[:2]) for s in listener.sockets)
+    log.info("icap: listening on %s (pid %d; audit %s)", where, os.getpid(),
+             "on" if audit_user else "off")
+    print(f"Sanitas ICAP listening on {host}:{port}", flush=True)  # the start line tests wait for
+    async with listener:
+        await stop.wait()
+    log.info("icap: stopping")

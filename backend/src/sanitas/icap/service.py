@@ -1,0 +1,274 @@
+"""What the ICAP server decides, apart from the wire: the services and their policies, the
+ISTag, which bodies go to the sandbox, what counts as clean, the block page, and the decoding
+of gzip/deflate bodies."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from sanitas.config import Settings
+from sanitas.engine import formats
+from sanitas.engine.policy import BUILT_IN, Policy
+from sanitas.engine.report import Rejected, RejectionCode, Result
+from sanitas.icap.httpmsg import HttpHead
+from sanitas.icap.protocol import IcapError
+from sanitas.policies.applied import AppliedPolicy, applied_built_in
+
+# Service path -> the built-in mode it stands for (a policyId query parameter overrides).
+SERVICES: dict[str, str] = {"/sanitize": "basic", "/sanitize-advanced": "advanced"}
+SANITIZED_STATUSES = frozenset({200, 203})  # responses whose bodies are files; others pass
+DECODABLE = frozenset({"gzip", "x-gzip", "deflate"})
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sanitas")
+    except PackageNotFoundError:
+        return "0"
+
+
+VERSION = _version()
+
+
+@dataclass(frozen=True)
+class ServicePolicy:
+    """What one request's service and policyId resolve to."""
+
+    service: str
+    mode: str  # the service's mode (advanced upgrades a policy's output "same" to "pdf")
+    applied: AppliedPolicy  # recorded with an audited transaction
+    policy: Policy | None  # for run_sanitizer (None: the built-in of `mode`)
+
+    @property
+    def rebuilds(self) -> bool:
+        """Whether every output is rebuilt from pixels (advanced): never "clean" then."""
+        from sanitas.engine.policy import effective
+
+        return effective(self.mode, self.policy).output != "same"
+
+
+def resolve(factory: sessionmaker[Session] | None, service: str,
+            query: dict[str, list[str]]) -> ServicePolicy:
+    """The service at `service` with its `policyId` (a built-in or an organisation-wide
+    policy); ICAP 404 for another service, 400 naming the policy when it is unknown."""
+    mode = SERVICES.get(service)
+    if mode is None:
+        raise IcapError(404, f"No ICAP service at {service[:100]!r}; the services are "
+                             f"{', '.join(SERVICES)}.", "unknown_service", close=False)
+    given = query.get("policyId") or []
+    if len(given) > 1:
+        raise IcapError(400, "Give policyId once.", "bad_policy", close=False)
+    policy_id = given[0].strip() if given else ""
+    if not policy_id:
+        return ServicePolicy(service, mode, applied_built_in(mode), None)
+    if policy_id in BUILT_IN:
+        return ServicePolicy(service, mode, applied_built_in(policy_id), BUILT_IN[policy_id])
+    stored = None
+    if factory is not None and len(policy_id) <= 36:
+        from sanitas.models import StoredPolicy
+
+        with factory() as session:
+            stored = session.scalar(select(StoredPolicy).where(
+                StoredPolicy.id == policy_id, StoredPolicy.deleted_at.is_(None),
+                StoredPolicy.owner_id.is_(None)))
+            if stored is not None:
+                session.expunge(stored)
+    if stored is None:
+        raise IcapError(400, f"Unknown policy {policy_id[:40]!r}: policyId must be 'basic', "
+                             "'advanced' or the id of an organisation-wide policy.",
+                        "unknown_policy", close=False)
+    policy = Policy.from_json(stored.body)
+    applied = AppliedPolicy(id=stored.id, version=stored.version, name=stored.name,
+                            body=stored.body, mode=policy.mode, built_in=False)
+    return ServicePolicy(service, mode, applied, policy)
+
+
+def engine_fingerprint() -> str:
+    """A digest of the package version and the engine's source: it changes when an upgrade
+    may change what the engine does to a file."""
+    from sanitas import engine
+
+    digest = hashlib.sha256(VERSION.encode())
+    root = Path(engine.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def istag(fingerprint: str, settings: Settings, chosen: ServicePolicy) -> str:
+    """The service's ISTag (quoted, at most 32 characters): changes with the engine, the
+    policy (id, version, body) and the settings that change answers."""
+    parts = {"engine": fingerprint, "service": chosen.service, "mode": chosen.mode,
+             "policy": [chosen.applied.id, chosen.applied.version, chosen.applied.body],
+             "ocr": settings.ocr, "pass": sorted(settings.icap_pass_types),
+             "actions": [settings.icap_oversize_action, settings.icap_unsupported_action,
+                         settings.icap_undecodable_action, settings.icap_max_body_bytes]}
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return '"S' + hashlib.sha256(text.encode()).hexdigest()[:28] + '"'
+
+
+# -- verdicts --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Verdict:
+    action: Literal["pass", "block"]
+    reason: str
+    code: str  # machine-readable: why it passed or was blocked
+
+
+def pass_(reason: str, code: str) -> Verdict:
+    return Verdict("pass", reason, code)
+
+
+def block(reason: str, code: str) -> Verdict:
+    return Verdict("block", reason, code)
+
+
+def by_setting(action: str, reason: str, code: str) -> Verdict:
+    return Verdict("block" if action == "block" else "pass", reason, code)
+
+
+def before_body(settings: Settings, method: str, message: HttpHead,
+                http_request: HttpHead | None) -> Verdict | None:
+    """A verdict the HTTP heads alone give (None: the body decides)."""
+    if method == "RESPMOD":
+        if http_request is not None and http_request.method == "HEAD":
+            return pass_("a HEAD response has no body", "no_body")
+        status = message.status
+        if status == 206:
+            return block("A partial download (HTTP 206, a byte range) cannot be sanitized; "
+                         "fetch the whole file.", "partial_content")
+        if status not in SANITIZED_STATUSES:
+            return pass_(f"HTTP status {status} is not a file download", "status")
+    encodings = message.encodings
+    if encodings and not (len(encodings) == 1 and encodings[0] in DECODABLE):
+        return by_setting(settings.icap_undecodable_action,
+                          f"The body is encoded as {', '.join(encodings)[:60]}, which this "
+                          "server cannot decode to inspect it.", "undecodable")
+    content_type = (message.get("content-type") or "").lower()
+    if content_type.startswith("multipart/"):
+        return by_setting(settings.icap_undecodable_action,
+                          "Multipart bodies (form uploads of several parts) are not split "
+                          "into their files by this server.", "multipart")
+    return None
+
+
+def by_head(settings: Settings, head: bytes, name: str, size: int | None) -> Verdict | None:
+    """A verdict the body's first bytes give (the engine's bounded sniff, as the upload API
+    uses): types the engine does not handle, executables, types set aside by
+    icap_pass_types. None: the sandbox decides."""
+    from sanitas.engine.detect import sniff
+
+    try:
+        found = sniff(head, name, size)
+    except Rejected as exc:
+        if exc.code is RejectionCode.EMPTY:
+            return pass_("the body is empty", "empty")
+        if exc.code is RejectionCode.UNSUPPORTED_TYPE:
+            return by_setting(settings.icap_unsupported_action, exc.reason, "unsupported_type")
+        return block(exc.reason, exc.code.value)
+    skipped = {t.strip().lower() for t in settings.icap_pass_types}
+    if found.kind in skipped or found.family in skipped:
+        return pass_(f"{found.kind} is set aside by SANITAS_ICAP_PASS_TYPES", "pass_type")
+    return None
+
+
+def oversize(settings: Settings) -> Verdict:
+    limit = settings.icap_max_body_bytes
+    return by_setting(settings.icap_oversize_action,
+                      f"The file is larger than this server's limit of {limit} bytes.",
+                      "too_large")
+
+
+def is_clean(result: Result, chosen: ServicePolicy) -> bool:
+    """Clean: the sandbox accepted the file and reports nothing it changed (every finding, if
+    any, is 'kept'), the output keeps the input's type, and no page was rebuilt from pixels.
+    The original then passes as it came (204), not the engine's re-written copy."""
+    if result.status != "ok" or chosen.rebuilds or result.pages_rebuilt:
+        return False
+    if any(f.action != "kept" for f in result.findings):
+        return False
+    kind = formats.KINDS.get(result.detected_type or "")
+    return kind is not None and (result.output_type or "") in kind.extensions
+
+
+def media_type(extension: str | None) -> str:
+    output = formats.OUTPUTS.get((extension or "").lower())
+    if output is not None:
+        return output.media_type
+    for kind in formats.KINDS.values():
+        if extension in kind.extensions:
+            return kind.media_type
+    return "application/octet-stream"
+
+
+def block_page(reason: str, code: str) -> bytes:
+    text = html.escape(reason[:2000])
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<title>Blocked by Sanitas</title></head>\n<body style=\"font-family:sans-serif;"
+        "max-width:40em;margin:3em auto\">\n<h1>This file was blocked</h1>\n"
+        f"<p>{text}</p>\n<p><small>Sanitas ICAP &middot; code "
+        f"<code>{html.escape(code[:40])}</code></small></p>\n</body></html>\n").encode()
+
+
+def block_response(reason: str, code: str) -> tuple[HttpHead, bytes]:
+    body = block_page(reason, code)
+    head = HttpHead("HTTP/1.1 403 Forbidden", [
+        ("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body))),
+        ("Cache-Control", "no-store"), ("X-Sanitas-Code", code[:40]),
+        ("Connection", "close")])
+    return head, body
+
+
+# -- Content-Encoding ----------------------------------------------------------------------
+class TooLarge(Exception):
+    """The decoded body exceeds the limit."""
+
+
+def decode(source: Path, target: Path, encoding: str, limit: int) -> None:
+    """Decode a gzip or deflate body into `target`, at most `limit` bytes (TooLarge beyond);
+    ValueError when it is not valid data of that encoding."""
+    wbits = 16 + zlib.MAX_WBITS if encoding in ("gzip", "x-gzip") else zlib.MAX_WBITS
+    for attempt in (wbits, -zlib.MAX_WBITS):  # deflate is zlib-wrapped, or raw in practice
+        try:
+            _inflate(source, target, attempt, limit)
+            return
+        except zlib.error as exc:
+            if encoding not in ("deflate",) or attempt < 0:
+                raise ValueError(f"the {encoding} body is not valid: {exc}") from exc
+    raise AssertionError("unreachable")
+
+
+def _inflate(source: Path, target: Path, wbits: int, limit: int) -> None:
+    inflater = zlib.decompressobj(wbits)
+    written = 0
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        while data := src.read(256 * 1024):
+            while data:
+                out = inflater.decompress(data, 256 * 1024)
+                written += len(out)
+                if written > limit:
+                    raise TooLarge
+                dst.write(out)
+                data = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+        rest = inflater.flush()
+        written += len(rest)
+        if written > limit:
+            raise TooLarge
+        dst.write(rest)
+    if not inflater.eof:
+        raise zlib.error("the compressed data ends early")
