@@ -2,18 +2,25 @@
 to a loopback receiver that verifies every signature with the standardwebhooks library:
 retries after the receiver fails twice, the payload's file object (the status call's), a
 refused file's file.failed, the test event, and a delivery still pending when the server is
-killed that is delivered after a restart. Private addresses are allowed for the receiver
-(SANITAS_WEBHOOK_ALLOW_PRIVATE=true) and back-off is scaled down."""
+killed that is delivered after a restart; and a Celery worker's sender. Private addresses
+are allowed for the receiver (SANITAS_WEBHOOK_ALLOW_PRIVATE=true) and back-off is scaled
+down."""
 
 from __future__ import annotations
 
+import os
+
 import httpx
 import pytest
+import redis
+from fastapi.testclient import TestClient
 
 from sanitas.config import Settings
 from sanitas.db import make_engine, make_sessionmaker
+from sanitas.main import create_app
+from tests.databases import truncate_all
 from tests.engine.corpus import encrypted_pdf
-from tests.executor.jobkit import kill_hard, wait_until
+from tests.executor.jobkit import kill_hard, server_env, start, stop, wait_until
 from tests.factories import TEXT, auth_headers, make_user
 from tests.live_server import SECRET, free_port, start_server, stop_server
 from tests.webhook_receiver import Receiver, running
@@ -149,3 +156,46 @@ def test_a_pending_delivery_survives_a_restart(server):
         delivery = wait_until(succeeded, 30, "the delivery log to say succeeded")
         assert delivery["attempts"] == tried + 1
         assert [a["statusCode"] for a in delivery["attemptLog"]] == [503] * tried + [200]
+
+
+# -- Celery: the worker's sender -------------------------------------------------------------------
+@pytest.fixture
+def celery_settings(tmp_path, pg_database_url):
+    truncate_all(pg_database_url)
+    broker = f"redis://127.0.0.1:6379/{2 + (os.getpid() + 7) % 14}"  # a database of our own
+    redis.Redis.from_url(broker).flushdb()
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    return Settings(data_dir=data_dir, database_url=pg_database_url, executor="celery",
+                    broker_url=broker, secret_key=SECRET, executor_workers=1,
+                    webhook_allow_private=True)
+
+
+def test_a_celery_worker_delivers(celery_settings, tmp_path):
+    """With the Celery executor the worker that runs the job also sends the webhook (the API
+    process sends nothing): one failure, then the retry is accepted."""
+    engine = make_engine(str(celery_settings.database_url))
+    with make_sessionmaker(engine)() as session:
+        headers = auth_headers(celery_settings, session, make_user(session, role="USER"))
+    engine.dispose()
+    env = server_env(celery_settings, SANITAS_EXECUTOR="celery",
+                     SANITAS_BROKER_URL=celery_settings.broker_url,
+                     SANITAS_EXECUTOR_WORKERS=1, **WEBHOOK_ENV)
+    with running(Receiver(statuses=[500])) as receiver, \
+            TestClient(create_app(celery_settings)) as client:
+        created = client.post("/api/webhooks", headers=headers, json={
+            "url": receiver.url, "events": ["file.completed"]}).json()["data"]
+        receiver.secret = created["secret"]
+        file_id = client.post("/api/upload/single", headers=headers,
+                              files={"file": ("notes.txt", TEXT)}).json()["data"]["fileId"]
+        worker = start(["worker", "--concurrency=1"], env, tmp_path / "worker.log")
+        try:
+            got = receiver.wait_for("file.completed", 2, 120)
+        finally:
+            stop(worker)
+        assert [r.answered for r in got] == [500, 200] and all(r.verified for r in got)
+        assert got[1].payload["data"]["file"]["id"] == file_id
+        assert got[1].payload["data"]["file"]["status"] == "COMPLETED"
+        log = client.get(f"/api/webhooks/{created['webhook']['id']}/deliveries",
+                         headers=headers).json()["data"]
+        assert log[0]["state"] == "succeeded" and log[0]["attempts"] == 2
