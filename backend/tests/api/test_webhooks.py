@@ -14,10 +14,17 @@ from sqlalchemy import select, text, update
 
 from sanitas.db import make_engine, make_sessionmaker, utcnow
 from sanitas.executor import job as jobs
-from sanitas.models import AuditEntry, File, Webhook, WebhookDelivery, WebhookEvent
+from sanitas.models import AuditEntry, File, User, Webhook, WebhookDelivery, WebhookEvent
 from sanitas.storage import make_storage
 from sanitas.webhooks import sender
-from sanitas.webhooks.service import MAX_WEBHOOKS_PER_USER, open_secret, queue_file_events
+from sanitas.webhooks.service import (
+    KEEP_FINISHED_DAYS,
+    MAX_WEBHOOKS_PER_USER,
+    TESTS_PER_MINUTE,
+    open_secret,
+    prune_deliveries,
+    queue_file_events,
+)
 from tests.factories import add_file_and_job, auth_headers, make_user
 from tests.live_server import free_port
 from tests.webhook_receiver import Receiver, running
@@ -322,3 +329,40 @@ def test_retry_schedule_is_about_a_day(settings):
     total = sum(sender.retry_delay(settings, n) or 0 for n in range(1, sender.MAX_ATTEMPTS))
     assert 22 * 3600 < total < 28 * 3600
     assert sender.retry_delay(settings, sender.MAX_ATTEMPTS) is None
+
+
+def test_test_events_are_rate_limited(api, pro):
+    hook = _create(api, pro[1])["webhook"]
+    answers = [api.post(f"/api/webhooks/{hook['id']}/test", headers=pro[1]).status_code
+               for _ in range(TESTS_PER_MINUTE + 1)]
+    assert answers == [202] * TESTS_PER_MINUTE + [429]
+    log = api.get(f"/api/webhooks/{hook['id']}/deliveries", headers=pro[1]).json()["data"]
+    assert len(log) == TESTS_PER_MINUTE
+
+
+def test_no_events_for_a_downgraded_or_deactivated_account(api, settings, db_session, factory,
+                                                           pro):
+    user, headers = pro
+    _create(api, headers)
+    file, _ = add_file_and_job(db_session, settings, user, status="COMPLETED")
+    for change in ({"role": "GUEST"}, {"role": "USER", "is_active": False}):
+        db_session.execute(update(User).where(User.id == user.id).values(**change))
+        db_session.commit()
+        assert queue_file_events(factory, WebhookEvent.FILE_COMPLETED, [file.id]) == 0
+    db_session.execute(update(User).where(User.id == user.id).values(is_active=True))
+    db_session.commit()
+    assert queue_file_events(factory, WebhookEvent.FILE_COMPLETED, [file.id]) == 1
+
+
+def test_old_finished_deliveries_are_pruned(api, db_session, factory, pro):
+    hook = _create(api, pro[1])["webhook"]
+    for _ in range(3):
+        api.post(f"/api/webhooks/{hook['id']}/test", headers=pro[1])
+    rows = db_session.scalars(select(WebhookDelivery).order_by(WebhookDelivery.id)).all()
+    long_ago = utcnow() - timedelta(days=KEEP_FINISHED_DAYS + 1)
+    rows[0].state, rows[0].finished_at = "succeeded", long_ago
+    rows[1].state, rows[1].finished_at = "failed", utcnow()  # recent: kept
+    db_session.commit()  # rows[2] is pending: kept
+    assert prune_deliveries(factory) == 1
+    left = set(db_session.scalars(select(WebhookDelivery.id)))
+    assert left == {rows[1].id, rows[2].id}

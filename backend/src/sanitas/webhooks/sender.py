@@ -54,6 +54,7 @@ RETRY_MULTIPLIERS = (1, 4, 10, 30, 60, 120, 240, 480, 960, 960)
 MAX_ATTEMPTS = len(RETRY_MULTIPLIERS) + 1
 USER_AGENT = "Sanitas-Webhooks/1"
 ERROR_MAX = 300
+PRUNE_INTERVAL = 3600.0  # seconds between removals of deliveries past their keeping time
 
 
 def retry_delay(settings: Settings, attempts: int) -> float | None:
@@ -274,9 +275,13 @@ class WebhookSender:
         return self.thread.is_alive()
 
     def _loop(self) -> None:
+        last_prune = 0.0
         while not self.stopping.is_set():
             try:
                 self.send_due()
+                if time.monotonic() - last_prune >= PRUNE_INTERVAL:
+                    last_prune = time.monotonic()
+                    service.prune_deliveries(self.factory)
             except Exception:
                 log.exception("webhook sending failed; retrying")
             self.wake.wait(self.settings.webhook_poll_interval_seconds)

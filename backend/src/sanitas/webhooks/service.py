@@ -19,9 +19,10 @@ from urllib.parse import urlsplit
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from sanitas import ratelimit
 from sanitas.audit.service import record
 from sanitas.config import Settings
-from sanitas.db import utcnow
+from sanitas.db import rows_matched, utcnow
 from sanitas.errors import ApiError
 from sanitas.executor import job_secret
 from sanitas.models import AuditAction, File, Role, User
@@ -43,6 +44,8 @@ SECRET_BYTES = 32
 MAX_WEBHOOKS_PER_USER = 20
 DELIVERIES_SHOWN = 50  # default page of the delivery log
 DELIVERIES_MAX = 200
+TESTS_PER_MINUTE = 10  # test events per endpoint
+KEEP_FINISHED_DAYS = 30  # succeeded and failed deliveries are kept this long
 WEBHOOK_ROLES = frozenset({Role.USER, Role.ENTERPRISE, Role.ADMIN})
 PLAN_REQUIRED = ("Webhooks are part of the Pro plan and above; the Free plan cannot use "
                  "them.")
@@ -219,6 +222,14 @@ def send_test(session: Session, user: User, webhook_id: str) -> DeliveryOut:
     """Queue a `webhook.test` event for the endpoint (enabled or not); it is sent like any
     other, within seconds."""
     webhook = _own(session, user, webhook_id)
+    try:
+        ratelimit.hit(session, [(f"webhook-test:{webhook.id}", TESTS_PER_MINUTE)], 60)
+    except ApiError as exc:
+        if exc.status_code == 429:
+            raise ApiError(429, f"At most {TESTS_PER_MINUTE} test events a minute per webhook; "
+                                "try again shortly.", "too_many_requests",
+                           headers=exc.headers) from None
+        raise
     delivery = _delivery(webhook.id, TEST_EVENT, {
         "webhook": {"id": webhook.id, "url": webhook.url},
         "message": "A test event sent from Sanitas."})
@@ -246,7 +257,11 @@ def queue_file_events(factory: sessionmaker[Session], event: WebhookEvent,
         queued = 0
         with factory() as s:
             files = s.scalars(select(File).where(File.id.in_(ids))).all()
-            owners = {f.user_id for f in files}
+            # Owners still on a paid plan and active (a downgraded account's endpoints stay,
+            # silent, until it is upgraded again).
+            owners = set(s.scalars(select(User.id).where(
+                User.id.in_({f.user_id for f in files}), User.is_active.is_(True),
+                User.role.in_([r.value for r in WEBHOOK_ROLES]))))
             hooks = s.scalars(select(Webhook).where(Webhook.user_id.in_(owners),
                                                     Webhook.enabled.is_(True))).all()
             by_owner: dict[str, list[Webhook]] = {}
@@ -269,3 +284,15 @@ def queue_file_events(factory: sessionmaker[Session], event: WebhookEvent,
     except Exception:
         log.exception("could not queue webhook event %s for %d file(s)", event.value, len(ids))
         return 0
+
+
+def prune_deliveries(factory: sessionmaker[Session], days: int = KEEP_FINISHED_DAYS) -> int:
+    """Delete succeeded and failed deliveries that finished more than `days` ago."""
+    from datetime import timedelta
+
+    with factory() as s:
+        result = s.execute(delete(WebhookDelivery).where(
+            WebhookDelivery.state != DeliveryState.PENDING,
+            WebhookDelivery.finished_at < utcnow() - timedelta(days=days)))
+        s.commit()
+        return rows_matched(result) or 0
