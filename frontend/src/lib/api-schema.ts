@@ -887,6 +887,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Webhooks */
+        get: operations["list_webhooks_api_webhooks_get"];
+        put?: never;
+        /** Create Webhook */
+        post: operations["create_webhook_api_webhooks_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Update Webhook */
+        put: operations["update_webhook_api_webhooks__webhook_id__put"];
+        post?: never;
+        /** Delete Webhook */
+        delete: operations["delete_webhook_api_webhooks__webhook_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Deliveries */
+        get: operations["list_deliveries_api_webhooks__webhook_id__deliveries_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send Test */
+        post: operations["send_test_api_webhooks__webhook_id__test_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -1307,6 +1377,70 @@ export interface components {
             /** Userid */
             userId: string | null;
         };
+        /** DeliveryAttempt */
+        DeliveryAttempt: {
+            /**
+             * At
+             * @description When the attempt was made (ISO 8601, UTC)
+             */
+            at: string;
+            /** Attempt */
+            attempt: number;
+            /** Durationms */
+            durationMs: number;
+            /** Error */
+            error?: string | null;
+            /**
+             * Statuscode
+             * @description The endpoint's HTTP status; none when it could not be reached
+             */
+            statusCode?: number | null;
+        };
+        /** DeliveryOut */
+        DeliveryOut: {
+            /**
+             * Attemptlog
+             * @description Every attempt, oldest first
+             */
+            attemptLog?: components["schemas"]["DeliveryAttempt"][];
+            /** Attempts */
+            attempts: number;
+            /** Createdat */
+            createdAt: string;
+            /**
+             * Eventid
+             * @description The `webhook-id` header, the same on every attempt
+             */
+            eventId: string;
+            /** Eventtype */
+            eventType: string;
+            /** Finishedat */
+            finishedAt?: string | null;
+            /** Id */
+            id: string;
+            /** Lasterror */
+            lastError?: string | null;
+            /** Laststatuscode */
+            lastStatusCode?: number | null;
+            /**
+             * Nextattemptat
+             * @description While pending
+             */
+            nextAttemptAt?: string | null;
+            /**
+             * Payload
+             * @description The body that is sent
+             */
+            payload: {
+                [key: string]: unknown;
+            };
+            state: components["schemas"]["DeliveryState"];
+        };
+        /**
+         * DeliveryState
+         * @enum {string}
+         */
+        DeliveryState: "pending" | "succeeded" | "failed";
         /**
          * DocumentMetadataAction
          * @enum {string}
@@ -1460,6 +1594,20 @@ export interface components {
         /** Envelope[ContactList] */
         Envelope_ContactList_: {
             data?: components["schemas"]["ContactList"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[DeliveryOut] */
+        Envelope_DeliveryOut_: {
+            data?: components["schemas"]["DeliveryOut"] | null;
             /**
              * Message
              * @default
@@ -1738,10 +1886,67 @@ export interface components {
              */
             success: boolean;
         };
+        /** Envelope[WebhookCreated] */
+        Envelope_WebhookCreated_: {
+            data?: components["schemas"]["WebhookCreated"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[WebhookDeleted] */
+        Envelope_WebhookDeleted_: {
+            data?: components["schemas"]["WebhookDeleted"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[WebhookOut] */
+        Envelope_WebhookOut_: {
+            data?: components["schemas"]["WebhookOut"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
         /** Envelope[list[ApiKeyOut]] */
         Envelope_list_ApiKeyOut__: {
             /** Data */
             data?: components["schemas"]["ApiKeyOut"][] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[list[DeliveryOut]] */
+        Envelope_list_DeliveryOut__: {
+            /** Data */
+            data?: components["schemas"]["DeliveryOut"][] | null;
             /**
              * Message
              * @default
@@ -1787,6 +1992,21 @@ export interface components {
         Envelope_list_UsageMonth__: {
             /** Data */
             data?: components["schemas"]["UsageMonth"][] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[list[WebhookOut]] */
+        Envelope_list_WebhookOut__: {
+            /** Data */
+            data?: components["schemas"]["WebhookOut"][] | null;
             /**
              * Message
              * @default
@@ -2697,6 +2917,62 @@ export interface components {
             msg: string;
             /** Error Type */
             type: string;
+        };
+        /** WebhookCreated */
+        WebhookCreated: {
+            /**
+             * Secret
+             * @description The signing secret (whsec_...), for verifying the `webhook-signature` header. Shown only in this answer.
+             */
+            secret: string;
+            webhook: components["schemas"]["WebhookOut"];
+        };
+        /** WebhookDeleted */
+        WebhookDeleted: {
+            /** Id */
+            id: string;
+        };
+        /**
+         * WebhookEvent
+         * @enum {string}
+         */
+        WebhookEvent: "file.completed" | "file.failed" | "file.expired";
+        /**
+         * WebhookIn
+         * @description A new endpoint, or (PUT) an endpoint's whole new settings. Unknown keys are refused.
+         */
+        WebhookIn: {
+            /**
+             * Enabled
+             * @description False: no new events are queued for it
+             * @default true
+             */
+            enabled: boolean;
+            /**
+             * Events
+             * @description The events to send
+             */
+            events: components["schemas"]["WebhookEvent"][];
+            /**
+             * Url
+             * @description Where events are POSTed: an http(s) URL on a public address
+             */
+            url: string;
+        };
+        /** WebhookOut */
+        WebhookOut: {
+            /** Createdat */
+            createdAt: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Events */
+            events: components["schemas"]["WebhookEvent"][];
+            /** Id */
+            id: string;
+            /** Updatedat */
+            updatedAt: string;
+            /** Url */
+            url: string;
         };
     };
     responses: never;
@@ -7739,6 +8015,541 @@ export interface operations {
                 };
             };
             /** @description Processing failed for a reason of the service's, not the file's (`infrastructure_error`, `interrupted`, `internal_error`): upload again later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_webhooks_api_webhooks_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_list_WebhookOut__"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Free plan has no webhooks (`plan_required`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    create_webhook_api_webhooks_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_WebhookCreated_"];
+                };
+            };
+            /** @description The request is malformed (for example a body that is not valid JSON or multipart) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Free plan has no webhooks (`plan_required`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The account has as many webhooks as it may (`too_many_webhooks`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than allowed */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A bad URL (`invalid_webhook_url`), one whose host resolves to a loopback, private, link-local, reserved or metadata address (`webhook_url_not_allowed`) or does not resolve (`webhook_url_unresolvable`), an unknown event or field (`validation_error`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    update_webhook_api_webhooks__webhook_id__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_WebhookOut_"];
+                };
+            };
+            /** @description The request is malformed (for example a body that is not valid JSON or multipart) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Free plan has no webhooks (`plan_required`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook of this account (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than allowed */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A bad URL (`invalid_webhook_url`), one whose host resolves to a loopback, private, link-local, reserved or metadata address (`webhook_url_not_allowed`) or does not resolve (`webhook_url_unresolvable`), an unknown event or field (`validation_error`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    delete_webhook_api_webhooks__webhook_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_WebhookDeleted_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Free plan has no webhooks (`plan_required`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook of this account (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_deliveries_api_webhooks__webhook_id__deliveries_get: {
+        parameters: {
+            query?: {
+                /** @description How many, newest first */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_list_DeliveryOut__"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Free plan has no webhooks (`plan_required`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook of this account (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A bad limit (`validation_error`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    send_test_api_webhooks__webhook_id__test_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_DeliveryOut_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Free plan has no webhooks (`plan_required`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook of this account (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
