@@ -64,10 +64,12 @@ class Spool:
         self.size = 0
         self.head = b""
         self.digest = hashlib.sha256()
+        self.pending = b""  # the piece that did not fit (over-size: forwarded after the file)
         self._fh = open(path, "wb")  # noqa: SIM115 - closed by close(), across awaits
 
     def add(self, data: bytes) -> None:
         if self.size + len(data) > self.limit:
+            self.pending = data
             raise _Overflow
         if len(self.head) < self.HEAD:
             self.head += data[:self.HEAD - len(self.head)]
@@ -204,7 +206,7 @@ class IcapServer:
 
     async def _message_from(self, conn: Conn, chosen: ServicePolicy, head: HttpHead,
                             path: Path, rest: AsyncIterator[tuple[bytes, bool]] | None, *,
-                            as_request: bool, note: str) -> None:
+                            as_request: bool, note: str, pending: bytes = b"") -> None:
         """An ICAP 200 carrying `head` and a body read from `path`, then whatever is left of
         the client's body (`rest`, forwarded as it arrives: an over-size pass-through)."""
         raw = head.to_bytes()
@@ -216,6 +218,7 @@ class IcapServer:
             while data := fh.read(256 * 1024):
                 conn.write(chunk(data))
                 await conn.drain()
+        conn.write(chunk(pending))
         if rest is not None:
             async for piece, _ in rest:
                 if piece:
@@ -358,7 +361,8 @@ class IcapServer:
                                  as_request: bool) -> None:
         if verdict.action == "pass" and not allow_204:
             await self._message_from(conn, chosen, message, spool.path, rest,
-                                     as_request=as_request, note=f"passed; {verdict.code}")
+                                     as_request=as_request, note=f"passed; {verdict.code}",
+                                     pending=spool.pending)
             return
         async for _ in rest:  # the client sends it all before reading an answer
             pass

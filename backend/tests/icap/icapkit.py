@@ -1,0 +1,208 @@
+"""Helpers for the ICAP tests: `sanitas icap` as a subprocess, Debian's c-icap-client, Squid in
+a temporary folder, a local web server, and sample files. bench/bench_icap.py uses them too."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.live_server import BIN, free_port, stop_server
+
+
+def need(binary: str, package: str) -> str:
+    """The path of `binary`; a clear failure (not a skip) when it is missing: the test tools
+    are installed by scripts/install.sh --with-test-tools."""
+    found = shutil.which(binary) or next(
+        (str(p) for p in (Path("/usr/sbin") / binary, Path("/usr/bin") / binary)
+         if p.exists()), None)
+    if found is None:
+        pytest.fail(f"{binary} is missing: install Debian's {package} "
+                    "(scripts/install.sh --with-test-tools)", pytrace=False)
+    return found
+
+
+# -- the server ----------------------------------------------------------------------------------
+@dataclass
+class Icap:
+    port: int
+    data_dir: Path
+    proc: subprocess.Popen
+
+    @property
+    def log(self) -> str:
+        return (self.data_dir / "icap.log").read_text(errors="replace")
+
+
+def start_icap(data_dir: Path, **settings: object) -> Icap:
+    """`sanitas icap` on a free port with its own data dir; `settings` become SANITAS_*
+    variables (e.g. icap_max_body_bytes=1000). Returns once the port accepts connections."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("SANITAS_") or k.startswith("SANITAS_EXECUTOR_")}
+    env.update(SANITAS_DATA_DIR=str(data_dir), SANITAS_LOG_LEVEL="INFO")
+    env.update({f"SANITAS_{k.upper()}": str(v) for k, v in settings.items()})
+    log = open(data_dir / "icap.log", "ab")  # noqa: SIM115 (kept open for the child)
+    proc = subprocess.Popen([str(BIN / "sanitas"), "icap", "--port", str(port)], env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"sanitas icap exited: {(data_dir / 'icap.log').read_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return Icap(port, data_dir, proc)
+        except OSError:
+            time.sleep(0.1)
+    stop_server(proc)
+    raise RuntimeError("sanitas icap did not start")
+
+
+def stop_icap(icap: Icap) -> None:
+    stop_server(icap.proc)
+
+
+# -- c-icap-client -------------------------------------------------------------------------------
+@dataclass
+class Answer:
+    status: int | None  # the ICAP status line's code
+    text: str  # what the client printed (-v: the ICAP and HTTP heads)
+    body: bytes | None  # the HTTP body it saved (-o), if any
+
+    def header(self, name: str) -> str | None:
+        found = re.search(rf"^\s*{re.escape(name)}:\s?([^\n]*)$", self.text,
+                          re.MULTILINE | re.IGNORECASE)
+        return found.group(1).strip() if found else None
+
+
+def client(port: int, service: str, *args: str, body: Path | None = None,
+           out: Path | None = None, timeout: float = 60) -> Answer:
+    """One c-icap-client call (-v) against 127.0.0.1:`port`; `args` are its other options
+    (e.g. "-resp", url, "-nopreview")."""
+    binary = need("c-icap-client", "c-icap")
+    argv = [binary, "-i", "127.0.0.1", "-p", str(port), "-s", service, "-v", *args]
+    if body is not None:
+        argv += ["-f", str(body)]
+    if out is not None:
+        out.unlink(missing_ok=True)
+        argv += ["-o", str(out)]
+    done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+    text = done.stdout.decode("latin-1") + done.stderr.decode("latin-1")
+    codes = re.findall(r"ICAP/1\.0 (\d{3})", text)
+    return Answer(status=int(codes[-1]) if codes else None, text=text,
+                  body=out.read_bytes() if out is not None and out.exists() else None)
+
+
+# -- a web server and Squid ----------------------------------------------------------------------
+class _Handler(SimpleHTTPRequestHandler):
+    """Serves the folder's files; a POST or PUT is answered with the body it received (so a
+    test sees what REQMOD made of an upload)."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _echo(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        data = self.rfile.read(length)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("X-Received-Type", self.headers.get("Content-Type", ""))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_POST = _echo
+    do_PUT = _echo
+
+
+class WebServer:
+    def __init__(self, folder: Path) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0),
+                                          partial(_Handler, directory=str(folder)))
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{name}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+SQUID_CONF = """\
+http_port 127.0.0.1:{port}
+pid_filename {dir}/squid.pid
+cache deny all
+cache_mem 4 MB
+access_log stdio:{dir}/access.log
+cache_log {dir}/cache.log
+coredump_dir {dir}
+pinger_enable off
+http_access allow localhost
+http_access deny all
+icap_enable on
+icap_preview_enable on
+icap_service sanitas_resp respmod_precache icap://127.0.0.1:{icap}/{service} bypass=off
+adaptation_access sanitas_resp allow all
+icap_service sanitas_req reqmod_precache icap://127.0.0.1:{icap}/{service} bypass=off
+adaptation_access sanitas_req allow all
+shutdown_lifetime 1 seconds
+"""
+
+
+@dataclass
+class Squid:
+    port: int
+    folder: Path
+    proc: subprocess.Popen
+
+    @property
+    def proxy(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def start_squid(folder: Path, icap_port: int, service: str = "sanitize") -> Squid:
+    """Squid (no disk cache, own port and files) adapting every request and response through
+    the ICAP server; returns once its port accepts connections."""
+    binary = need("squid", "squid")
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o777)  # squid drops to its own user for logs and the pid file
+    port = free_port()
+    conf = folder / "squid.conf"
+    conf.write_text(SQUID_CONF.format(port=port, dir=folder, icap=icap_port, service=service))
+    log = open(folder / "squid.out", "ab")  # noqa: SIM115 (kept open for the child)
+    proc = subprocess.Popen([binary, "-N", "-f", str(conf)], stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("squid exited: " + (folder / "squid.out").read_text()
+                               + _read(folder / "cache.log"))
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return Squid(port, folder, proc)
+        except OSError:
+            time.sleep(0.1)
+    stop_server(proc)
+    raise RuntimeError("squid did not start: " + _read(folder / "cache.log"))
+
+
+def stop_squid(squid: Squid) -> None:
+    stop_server(squid.proc)
+
+
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
