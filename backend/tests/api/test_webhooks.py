@@ -366,3 +366,62 @@ def test_old_finished_deliveries_are_pruned(api, db_session, factory, pro):
     assert prune_deliveries(factory) == 1
     left = set(db_session.scalars(select(WebhookDelivery.id)))
     assert left == {rows[1].id, rows[2].id}
+
+
+def _self_signed(tmp_path):
+    """A certificate for `localhost` that no CA vouches for, and its key, as PEM files."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = utcnow()
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]),
+                           critical=False)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_https_sends_the_name_and_verifies_the_certificate(settings, tmp_path):
+    """The request goes to the checked address, but TLS still names the URL's host (SNI) and
+    the certificate must be valid for it: a self-signed one fails the attempt."""
+    import socket
+    import ssl
+    import threading
+
+    cert_path, key_path = _self_signed(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_path, key_path)
+    names: list[str | None] = []
+    context.sni_callback = lambda _sock, name, _ctx: names.append(name)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def accept():
+        conn, _ = listener.accept()
+        try:
+            with context.wrap_socket(conn, server_side=True):
+                pass
+        except (ssl.SSLError, OSError):
+            pass  # the client gives up on the certificate
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    settings.webhook_allow_private = True
+    try:
+        result = sender.post(settings, f"https://localhost:{port}/hook", "{}", {})
+    finally:
+        thread.join(timeout=10)
+        listener.close()
+    assert names == ["localhost"]
+    assert result.status_code is None and "certificate" in (result.error or "")

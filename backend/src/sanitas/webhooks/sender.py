@@ -133,6 +133,8 @@ def _describe(exc: httpx.HTTPError) -> str:
     if isinstance(exc, httpx.TimeoutException):
         return "The endpoint did not answer in time."
     if isinstance(exc, httpx.ConnectError):
+        if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+            return "The endpoint's TLS certificate could not be verified."
         return "Could not connect to the endpoint."
     return f"The request failed ({type(exc).__name__})."
 
@@ -149,23 +151,33 @@ def post(settings: Settings, url: str, body: str, headers: dict[str, str]) -> At
         target = ssrf.resolve_target(url, settings.webhook_allow_private)
     except ssrf.UnsafeUrl as exc:
         return done(None, exc.message)
-    address = (f"[{target.address}]" if target.address.version == 6
-               else str(target.address))
-    request_url = target.url._replace(netloc=f"{address}:{target.port}").geturl()
     extensions: dict[str, Any] = {}
     if target.url.scheme == "https":
         extensions["sni_hostname"] = target.host  # and the certificate is checked against it
-    timeout = settings.webhook_timeout_seconds
-    try:
-        with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False,
-                          trust_env=False) as client, client.stream(
-                "POST", request_url, content=body.encode("utf-8"), extensions=extensions,
-                headers={**headers, "Host": target.url.netloc,
-                         "Content-Type": "application/json", "User-Agent": USER_AGENT},
-        ) as response:
-            status = response.status_code
-    except httpx.HTTPError as exc:
-        return done(None, _describe(exc))
+    status: int | None = None
+    error: str | None = None
+    # The checked addresses in turn, while one cannot be connected to (at most three).
+    for address in target.addresses[:3]:
+        shown = f"[{address}]" if address.version == 6 else str(address)
+        request_url = target.url._replace(netloc=f"{shown}:{target.port}").geturl()
+        try:
+            with httpx.Client(timeout=httpx.Timeout(settings.webhook_timeout_seconds),
+                              follow_redirects=False, trust_env=False) as client, client.stream(
+                    "POST", request_url, content=body.encode("utf-8"), extensions=extensions,
+                    headers={**headers, "Host": target.url.netloc,
+                             "Content-Type": "application/json", "User-Agent": USER_AGENT},
+            ) as response:
+                status, error = response.status_code, None
+                break
+        except httpx.ConnectError as exc:
+            error = _describe(exc)
+            if "certificate" in error:
+                break
+        except httpx.HTTPError as exc:
+            error = _describe(exc)
+            break
+    if status is None:
+        return done(None, error)
     if 200 <= status < 300:
         return done(status, None)
     if 300 <= status < 400:

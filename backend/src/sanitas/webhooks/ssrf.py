@@ -47,7 +47,7 @@ class Target:
     url: SplitResult
     host: str  # as written in the URL (IPv6 without brackets), lowercased
     port: int
-    address: IPAddress
+    addresses: tuple[IPAddress, ...]  # every one checked, in the resolver's order
 
 
 def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -138,8 +138,8 @@ def _addresses(host: str, port: int) -> list[IPAddress]:
 
 
 def resolve_target(url: str, allow_private: bool) -> Target:
-    """Check `url` and resolve its host; every address must be allowed. Returns the first
-    address, to connect to. Raises UnsafeUrl."""
+    """Check `url` and resolve its host; every address must be allowed. Returns them, to
+    connect to. Raises UnsafeUrl."""
     parts, host, port = parse(url)
     addresses = _addresses(host.lower(), port)
     for address in addresses:
@@ -149,7 +149,7 @@ def resolve_target(url: str, allow_private: bool) -> Target:
             raise UnsafeUrl("webhook_url_not_allowed",
                             f"url: {host} {verb} {why}; webhooks may only call public "
                             "addresses.")
-    return Target(url=parts, host=host.lower(), port=port, address=addresses[0])
+    return Target(url=parts, host=host.lower(), port=port, addresses=tuple(addresses))
 
 
 def check_url(url: str, allow_private: bool) -> None:
