@@ -425,3 +425,23 @@ def test_https_sends_the_name_and_verifies_the_certificate(settings, tmp_path):
         listener.close()
     assert names == ["localhost"]
     assert result.status_code is None and "certificate" in (result.error or "")
+
+
+def test_a_lapsed_claim_is_taken_over_and_the_old_sender_cannot_write(api, settings,
+                                                                       db_session, factory,
+                                                                       pro):
+    hook = _create(api, pro[1])["webhook"]
+    api.post(f"/api/webhooks/{hook['id']}/test", headers=pro[1])
+    [(delivery_id, first)] = sender.claim_due(factory, settings, 5)
+    # The first sender dies: its lease runs out and another sender claims the delivery.
+    db_session.execute(update(WebhookDelivery).values(claimed_until=utcnow()
+                                                      - timedelta(seconds=1)))
+    db_session.commit()
+    [(same_id, second)] = sender.claim_due(factory, settings, 5)
+    assert same_id == delivery_id and second != first
+    ok = sender.AttemptResult(200, None, 5)
+    assert sender.record_attempt(factory, settings, delivery_id, first, ok) is None
+    assert sender.record_attempt(factory, settings, delivery_id, second, ok) == "succeeded"
+    db_session.expire_all()
+    row = db_session.get(WebhookDelivery, delivery_id)
+    assert row.attempts == 1 and row.claim_token is None and len(row.attempt_log) == 1
