@@ -15,7 +15,9 @@ APT_PACKAGES=(bubblewrap acl python3-venv python3-dev libmagic1 fonts-dejavu-cor
   libreoffice-draw-nogui nodejs npm)
 # qpdf: the PDF byte scan in engine tests; tesseract: the optional OCR text layer (SANITAS_OCR)
 # prometheus (+ promtool): the metrics tests scrape a running server and check the alert rules
-[ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf tesseract-ocr tesseract-ocr-eng prometheus)
+# c-icap (c-icap-client) and squid: the ICAP tests drive `sanitas icap` with real clients
+[ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf tesseract-ocr tesseract-ocr-eng prometheus
+  c-icap squid)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -31,6 +33,19 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
+fi
+# Debian starts the squid and c-icap services it installs: the tests run their own instances,
+# so the system ones must not hold ports 3128 and 1344 (nor start at boot).
+if [ "$WITH_TEST_TOOLS" = 1 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  for svc in squid c-icap; do
+    if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+      $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
+    elif [ -x "/etc/init.d/$svc" ]; then
+      $SUDO "/etc/init.d/$svc" stop >/dev/null 2>&1 || true
+      $SUDO update-rc.d "$svc" disable >/dev/null 2>&1 || true
+    fi
+  done
 fi
 
 # --- The unprivileged user the sandbox runs the engine as ------------------------------

@@ -4,10 +4,12 @@ a temporary folder, a local web server, and sample files. bench/bench_icap.py us
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -174,12 +176,16 @@ class Squid:
         return f"http://127.0.0.1:{self.port}"
 
 
-def start_squid(folder: Path, icap_port: int, service: str = "sanitize") -> Squid:
-    """Squid (no disk cache, own port and files) adapting every request and response through
-    the ICAP server; returns once its port accepts connections."""
+def start_squid(icap_port: int, service: str = "sanitize") -> Squid:
+    """Squid (no disk cache, own port, its files in a fresh folder under /tmp) adapting every
+    request and response through the ICAP server; returns once its port accepts
+    connections. Started as root, Squid writes its logs as its own user ('proxy'), which
+    owns the folder then."""
     binary = need("squid", "squid")
-    folder.mkdir(parents=True, exist_ok=True)
-    folder.chmod(0o777)  # squid drops to its own user for logs and the pid file
+    folder = Path(tempfile.mkdtemp(prefix="sanitas-squid-"))
+    if os.geteuid() == 0:
+        proxy_user = pwd.getpwnam("proxy")
+        os.chown(folder, proxy_user.pw_uid, proxy_user.pw_gid)
     port = free_port()
     conf = folder / "squid.conf"
     conf.write_text(SQUID_CONF.format(port=port, dir=folder, icap=icap_port, service=service))
@@ -202,6 +208,7 @@ def start_squid(folder: Path, icap_port: int, service: str = "sanitize") -> Squi
 
 def stop_squid(squid: Squid) -> None:
     stop_server(squid.proc)
+    shutil.rmtree(squid.folder, ignore_errors=True)
 
 
 def _read(path: Path) -> str:

@@ -1,0 +1,125 @@
+"""The ICAP wire rules of `sanitas icap`, over raw sockets: malformed requests get an ICAP
+error (and the connection closed when it is out of step), a kept-alive connection serves
+several requests, and a preview is answered with 100 Continue before the rest is read."""
+
+from __future__ import annotations
+
+import io
+import socket
+import zipfile
+
+from tests.icap.icapkit import Icap
+
+
+def _connect(icap: Icap) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", icap.port), timeout=30)
+    return sock
+
+
+def _read_head(sock: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = sock.recv(65536)
+        if not piece:
+            break
+        data += piece
+    return data
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    data = b""
+    while piece := sock.recv(65536):
+        data += piece
+    return data
+
+
+def _options(service: str = "sanitize", extra: str = "") -> bytes:
+    return (f"OPTIONS icap://127.0.0.1/{service} ICAP/1.0\r\nHost: 127.0.0.1\r\n{extra}\r\n"
+            ).encode()
+
+
+def test_keep_alive_serves_several_requests_and_a_404_keeps_it(icap: Icap):
+    with _connect(icap) as sock:
+        sock.sendall(_options("nowhere"))
+        assert _read_head(sock).startswith(b"ICAP/1.0 404 ")
+        sock.sendall(_options())
+        assert _read_head(sock).startswith(b"ICAP/1.0 200 OK")
+        sock.sendall(_options(extra="Connection: close\r\n"))
+        answer = _read_all(sock)
+        assert answer.startswith(b"ICAP/1.0 200 OK")
+
+
+def test_malformed_requests_are_refused_and_closed(icap: Icap):
+    cases = {
+        b"GET / HTTP/1.1\r\n\r\n": b"ICAP/1.0 505",  # HTTP sent to the ICAP port
+        b"GET icap://h/sanitize ICAP/1.0\r\n\r\n": b"ICAP/1.0 501",
+        b"OPTIONS icap://h/sanitize ICAP/2.0\r\n\r\n": b"ICAP/1.0 505",
+        b"OPTIONS icap://h/sanitize ICAP/1.0\r\nBad header\r\n\r\n": b"ICAP/1.0 400",
+        b"RESPMOD icap://h/sanitize ICAP/1.0\r\n\r\n": b"ICAP/1.0 400",  # no Encapsulated
+        b"RESPMOD icap://h/sanitize ICAP/1.0\r\nEncapsulated: res-hdr=5, res-body=1\r\n\r\n":
+            b"ICAP/1.0 400",
+        b"OPTIONS icap://h/sanitize ICAP/1.0\r\nX: " + b"a" * 20000 + b"\r\n\r\n":
+            b"ICAP/1.0 400",
+    }
+    for request, expected in cases.items():
+        with _connect(icap) as sock:
+            sock.sendall(request)
+            answer = _read_all(sock)  # the server closes the connection
+            assert answer.startswith(expected), (request[:60], answer[:200])
+            assert b"X-Sanitas-Error: " in answer
+
+
+def _respmod(body_start: bytes, *, preview: int | None, http_head: bytes) -> bytes:
+    head = b"GET /f.docm HTTP/1.1\r\nHost: x\r\n\r\n"
+    enc = f"req-hdr=0, res-hdr={len(head)}, res-body={len(head) + len(http_head)}"
+    lines = ["RESPMOD icap://127.0.0.1/sanitize ICAP/1.0", "Host: 127.0.0.1",
+             f"Encapsulated: {enc}", "Allow: 204"]
+    if preview is not None:
+        lines.append(f"Preview: {preview}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + head + http_head + body_start
+
+
+def test_bad_chunk_size_is_refused(icap: Icap, samples):
+    http_head = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n"
+    with _connect(icap) as sock:
+        sock.sendall(_respmod(b"zz\r\nabc\r\n0\r\n\r\n", preview=None, http_head=http_head))
+        answer = _read_all(sock)
+    assert answer.startswith(b"ICAP/1.0 400") and b"bad_chunk" in answer
+
+
+def test_preview_then_100_continue_then_the_rest(icap: Icap, samples):
+    data = samples["macro.docm"].read_bytes()
+    http_head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                 f"Content-Length: {len(data)}\r\n\r\n").encode()
+    first, rest = data[:1024], data[1024:]
+    with _connect(icap) as sock:
+        sock.sendall(_respmod(b"400\r\n" + first + b"\r\n0\r\n\r\n", preview=1024,
+                              http_head=http_head))
+        assert _read_head(sock) == b"ICAP/1.0 100 Continue\r\n\r\n"
+        sock.sendall(b"%x\r\n" % len(rest) + rest + b"\r\n0\r\n\r\n")
+        head = _read_head(sock)
+        assert head.startswith(b"ICAP/1.0 200 OK")
+        sock.shutdown(socket.SHUT_WR)
+        answer = head + _read_all(sock)
+    _, _, rest_bytes = answer.partition(b"\r\n\r\n")
+    http_head_out, _, chunked = rest_bytes.partition(b"\r\n\r\n")
+    assert b"Content-Type: application/vnd.openxmlformats" in http_head_out
+    body = b""
+    while chunked:
+        size_line, _, chunked = chunked.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            break
+        body, chunked = body + chunked[:size], chunked[size + 2:]
+    with zipfile.ZipFile(io.BytesIO(body)) as archive:
+        assert not any("vbaproject" in n.lower() for n in archive.namelist())
+
+
+def test_preview_of_an_unsupported_type_is_answered_204_at_once(icap: Icap, samples):
+    data = samples["clip.mp4"].read_bytes()
+    http_head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(data)}\r\n\r\n".encode()
+    with _connect(icap) as sock:
+        sock.sendall(_respmod(b"400\r\n" + data[:1024] + b"\r\n0\r\n\r\n", preview=1024,
+                              http_head=http_head))
+        head = _read_head(sock)
+    assert head.startswith(b"ICAP/1.0 204 No Content") and b"unsupported_type" in head
