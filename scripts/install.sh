@@ -35,10 +35,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
     "${missing[@]}" >/dev/null
 fi
 # Debian starts the squid and c-icap services it installs: the tests run their own instances,
-# so the system ones must not hold ports 3128 and 1344 (nor start at boot).
+# so the system ones, when installed just now, must not hold ports 3128 and 1344 (nor start
+# at boot). A squid or c-icap installed before is left as it was.
 if [ "$WITH_TEST_TOOLS" = 1 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   for svc in squid c-icap; do
+    [[ " ${missing[*]:-} " == *" $svc "* ]] || continue
     if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
       $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
     elif [ -x "/etc/init.d/$svc" ]; then
