@@ -123,3 +123,22 @@ def test_preview_of_an_unsupported_type_is_answered_204_at_once(icap: Icap, samp
                               http_head=http_head))
         head = _read_head(sock)
     assert head.startswith(b"ICAP/1.0 204 No Content") and b"unsupported_type" in head
+
+
+def test_silence_mid_request_is_408_and_idle_connections_are_closed(tmp_path):
+    from tests.icap.icapkit import start_icap, stop_icap
+
+    server = start_icap(tmp_path / "slow", icap_timeout_seconds="1")
+    try:
+        with _connect(server) as sock:  # idle between requests: closed, nothing said
+            assert _read_all(sock) == b""
+        head = b"GET /f HTTP/1.1\r\nHost: x\r\n\r\n"
+        res = b"HTTP/1.1 200 OK\r\n\r\n"
+        with _connect(server) as sock:  # the body stops coming mid-request
+            sock.sendall(b"RESPMOD icap://127.0.0.1/sanitize ICAP/1.0\r\nHost: h\r\n"
+                         b"Encapsulated: req-hdr=0, res-hdr=%d, res-body=%d\r\n\r\n"
+                         % (len(head), len(head) + len(res)) + head + res + b"10\r\nabc")
+            answer = _read_all(sock)
+        assert answer.startswith(b"ICAP/1.0 408") and b"Connection: close" in answer
+    finally:
+        stop_icap(server)

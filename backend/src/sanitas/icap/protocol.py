@@ -195,7 +195,19 @@ class Conn:
 
     async def read_request(self) -> IcapRequest:
         try:
-            raw = await self._wait(self.reader.readuntil(b"\r\n\r\n"))
+            # Between requests a kept-alive connection may idle: past the timeout it is
+            # closed without an answer (a proxy reopens one when it needs it).
+            raw = await asyncio.wait_for(self.reader.readuntil(b"\r\n\r\n"), self.timeout)
+        except TimeoutError as exc:
+            raise ConnectionDone from exc
+        except asyncio.LimitOverrunError as exc:
+            raise IcapError(400, f"The request head exceeds {MAX_ICAP_HEAD} bytes.",
+                            "head_too_large") from exc
+        except asyncio.IncompleteReadError as exc:
+            if not exc.partial.strip():
+                raise ConnectionDone from exc
+            raise IcapError(400, "The client closed the connection mid-request.",
+                            "truncated") from exc
         except ValueError as exc:  # readuntil's limit (asyncio raises ValueError past it)
             raise IcapError(400, f"The request head exceeds {MAX_ICAP_HEAD} bytes.",
                             "head_too_large") from exc

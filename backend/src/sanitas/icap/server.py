@@ -290,7 +290,8 @@ class IcapServer:
                 return
             verdict = verdict or self._by_head(spool, message, name)
             if verdict is not None:
-                self._conclude_full(conn, request, chosen, message, verdict, spool, as_request)
+                await self._conclude_full(conn, request, chosen, message, verdict, spool,
+                                          as_request)
                 self._audit(tx, verdict, started)
                 return
             await self._sanitize(conn, request, chosen, message, spool, scratch.path, name,
@@ -344,7 +345,7 @@ class IcapServer:
         tx.size = message.content_length or spool.size
         self._audit(tx, verdict, started)
 
-    def _conclude_full(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
+    async def _conclude_full(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
                        message: HttpHead, verdict: Verdict, spool: Spool,
                        as_request: bool) -> None:
         if verdict.action == "block":
@@ -352,8 +353,8 @@ class IcapServer:
         elif request.allow_204:
             self._no_content(conn, chosen, f"passed; {verdict.code}")
         else:
-            self._message(conn, chosen, message, spool.path.read_bytes(),
-                          as_request=as_request, note=f"passed; {verdict.code}")
+            await self._message_from(conn, chosen, message, spool.path, None,
+                                     as_request=as_request, note=f"passed; {verdict.code}")
 
     async def _conclude_overflow(self, conn: Conn, allow_204: bool,
                                  chosen: ServicePolicy, message: HttpHead, verdict: Verdict,
@@ -385,19 +386,21 @@ class IcapServer:
                                         self.settings.icap_max_body_bytes)
             except service.TooLarge:
                 verdict = service.oversize(self.settings)
-                self._conclude_full(conn, request, chosen, message, verdict, spool, as_request)
+                await self._conclude_full(conn, request, chosen, message, verdict, spool,
+                                          as_request)
                 self._audit(tx, verdict, started)
                 return
             except ValueError as exc:
                 verdict = service.block(f"The body could not be decoded: {exc}", "damaged")
-                self._conclude_full(conn, request, chosen, message, verdict, spool, as_request)
+                await self._conclude_full(conn, request, chosen, message, verdict, spool,
+                                          as_request)
                 self._audit(tx, verdict, started)
                 return
             with open(source, "rb") as fh:
                 head = fh.read(Spool.HEAD)
             early = service.by_head(self.settings, head, name, source.stat().st_size)
             if early is not None:
-                self._conclude_full(conn, request, chosen, message, early, spool, as_request)
+                await self._conclude_full(conn, request, chosen, message, early, spool, as_request)
                 self._audit(tx, early, started)
                 return
         out = workdir / "out"
@@ -419,9 +422,11 @@ class IcapServer:
             self._audit(tx, verdict, started)
             return
         if service.is_clean(result, chosen):
-            self._pass(conn, request, chosen, message,
-                       None if request.allow_204 else spool.path.read_bytes(), as_request,
-                       "clean")
+            if request.allow_204:
+                self._no_content(conn, chosen, "clean")
+            else:
+                await self._message_from(conn, chosen, message, spool.path, None,
+                                         as_request=as_request, note="clean")
             tx.outcome = "clean"
             self._audit(tx, None, started)
             return
