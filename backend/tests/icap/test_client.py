@@ -75,6 +75,10 @@ def test_clean_file_is_204_with_preview_and_without(icap: Icap, samples, tmp_pat
     no_preview = client(icap.port, "sanitize", "-resp", "http://x/clean.png", "-nopreview",
                         body=samples["clean.png"], out=tmp_path / "b")
     assert no_preview.status == 204, no_preview.text
+    # -no204 allows 204 only in answer to a preview: the whole file fitted in it (ieof).
+    in_preview = client(icap.port, "sanitize", "-resp", "http://x/clean.png", "-no204",
+                        body=samples["clean.png"], out=tmp_path / "c")
+    assert in_preview.status == 204, in_preview.text
 
 
 def test_clean_file_echoed_unchanged_when_204_is_not_allowed(icap: Icap, samples, tmp_path):

@@ -62,6 +62,7 @@ class IcapRequest:
     encapsulated: list[tuple[str, int]]
     sections: dict[str, bytes] = field(default_factory=dict)  # req-hdr / res-hdr bytes
     body_kind: str = "null-body"  # req-body, res-body, opt-body or null-body
+    preview_eof: bool = False  # the whole body came in the preview (ieof)
 
     @property
     def has_body(self) -> bool:
@@ -80,6 +81,12 @@ class IcapRequest:
     @property
     def allow_204(self) -> bool:
         return "204" in (v.strip() for v in self.headers.get("allow", "").split(","))
+
+    @property
+    def may_204(self) -> bool:
+        """204 is allowed with Allow: 204, or while answering a preview (RFC 3507, 4.5 and
+        4.6): also when the whole body came in it."""
+        return self.allow_204 or self.preview_eof
 
     @property
     def keep_alive(self) -> bool:

@@ -260,6 +260,7 @@ class IcapServer:
             try:
                 if preview is not None:
                     ieof = await self._read_preview(body, spool, preview)
+                    request.preview_eof = ieof
                     in_preview = False
                     if not ieof:
                         verdict = verdict or self._by_head(spool, message, name)
@@ -282,7 +283,7 @@ class IcapServer:
             if overflow:
                 verdict = verdict or self._by_head(spool, message, name, overflow=True) \
                     or service.oversize(self.settings)
-                await self._conclude_overflow(conn, request.allow_204 or in_preview, chosen,
+                await self._conclude_overflow(conn, request.may_204 or in_preview, chosen,
                                               message, verdict, body, spool, as_request)
                 tx.size = max(tx.size, message.content_length or 0)
                 tx.sha256 = None
@@ -329,7 +330,7 @@ class IcapServer:
 
     def _pass(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy, message: HttpHead,
               body: bytes | None, as_request: bool, why: str) -> None:
-        if request.allow_204:
+        if request.may_204:
             self._no_content(conn, chosen, why)
         else:
             self._message(conn, chosen, message, body, as_request=as_request, note=why)
@@ -350,7 +351,7 @@ class IcapServer:
                        as_request: bool) -> None:
         if verdict.action == "block":
             self._block(conn, chosen, verdict)
-        elif request.allow_204:
+        elif request.may_204:
             self._no_content(conn, chosen, f"passed; {verdict.code}")
         else:
             await self._message_from(conn, chosen, message, spool.path, None,
@@ -422,7 +423,7 @@ class IcapServer:
             self._audit(tx, verdict, started)
             return
         if service.is_clean(result, chosen):
-            if request.allow_204:
+            if request.may_204:
                 self._no_content(conn, chosen, "clean")
             else:
                 await self._message_from(conn, chosen, message, spool.path, None,
