@@ -19,6 +19,7 @@ import pytest
 from sanitas.http_limits import (
     MAX_BODY_BYTES,
     MAX_HEADER_BYTES,
+    SANITIZE_NOW,
     UPLOAD_MULTIPLE,
     UPLOAD_SINGLE,
     BodyLimitMiddleware,
@@ -89,7 +90,8 @@ def test_upload_routes_have_an_overall_cap(settings):
     largest = max(lim.max_file_size for lim in settings.role_limits.values())
     most = max(lim.max_file_size * lim.max_files_per_upload
                for lim in settings.role_limits.values())
-    assert caps == {UPLOAD_SINGLE: largest + MB, UPLOAD_MULTIPLE: most + MB}
+    assert caps == {UPLOAD_SINGLE: largest + MB, SANITIZE_NOW: largest + MB,
+                    UPLOAD_MULTIPLE: most + MB}
 
 
 @pytest.mark.parametrize("path, limit", [("/api/contact", MAX_BODY_BYTES),
