@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from sanitas.engine.kinds import CONTENT_NAMES, rule_of
 from sanitas.engine.policy import Action as PolicyAction
@@ -187,6 +187,15 @@ class Result:
             "code": self.code.value if self.code else None,
             "findings": [asdict(f) for f in self.findings], "durationMs": self.duration_ms,
             "detectedType": self.detected_type, "pagesRebuilt": self.pages_rebuilt,
+        }
+
+    def file_report(self) -> dict[str, Any]:
+        """The report stored with a file row (`files.report`) and shown by the status call:
+        what was found and done, the kinds in and out, pages rebuilt and the engine's time."""
+        return {
+            "findings": [asdict(f) for f in self.findings],
+            "detectedType": self.detected_type, "outputType": self.output_type,
+            "pagesRebuilt": list(self.pages_rebuilt), "durationMs": self.duration_ms,
         }
 
     @classmethod

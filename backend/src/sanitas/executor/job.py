@@ -19,7 +19,6 @@ import socket
 import threading
 import time
 import uuid
-from dataclasses import asdict
 from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
@@ -367,13 +366,7 @@ def _run_claimed(job_id: str, token: str, file: File, job: Job, *,
 
             now = utcnow()
             duration = round(time.monotonic() - started, 3)
-            report = {
-                "findings": [asdict(f) if not isinstance(f, dict) else f
-                             for f in (result.findings or [])],
-                "detectedType": result.detected_type, "outputType": result.output_type,
-                "pagesRebuilt": list(result.pages_rebuilt or []),
-                "durationMs": result.duration_ms,
-            }
+            report = result.file_report()
             owned = _finish(factory, job_id, token,
                             job_values={"state": JobState.COMPLETED, "progress": 100,
                                         "finished_at": now, "error": None},

@@ -5,7 +5,7 @@ download answers 410), with the report, the policy and the hash of the original.
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import func, select
@@ -61,15 +61,10 @@ def record(factory: sessionmaker[Session], user_id: str, tx: Transaction) -> Non
     """One history row for `tx` (its failure is logged, never the transaction's)."""
     now = utcnow()
     result = tx.result
-    report: dict[str, Any] = {
-        "findings": [asdict(f) for f in (result.findings if result else [])],
-        "detectedType": result.detected_type if result else None,
-        "outputType": result.output_type if result else None,
-        "pagesRebuilt": list(result.pages_rebuilt) if result else [],
-        "durationMs": result.duration_ms if result else 0,
-        "icap": {"method": tx.method, "url": (tx.url or "")[:1000], "outcome": tx.outcome,
-                 "code": tx.code, "reason": (tx.reason or "")[:1000]},
-    }
+    report: dict[str, Any] = (result.file_report() if result else
+                              Result(input=tx.name, status="rejected").file_report())
+    report["icap"] = {"method": tx.method, "url": (tx.url or "")[:1000], "outcome": tx.outcome,
+                      "code": tx.code, "reason": (tx.reason or "")[:1000]}
     failed = tx.outcome == "blocked"
     name = clean_filename(tx.name)
     file = File(user_id=user_id, original_name=name, original_size=tx.size,
