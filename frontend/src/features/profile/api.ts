@@ -83,3 +83,103 @@ export function curlExample(origin: string): string {
     '  -o report-clean.docx',
   ].join('\n');
 }
+
+// -- Webhooks (/api/webhooks): the account's endpoints, their delivery log and the test event --
+export type Webhook = components['schemas']['WebhookOut'];
+export type WebhookEvent = components['schemas']['WebhookEvent'];
+export type NewWebhook = ApiBody<'/api/webhooks', 'post'>;
+export type CreatedWebhook = components['schemas']['WebhookCreated'];
+export type Delivery = components['schemas']['DeliveryOut'];
+export type DeliveryAttempt = components['schemas']['DeliveryAttempt'];
+export type DeliveryState = components['schemas']['DeliveryState'];
+
+/** Every event an endpoint can subscribe to, with what it means (an event the API adds fails
+ * the type check until it has one). */
+export const WEBHOOK_EVENTS: Record<WebhookEvent, string> = {
+  'file.completed': 'A file was cleaned and its sanitized copy can be downloaded.',
+  'file.failed': 'A file was refused or could not be processed.',
+  'file.expired': 'A file’s copies were deleted when it expired.',
+};
+/** How many deliveries the log shows (the API keeps at most 200, newest first). */
+export const DELIVERIES_SHOWN = 50;
+/** While a delivery is still pending, the log is fetched again this often. */
+export const DELIVERY_POLL_MS = 2000;
+
+export const webhookKeys = {
+  all: ['webhooks'] as const,
+  deliveries: (id: string) => ['webhooks', id, 'deliveries'] as const,
+};
+export const webhooksQuery = () => queryOptions({
+  queryKey: webhookKeys.all,
+  queryFn: async () => (await api('get', '/api/webhooks')).data,
+  staleTime: 0,
+});
+export const useWebhooks = (enabled = true) => useQuery({ ...webhooksQuery(), enabled });
+
+export const deliveriesQuery = (id: string) => queryOptions({
+  queryKey: webhookKeys.deliveries(id),
+  queryFn: async () => (await api('get', '/api/webhooks/{webhook_id}/deliveries', {
+    path: { webhook_id: id }, query: { limit: DELIVERIES_SHOWN },
+  })).data,
+  staleTime: 0,
+});
+/** The endpoint's delivery log, fetched again every couple of seconds while one is pending. */
+export const useDeliveries = (id: string) => useQuery({
+  ...deliveriesQuery(id),
+  refetchInterval: (query) => (query.state.data?.some((d) => d.state === 'pending') ? DELIVERY_POLL_MS : false),
+});
+
+export const createWebhook = async (body: NewWebhook) => (await api('post', '/api/webhooks', { body })).data;
+export const updateWebhook = async ({ id, ...body }: NewWebhook & { id: string }) =>
+  (await api('put', '/api/webhooks/{webhook_id}', { path: { webhook_id: id }, body })).data;
+export const deleteWebhook = async (id: string) =>
+  (await api('delete', '/api/webhooks/{webhook_id}', { path: { webhook_id: id } })).data;
+export const sendTestEvent = async (id: string) =>
+  api('post', '/api/webhooks/{webhook_id}/test', { path: { webhook_id: id } });
+
+/** Create an endpoint; the list is fetched again afterwards. The answer holds the only copy of
+ * the signing secret. */
+export function useCreateWebhook() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: createWebhook,
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: webhookKeys.all, exact: true }),
+  });
+}
+
+/** Replace an endpoint's URL, events and enabled state (the secret stays). */
+export function useUpdateWebhook() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: updateWebhook,
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: webhookKeys.all, exact: true }),
+  });
+}
+
+/** Delete an endpoint with its delivery log. */
+export function useDeleteWebhook() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: deleteWebhook,
+    onSuccess: (_data, id) => {
+      queryClient.removeQueries({ queryKey: webhookKeys.deliveries(id) });
+      return queryClient.invalidateQueries({ queryKey: webhookKeys.all, exact: true });
+    },
+  });
+}
+
+/** Queue a `webhook.test` delivery; the endpoint's log is fetched again (and then follows it). */
+export function useSendTestEvent() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: sendTestEvent,
+    onSuccess: (_data, id) => queryClient.invalidateQueries({ queryKey: webhookKeys.deliveries(id) }),
+  });
+}
+
+/** The server's reason for refusing a URL without its "url: " field prefix, for showing by the
+ * URL field: "url: must start with https://" -> "Must start with https://". */
+export function urlProblem(message: string): string {
+  const text = message.replace(/^url:\s*/i, '');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

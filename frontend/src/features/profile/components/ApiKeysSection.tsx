@@ -9,19 +9,10 @@ import {
   type ApiKey, type ApiKeyScope, type CreatedApiKey,
 } from '../api';
 import { ApiKeyList } from './ApiKeyList';
+import { copyText } from './copyText';
 
 const SCOPES = Object.keys(API_KEY_SCOPES) as ApiKeyScope[];
 const isPlanRequired = (error: unknown) => error instanceof ApiError && error.code === 'plan_required';
-
-/** Copies `text`; answers whether it worked (the clipboard needs a secure page and permission). */
-async function copyText(text: string): Promise<boolean> {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The account's API keys: create one (its secret shown once), list them, revoke one. On the
  * Free plan (GUEST) it says API access comes with Pro instead. Self-contained: the profile page

@@ -10,6 +10,7 @@ import { formatDateTime } from '../../../lib/format';
 import { profileChanges, validatePasswordChange } from '../../../lib/validation';
 import { changePassword, profileQuery, useProfile } from '../api';
 import { ApiKeysSection } from './ApiKeysSection';
+import { WebhooksSection } from './WebhooksSection';
 
 export default function ProfilePage() {
   const { user: authUser, updateProfile, setUser } = useAuth();
@@ -79,7 +80,7 @@ export default function ProfilePage() {
 
   return (
     <Container narrow>
-      <PageHeader title="Profile Settings" subtitle="Your name, sign-in details, password and API keys." />
+      <PageHeader title="Profile Settings" subtitle="Your name, sign-in details, password, API keys and webhooks." />
       {profile.isError && <div className="mb-6"><Alert tone="error" title="Failed to load profile">{messageOf(profile.error, 'Showing the details saved on this device.')}</Alert></div>}
       <div className="space-y-6">
         <form onSubmit={onSave} className="card space-y-5 p-6" aria-labelledby="personal-heading">
@@ -128,6 +129,7 @@ export default function ProfilePage() {
         </form>
 
         <ApiKeysSection role={user?.role} />
+        <WebhooksSection role={user?.role} />
       </div>
     </Container>
   );

@@ -1,0 +1,186 @@
+import { useEffect, useRef, useState } from 'react';
+import { Link } from 'react-router-dom';
+import { toast } from 'react-toastify';
+import { Alert, Spinner } from '../../../components/ui';
+import { ApiError, messageOf } from '../../../lib/api-client';
+import type { Role } from '../../../lib/types';
+import {
+  useCreateWebhook, useDeleteWebhook, useSendTestEvent, useUpdateWebhook, useWebhooks,
+  type CreatedWebhook, type NewWebhook, type Webhook,
+} from '../api';
+import { copyText } from './copyText';
+import { WebhookForm, saveProblem, type FormResult } from './WebhookForm';
+import { WebhookList } from './WebhookList';
+
+const isPlanRequired = (error: unknown) => error instanceof ApiError && error.code === 'plan_required';
+
+/** The account's webhooks: register an endpoint (its signing secret shown once), list them,
+ * switch one on or off, change, delete and test it, and read its delivery log. On the Free plan
+ * (GUEST) it says webhooks come with Pro instead. The profile page only tells it the role. */
+export function WebhooksSection({ role }: { role: Role | null | undefined }) {
+  const [planRequired, setPlanRequired] = useState(false);
+  const guest = role === 'GUEST' || planRequired;
+  return (
+    <section className="card space-y-5 p-6" aria-labelledby="webhooks-heading" data-testid="webhooks-section">
+      <div>
+        <h2 id="webhooks-heading" className="font-semibold text-slate-900">Webhooks</h2>
+        <p className="mt-1 text-sm text-slate-600">
+          A webhook tells your own program when one of your files is ready, was refused or has expired, so it does not have
+          to keep asking. Sanitas sends a signed <code className="text-xs">POST</code> to the URL you give.
+        </p>
+      </div>
+      {guest ? <PlanNotice /> : <WebhooksManager onPlanRequired={() => setPlanRequired(true)} />}
+    </section>
+  );
+}
+
+function PlanNotice() {
+  return (
+    <div data-testid="webhooks-plan-notice">
+      <Alert tone="info" title="Webhooks are part of the Pro plan">
+        Your account is on the Free plan. Upgrade to Pro or Enterprise to have Sanitas notify your own programs when files
+        are done. <Link to="/pricing" className="link font-medium">See the plans</Link>
+      </Alert>
+    </div>
+  );
+}
+
+function WebhooksManager({ onPlanRequired }: { onPlanRequired: () => void }) {
+  const webhooks = useWebhooks();
+  const create = useCreateWebhook();
+  const update = useUpdateWebhook();
+  const remove = useDeleteWebhook();
+  const test = useSendTestEvent();
+  const [created, setCreated] = useState<CreatedWebhook | null>(null);
+
+  useEffect(() => {
+    if (isPlanRequired(webhooks.error)) onPlanRequired();
+  }, [webhooks.error, onPlanRequired]);
+
+  const onCreate = async (body: NewWebhook): Promise<FormResult> => {
+    try {
+      const answer = await create.mutateAsync(body);
+      setCreated(answer);
+      toast.success('Webhook created');
+      return { ok: true };
+    } catch (error) {
+      if (isPlanRequired(error)) onPlanRequired();
+      const problem = saveProblem(error, 'Failed to create the webhook');
+      toast.error(problem.message);
+      return { ok: false, urlError: problem.url };
+    }
+  };
+
+  const onSave = async (webhook: Webhook, body: NewWebhook): Promise<FormResult> => {
+    try {
+      await update.mutateAsync({ id: webhook.id, ...body, enabled: webhook.enabled });
+      toast.success('Webhook updated');
+      return { ok: true };
+    } catch (error) {
+      const problem = saveProblem(error, 'Failed to update the webhook');
+      toast.error(problem.message);
+      return { ok: false, urlError: problem.url };
+    }
+  };
+
+  const onToggle = async (webhook: Webhook) => {
+    const enabled = !webhook.enabled;
+    try {
+      await update.mutateAsync({ id: webhook.id, url: webhook.url, events: webhook.events, enabled });
+      toast.success(enabled ? 'Webhook enabled' : 'Webhook disabled');
+    } catch (error) {
+      toast.error(messageOf(error, enabled ? 'Failed to enable the webhook' : 'Failed to disable the webhook'));
+    }
+  };
+
+  const onDelete = async (webhook: Webhook) => {
+    try {
+      await remove.mutateAsync(webhook.id);
+      if (created?.webhook.id === webhook.id) setCreated(null);
+      toast.success('Webhook deleted');
+      return true;
+    } catch (error) {
+      toast.error(messageOf(error, 'Failed to delete the webhook'));
+      return false;
+    }
+  };
+
+  const onTest = async (webhook: Webhook) => {
+    try {
+      await test.mutateAsync(webhook.id);
+      toast.success('Test event queued: it is sent within seconds');
+      return true;
+    } catch (error) {
+      const tooMany = error instanceof ApiError && error.status === 429;
+      toast.error(tooMany
+        ? messageOf(error, 'Too many test events for this webhook: wait a minute and try again.')
+        : messageOf(error, 'Failed to send the test event'));
+      return false;
+    }
+  };
+
+  return (
+    <>
+      {created && <NewSecretPanel created={created} onDone={() => setCreated(null)} />}
+
+      <div className="space-y-4 rounded-xl border border-slate-200 p-4">
+        <h3 id="new-webhook-form-heading" className="text-sm font-semibold text-slate-900">Add an endpoint</h3>
+        <WebhookForm labelledBy="new-webhook-form-heading" idPrefix="webhook" submitLabel="Add webhook" busyLabel="Adding the webhook"
+          busy={create.isPending} onSubmit={onCreate} resetOnSuccess />
+      </div>
+
+      <div className="space-y-3">
+        <h3 className="text-sm font-semibold text-slate-900">Your endpoints</h3>
+        {webhooks.isPending ? <div className="flex justify-center py-6 text-brand-700"><Spinner label="Loading webhooks" className="h-6 w-6" /></div>
+          : webhooks.isError ? (
+            <Alert tone="error" title="Failed to load your webhooks">
+              {messageOf(webhooks.error, '')} <button type="button" className="link" onClick={() => void webhooks.refetch()}>Retry</button>
+            </Alert>
+          ) : (
+            <WebhookList webhooks={webhooks.data} onToggle={onToggle} onSave={onSave} onDelete={onDelete} onTest={onTest}
+              busyId={update.isPending ? update.variables.id : remove.isPending ? remove.variables : null}
+              testingId={test.isPending ? test.variables : null} />
+          )}
+      </div>
+
+      <p className="text-xs text-slate-500">
+        Each request carries the Standard Webhooks headers <code>webhook-id</code>, <code>webhook-timestamp</code> and{' '}
+        <code>webhook-signature</code>; check the signature with the endpoint’s signing secret. A failed delivery is tried again
+        for about a day.
+      </p>
+    </>
+  );
+}
+
+/** The signing secret, shown once: a copy button and a plain warning that it cannot be shown again. */
+function NewSecretPanel({ created, onDone }: { created: CreatedWebhook; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+
+  const onCopy = async () => {
+    if (await copyText(created.secret)) {
+      setCopied(true);
+      toast.success('Signing secret copied');
+    } else {
+      toast.error('Could not copy: select the secret and copy it yourself');
+    }
+  };
+
+  return (
+    <div ref={ref} tabIndex={-1} role="region" aria-labelledby="new-webhook-heading" data-testid="new-webhook"
+      className="space-y-3 rounded-xl border border-green-300 bg-green-50 p-4 focus:outline-none focus:ring-2 focus:ring-green-500">
+      <h3 id="new-webhook-heading" className="font-semibold text-green-900">Signing secret for {created.webhook.url}</h3>
+      <p className="text-sm text-green-900">
+        <strong>Copy it now: you won’t see it again.</strong> Your program uses it to check that a request really comes from
+        Sanitas. If you lose it, delete the webhook and add it again.
+      </p>
+      <div className="flex flex-col gap-2 sm:flex-row sm:items-center">
+        <code className="min-w-0 flex-1 select-all break-all rounded-lg border border-green-200 bg-white px-3 py-2 font-mono text-sm text-slate-900"
+          data-testid="webhook-secret">{created.secret}</code>
+        <button type="button" className="btn-primary shrink-0" onClick={() => void onCopy()}>{copied ? 'Copied' : 'Copy secret'}</button>
+      </div>
+      <button type="button" className="btn-secondary" onClick={onDone}>I have saved it</button>
+    </div>
+  );
+}
