@@ -13,6 +13,7 @@ import { adminFileManagement } from './e2e/admin-files.mjs';
 import { analyticsCharts } from './e2e/analytics-charts.mjs';
 import { apiKeys } from './e2e/api-keys.mjs';
 import { policiesReportsAudit } from './e2e/policies-reports-audit.mjs';
+import { webhooks } from './e2e/webhooks.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FRONTEND = path.resolve(HERE, '..');
@@ -151,7 +152,10 @@ async function main() {
   fs.mkdirSync(downloads, { recursive: true });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, SANITAS_DATA_DIR: dataDir, SANITAS_PUBLIC_URL: base, SANITAS_LOG_LEVEL: 'WARNING' };
+  // Webhooks: the scenario's receiver listens on 127.0.0.1, which only this development switch
+  // allows; retries come after a second instead of 30 s.
+  const env = { ...process.env, SANITAS_DATA_DIR: dataDir, SANITAS_PUBLIC_URL: base, SANITAS_LOG_LEVEL: 'WARNING',
+    SANITAS_WEBHOOK_ALLOW_PRIVATE: 'true', SANITAS_WEBHOOK_RETRY_BASE_SECONDS: '1' };
   delete env.SANITAS_DATABASE_URL;
 
   const fx = spawnSync(PYTHON, [path.join(HERE, 'e2e/make_fixtures.py'), fixtures], { encoding: 'utf8' });
@@ -462,6 +466,10 @@ async function main() {
 
     await test('API keys: a Pro user creates, uses and revokes a key; a GUEST sees the plan notice; an admin revokes a user\'s key', async () => {
       await apiKeys({ newPage, base, admin: ADMIN, readOutboxLink, dataDir, login, toast, shots, shot, assert });
+    });
+
+    await test('Webhooks: a Pro user adds an endpoint, copies its secret, sees a signed test event and file events delivered, switches it off and deletes it; a GUEST sees the plan notice', async () => {
+      await webhooks({ newPage, base, admin: ADMIN, readOutboxLink, dataDir, login, toast, shots, assert });
     });
 
     await test('Google sign-in: button goes to the backend; errors come back to /login', async () => {
