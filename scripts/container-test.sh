@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Sanitas image and runs the scaled-out product as containers on this machine:
 # PostgreSQL, Redis and an S3 server (one test-services image), `sanitas migrate` once, the API
-# and two Celery workers; then a smoke test through the API (scripts/container_smoke.py) that
-# also kills a worker container mid-batch. Tears everything down, also on failure.
+# and two Celery workers and `sanitas icap`; then a smoke test through the API
+# (scripts/container_smoke.py) that also kills a worker container mid-batch, and a RESPMOD of a
+# macro document through ICAP with Debian's c-icap-client (scripts/container_icap.py). Tears
+# everything down, also on failure.
 #
 # No registry is needed: the base image is made from Debian's packages with debootstrap
 # (docs/deploying.md explains the podman settings in deploy/container/containers.conf).
@@ -60,9 +62,9 @@ quiet "${BUILD[@]}" -q -f deploy/container/Containerfile.testdeps --build-arg "M
   -t localhost/sanitas-testdeps:test deploy/container
 
 # --- the services, each its own container on the host's loopback ----------------------------
-PG_PORT=55432 REDIS_PORT=56379 S3_PORT=59000 API_PORT=58000
+PG_PORT=55432 REDIS_PORT=56379 S3_PORT=59000 API_PORT=58000 ICAP_PORT=51344
 NAMES=(sanitas-ct-pg sanitas-ct-redis sanitas-ct-s3 sanitas-ct-api sanitas-ct-worker1
-       sanitas-ct-worker2)
+       sanitas-ct-worker2 sanitas-ct-icap)
 cleanup() {
   [ "$KEEP" = 1 ] && { say "left running: ${NAMES[*]}"; return; }
   "${PODMAN[@]}" rm -f -t 5 "${NAMES[@]}" >/dev/null 2>&1 || true
@@ -117,7 +119,11 @@ say "API and two workers"
 "${RUN[@]}" --name sanitas-ct-worker1 "${JOBS[@]}" "${ENV[@]}" localhost/sanitas:test worker >/dev/null
 "${RUN[@]}" --name sanitas-ct-worker2 "${JOBS[@]}" "${ENV[@]}" localhost/sanitas:test worker \
   --no-beat >/dev/null
+# ICAP: the same image, the sandbox's runtime options, the same database (policy look-ups).
+"${RUN[@]}" --name sanitas-ct-icap "${JOBS[@]}" "${ENV[@]}" localhost/sanitas:test icap \
+  --host 127.0.0.1 --port "$ICAP_PORT" --no-migrate >/dev/null
 wait_for sanitas-ct-api curl -sf "http://127.0.0.1:$API_PORT/health"
+wait_for sanitas-ct-icap c-icap-client -i 127.0.0.1 -p "$ICAP_PORT" -s sanitize
 
 say "smoke test through the API"
 "${PODMAN[@]}" exec sanitas-ct-api sanitas create-admin ct-admin@example.com \
@@ -127,4 +133,6 @@ backend/.venv/bin/python scripts/container_smoke.py --api "http://127.0.0.1:$API
   --s3 "http://127.0.0.1:$S3_PORT" --kill-worker "${PODMAN[*]} kill sanitas-ct-worker2" \
   --expire "${PODMAN[*]} exec sanitas-ct-pg psql -q -h 127.0.0.1 -p $PG_PORT -U postgres -d sanitas
             -c \"update files set expires_at = now() - interval '1 minute'\""
+say "ICAP from the host with c-icap-client"
+backend/.venv/bin/python scripts/container_icap.py --port "$ICAP_PORT"
 say "passed"
