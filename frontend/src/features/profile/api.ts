@@ -100,6 +100,8 @@ export const WEBHOOK_EVENTS: Record<WebhookEvent, string> = {
   'file.failed': 'A file was refused or could not be processed.',
   'file.expired': 'A file’s copies were deleted when it expired.',
 };
+/** The longest URL the API accepts. */
+export const WEBHOOK_URL_MAX = 2048;
 /** How many deliveries the log shows (the API keeps at most 200, newest first). */
 export const DELIVERIES_SHOWN = 50;
 /** While a delivery is still pending, the log is fetched again this often. */

@@ -1,7 +1,7 @@
 import { useId, useState, type FormEvent } from 'react';
 import { Spinner } from '../../../components/ui';
 import { ApiError, messageOf } from '../../../lib/api-client';
-import { WEBHOOK_EVENTS, urlProblem, type NewWebhook, type Webhook, type WebhookEvent } from '../api';
+import { WEBHOOK_EVENTS, WEBHOOK_URL_MAX, urlProblem, type NewWebhook, type Webhook, type WebhookEvent } from '../api';
 
 export const EVENTS = Object.keys(WEBHOOK_EVENTS) as WebhookEvent[];
 /** The refusals that are about the URL: shown by the URL field. */
@@ -65,7 +65,7 @@ export function WebhookForm({ initial, idPrefix, labelledBy, submitLabel, busyLa
     <form onSubmit={submit} noValidate className="space-y-4" aria-labelledby={labelledBy}>
       <div>
         <label htmlFor={urlId} className="label">Endpoint URL</label>
-        <input id={urlId} type="url" inputMode="url" className="input" placeholder="https://example.com/hooks/sanitas" maxLength={2048}
+        <input id={urlId} type="url" inputMode="url" className="input" placeholder="https://example.com/hooks/sanitas" maxLength={WEBHOOK_URL_MAX}
           value={url} onChange={(e) => { setUrl(e.target.value); setUrlError(null); }} aria-invalid={!!urlError}
           aria-describedby={urlError ? `${urlId}-error` : hintId} />
         {urlError
