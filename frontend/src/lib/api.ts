@@ -39,7 +39,8 @@ export type CallOptions<P extends keyof paths, M extends Method> =
 type SuccessBody<O> =
   O extends { responses: { 200: { content: { 'application/json': infer R } } } } ? R
     : O extends { responses: { 201: { content: { 'application/json': infer R } } } } ? R
-      : never;
+      : O extends { responses: { 202: { content: { 'application/json': infer R } } } } ? R
+        : never;
 
 /** The answer's `data` (the envelope's field is optional and nullable in the schema; a
  * successful answer carries it, or `null` for the calls that answer no data). */
