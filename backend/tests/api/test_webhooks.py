@@ -10,13 +10,15 @@ from datetime import timedelta
 
 import pytest
 from prometheus_client import REGISTRY
-from sqlalchemy import select, text, update
+from sqlalchemy import event, select, text, update
+from sqlalchemy.orm import Session
 
 from sanitas.db import make_engine, make_sessionmaker, utcnow
 from sanitas.executor import job as jobs
 from sanitas.models import AuditEntry, File, User, Webhook, WebhookDelivery, WebhookEvent
 from sanitas.storage import make_storage
 from sanitas.webhooks import sender
+from sanitas.webhooks import service as webhook_service
 from sanitas.webhooks.service import (
     KEEP_FINISHED_DAYS,
     MAX_WEBHOOKS_PER_USER,
@@ -246,6 +248,61 @@ def test_finished_and_expired_files_queue_events(api, settings, db_session, fact
     assert [d.webhook_id for d in expired] == [expired_hook["id"]]
     assert expired[0].payload["data"]["file"]["id"] == file.id
     assert expired[0].payload["data"]["file"]["isExpired"] is True
+
+
+class _Crash(BaseException):
+    """Stands for the process dying: nothing after the raise runs."""
+
+
+def _expire_now(db_session, file):
+    db_session.execute(update(File).where(File.id == file.id)
+                       .values(expires_at=utcnow() - timedelta(seconds=1)))
+    db_session.commit()
+
+
+def test_an_outcome_and_its_event_are_committed_together(api, settings, db_session, factory,
+                                                         pro):
+    """The process dies the moment the expiry's transaction is committed: the file is expired
+    and its file.expired delivery is already stored, because both are one transaction."""
+    user, headers = pro
+    hook = _create(api, headers, events=["file.expired"])["webhook"]
+    file, _ = add_file_and_job(db_session, settings, user, status="COMPLETED")
+    _expire_now(db_session, file)
+
+    def die(session):
+        if not session.in_nested_transaction():  # the savepoint's release fires it too
+            raise _Crash
+
+    event.listen(Session, "after_commit", die)
+    try:
+        with pytest.raises(_Crash):
+            jobs.expire_files(factory, make_storage(settings))
+    finally:
+        event.remove(Session, "after_commit", die)
+    db_session.expire_all()
+    assert db_session.get(File, file.id).is_expired
+    (delivery,) = db_session.scalars(select(WebhookDelivery)).all()
+    assert delivery.webhook_id == hook["id"] and delivery.event_type == "file.expired"
+
+
+def test_a_failing_event_never_costs_the_outcome(api, settings, db_session, factory, pro,
+                                                 monkeypatch, caplog):
+    """Building the payload fails: the expiry is still committed (the event's rows are undone
+    alone, by a savepoint) and the failure is logged."""
+    user, headers = pro
+    _create(api, headers, events=["file.expired"])
+    file, _ = add_file_and_job(db_session, settings, user, status="COMPLETED")
+    _expire_now(db_session, file)
+
+    def broken(file):
+        raise RuntimeError("payload")
+
+    monkeypatch.setattr(webhook_service, "file_object", broken)
+    assert jobs.expire_files(factory, make_storage(settings)) == 1
+    db_session.expire_all()
+    assert db_session.get(File, file.id).is_expired
+    assert db_session.scalars(select(WebhookDelivery)).all() == []
+    assert "could not queue webhook event file.expired" in caplog.text
 
 
 def _one_attempt(settings, factory):

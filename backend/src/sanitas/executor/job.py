@@ -62,15 +62,26 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def _queue_webhooks(factory: sessionmaker[Session], event: str, file_ids: list[str]) -> None:
-    """Queue the files' webhook event (rows only: never waits on the network, never raises)."""
+def _add_webhook_events(s: Session, event: str, file_ids: list[str]) -> bool:
+    """Add the files' webhook deliveries to `s`'s transaction, to be committed with the outcome
+    that caused them (see webhooks.service.add_file_events). A failure to build them is logged
+    and undone alone (a savepoint), never the outcome's. True when any was added: after the
+    commit, call `_wake_webhook_senders`."""
     try:
         from sanitas.models.webhook import WebhookEvent
-        from sanitas.webhooks.service import queue_file_events
+        from sanitas.webhooks.service import add_file_events
 
-        queue_file_events(factory, WebhookEvent(event), file_ids)
+        with s.begin_nested():
+            return add_file_events(s, WebhookEvent(event), file_ids) > 0
     except Exception:
         log.warning("could not queue webhook event %s", event, exc_info=True)
+        return False
+
+
+def _wake_webhook_senders() -> None:
+    from sanitas.webhooks.service import wake_senders
+
+    wake_senders()
 
 
 def is_paused(session: Session) -> bool:
@@ -232,10 +243,12 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
             file.error_code = JobFailure.INTERRUPTED
             file.status = FileStatus.FAILED
             file.processing_completed_at = now
+            queued = _add_webhook_events(s, "file.failed", [file.id])
             s.commit()
+            if queued:
+                _wake_webhook_senders()
             log.error("job %s: interrupted %d times; not tried again", job_id,
                       job.attempts - 1)
-            _queue_webhooks(factory, "file.failed", [file.id])
             return "failed", None, None
         if file is None or file.is_expired or file.original_key is None:
             job.state, job.finished_at = JobState.FAILED, now
@@ -246,9 +259,11 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
             if file is not None and failed_now:
                 file.status = FileStatus.FAILED
                 file.error_message, file.error_code = job.error, JobFailure.EXPIRED
+            queued = (file is not None and failed_now
+                      and _add_webhook_events(s, "file.failed", [file.id]))
             s.commit()
-            if file is not None and failed_now:
-                _queue_webhooks(factory, "file.failed", [file.id])
+            if queued:
+                _wake_webhook_senders()
             return "failed", None, None
         file.status = FileStatus.PROCESSING
         file.processing_started_at = now
@@ -260,8 +275,8 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
 def _finish(factory: sessionmaker[Session], job_id: str, token: str, *,
             job_values: dict[str, object], file_values: dict[str, object]) -> bool:
     """Write the outcome if we still own the job; False when the claim was lost. A final
-    state wipes the job's sealed password (job_secret.py) and, once committed, queues the
-    owner's webhook event (file.completed or file.failed)."""
+    state wipes the job's sealed password (job_secret.py) and queues the owner's webhook
+    event (file.completed or file.failed) in the same transaction."""
     final = job_values.get("state")
     if final in (JobState.COMPLETED, JobState.FAILED):
         job_values = {**job_values, "password_secret": None}
@@ -275,10 +290,12 @@ def _finish(factory: sessionmaker[Session], job_id: str, token: str, *,
         file_id = s.scalar(select(Job.file_id).where(Job.id == job_id))
         s.execute(update(File).where(File.id == file_id).values(**file_values)
                   .execution_options(synchronize_session=False))
+        queued = (file_id is not None and final in (JobState.COMPLETED, JobState.FAILED)
+                  and _add_webhook_events(s, "file.completed" if final == JobState.COMPLETED
+                                          else "file.failed", [file_id]))
         s.commit()
-    if file_id is not None and final in (JobState.COMPLETED, JobState.FAILED):
-        _queue_webhooks(factory, "file.completed" if final == JobState.COMPLETED
-                        else "file.failed", [file_id])
+    if queued:
+        _wake_webhook_senders()
     return True
 
 
@@ -482,8 +499,10 @@ def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int
             s.execute(update(Job).where(Job.file_id.in_(expired_ids),
                                         Job.password_secret.is_not(None))
                       .values(password_secret=None).execution_options(synchronize_session=False))
+            queued = _add_webhook_events(s, "file.expired", expired_ids)
             s.commit()
-            _queue_webhooks(factory, "file.expired", expired_ids)
+            if queued:
+                _wake_webhook_senders()
             if len(files) < batch or count == before:
                 return count
 

@@ -246,43 +246,61 @@ def file_object(file: File) -> dict[str, Any]:
     return file_out(file).model_dump(mode="json", by_alias=True)
 
 
-def queue_file_events(factory: sessionmaker[Session], event: WebhookEvent,
-                      file_ids: Iterable[str]) -> int:
-    """Queue `event` for each file, to its owner's enabled endpoints that subscribe to it.
-    Returns the deliveries queued; never raises (a failure is logged, the event is lost)."""
+def add_file_events(s: Session, event: WebhookEvent, file_ids: Iterable[str]) -> int:
+    """Add `event`'s deliveries for each file, to its owner's enabled endpoints that subscribe
+    to it, to the session's open transaction: they are committed with the change that caused
+    them (a job's outcome, an expiry), so a crash cannot keep the one and lose the other. The
+    caller commits and then calls `wake_senders`. Returns the deliveries added."""
     ids = list(dict.fromkeys(file_ids))
     if not ids:
         return 0
+    s.flush()  # the caller's pending changes are what the payload shows
+    files = s.scalars(select(File).where(File.id.in_(ids))).all()
+    # Owners still on a paid plan and active (a downgraded account's endpoints stay, silent,
+    # until it is upgraded again).
+    owners = set(s.scalars(select(User.id).where(
+        User.id.in_({f.user_id for f in files}), User.is_active.is_(True),
+        User.role.in_([r.value for r in WEBHOOK_ROLES]))))
+    if not owners:
+        return 0
+    hooks = s.scalars(select(Webhook).where(Webhook.user_id.in_(owners),
+                                            Webhook.enabled.is_(True))).all()
+    by_owner: dict[str, list[Webhook]] = {}
+    for hook in hooks:
+        if event.value in (hook.events or []):
+            by_owner.setdefault(hook.user_id, []).append(hook)
+    added = 0
+    for file in files:
+        targets = by_owner.get(file.user_id, [])
+        if not targets:
+            continue
+        data = {"file": file_object(file)}
+        for hook in targets:
+            s.add(_delivery(hook.id, event.value, data))
+            added += 1
+    return added
+
+
+def wake_senders() -> None:
+    """Tell this process's senders that deliveries were committed (others find them by
+    polling)."""
+    _wake_senders()
+
+
+def queue_file_events(factory: sessionmaker[Session], event: WebhookEvent,
+                      file_ids: Iterable[str]) -> int:
+    """`add_file_events` in a transaction of its own. Returns the deliveries queued; never
+    raises (a failure is logged, the event is lost)."""
     try:
-        queued = 0
         with factory() as s:
-            files = s.scalars(select(File).where(File.id.in_(ids))).all()
-            # Owners still on a paid plan and active (a downgraded account's endpoints stay,
-            # silent, until it is upgraded again).
-            owners = set(s.scalars(select(User.id).where(
-                User.id.in_({f.user_id for f in files}), User.is_active.is_(True),
-                User.role.in_([r.value for r in WEBHOOK_ROLES]))))
-            hooks = s.scalars(select(Webhook).where(Webhook.user_id.in_(owners),
-                                                    Webhook.enabled.is_(True))).all()
-            by_owner: dict[str, list[Webhook]] = {}
-            for hook in hooks:
-                if event.value in (hook.events or []):
-                    by_owner.setdefault(hook.user_id, []).append(hook)
-            for file in files:
-                targets = by_owner.get(file.user_id, [])
-                if not targets:
-                    continue
-                data = {"file": file_object(file)}
-                for hook in targets:
-                    s.add(_delivery(hook.id, event.value, data))
-                    queued += 1
+            queued = add_file_events(s, event, file_ids)
             if queued:
                 s.commit()
         if queued:
             _wake_senders()
         return queued
     except Exception:
-        log.exception("could not queue webhook event %s for %d file(s)", event.value, len(ids))
+        log.exception("could not queue webhook event %s", event.value)
         return 0
 
 
