@@ -8,18 +8,33 @@
 #
 # No registry is needed: the base image is made from Debian's packages with debootstrap
 # (docs/deploying.md explains the podman settings in deploy/container/containers.conf).
-# Usage: scripts/container-test.sh [--keep]   (--keep leaves the containers running)
+#
+# Usage: scripts/container-test.sh [--compose | --kube] [--keep]
+#   (no mode)  the containers started one by one with podman run, on the host's network
+#   --compose  deploy/compose.yaml itself with podman-compose (scripts/container-compose-test.sh)
+#   --kube     deploy/kubernetes/ with `podman kube play` (scripts/container-kube-test.sh)
+#   --keep     leaves the containers running
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-KEEP=0
-[ "${1:-}" = "--keep" ] && KEEP=1
+KEEP=0 MODE=run
+for arg in "$@"; do
+  case $arg in
+    --keep) KEEP=1 ;;
+    --compose) MODE=compose ;;
+    --kube) MODE=kube ;;
+    *) echo "usage: $0 [--compose | --kube] [--keep]" >&2; exit 2 ;;
+  esac
+done
 export CONTAINERS_CONF="$ROOT/deploy/container/containers.conf"
 say() { echo "[container-test] $*"; }
 
 # --- podman and friends, from Debian ---------------------------------------------------------
+# podman-compose and CNI's dnsname plugin (containers find each other by service name on a
+# compose network) for --compose.
 need=()
-for pkg in podman runc debootstrap uidmap fuse-overlayfs; do
+for pkg in podman runc debootstrap uidmap fuse-overlayfs podman-compose \
+           golang-github-containernetworking-plugin-dnsname; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ "${#need[@]}" -gt 0 ]; then
@@ -61,13 +76,16 @@ say "building localhost/sanitas-testdeps:test (PostgreSQL, Redis, moto $moto)"
 quiet "${BUILD[@]}" -q -f deploy/container/Containerfile.testdeps --build-arg "MOTO_VERSION=$moto" \
   -t localhost/sanitas-testdeps:test deploy/container
 
+[ "$MODE" = compose ] && { . scripts/container-compose-test.sh; exit 0; }
+[ "$MODE" = kube ] && { . scripts/container-kube-test.sh; exit 0; }
+
 # --- the services, each its own container on the host's loopback ----------------------------
 PG_PORT=55432 REDIS_PORT=56379 S3_PORT=59000 API_PORT=58000 ICAP_PORT=51344
 NAMES=(sanitas-ct-pg sanitas-ct-redis sanitas-ct-s3 sanitas-ct-api sanitas-ct-worker1
        sanitas-ct-worker2 sanitas-ct-icap)
 cleanup() {
   [ "$KEEP" = 1 ] && { say "left running: ${NAMES[*]}"; return; }
-  "${PODMAN[@]}" rm -f -t 5 "${NAMES[@]}" >/dev/null 2>&1 || true
+  "${PODMAN[@]}" rm -f -v -t 5 "${NAMES[@]}" >/dev/null 2>&1 || true  # -v: anonymous volumes
 }
 trap cleanup EXIT
 cleanup
