@@ -2,7 +2,7 @@
 // secret with the page's button (read back from the browser's clipboard), and sends a text
 // file from Node to POST /api/v1/sanitize with it in X-API-Key: 200 and the clean text. It
 // revokes the key on the page, after which the same call answers 401. A Free (GUEST) account
-// sees the Pro plan notice instead of the form. The admin opens the user's keys from the Users
+// sees the Pro plan notices instead of the key and webhook forms. The admin opens the user's keys from the Users
 // tab and revokes one (which then answers 401 too), finds the user's key actions in the Audit
 // tab through its user picker, and sees the sanitized file's SHA-256 digests in the File
 // Management detail, checked against the bytes that went in and came out.
@@ -107,6 +107,9 @@ export async function apiKeys({ newPage, base, admin, readOutboxLink, dataDir, l
   const notice = guestPage.getByTestId('api-keys-plan-notice');
   await notice.getByText('API access is part of the Pro plan').waitFor();
   assert(await guestPage.getByLabel('Key name').count() === 0, 'a GUEST sees the key form');
+  // Webhooks, on the same page, are a Pro feature too.
+  await guestPage.getByTestId('webhooks-plan-notice').getByText('Webhooks are part of the Pro plan').waitFor();
+  assert(await guestPage.getByLabel('Endpoint URL').count() === 0, 'a GUEST sees the webhook form');
   await notice.getByRole('link', { name: 'See the plans' }).click();
   await guestPage.waitForURL(`${base}/pricing`);
   await guestPage.context().close();
