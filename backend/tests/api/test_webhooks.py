@@ -221,6 +221,29 @@ def test_test_event_is_queued(api, pro, db_session):
     assert db_session.scalar(select(WebhookDelivery.id)) is None
 
 
+def test_the_list_shows_each_endpoints_newest_delivery(api, pro, db_session):
+    quiet = _create(api, pro[1])["webhook"]
+    busy = _create(api, pro[1])["webhook"]
+    assert quiet["lastDelivery"] is None
+    first = api.post(f"/api/webhooks/{busy['id']}/test", headers=pro[1]).json()["data"]
+    db_session.execute(update(WebhookDelivery).where(WebhookDelivery.id == first["id"])
+                       .values(created_at=utcnow() - timedelta(minutes=5), state="failed",
+                               attempts=11, last_status_code=500, finished_at=utcnow()))
+    db_session.commit()
+    listed = {w["id"]: w for w in api.get("/api/webhooks", headers=pro[1]).json()["data"]}
+    assert listed[quiet["id"]]["lastDelivery"] is None
+    last = listed[busy["id"]]["lastDelivery"]
+    assert last["state"] == "failed" and last["lastStatusCode"] == 500
+    assert last["attempts"] == 11 and last["eventType"] == "webhook.test"
+    second = api.post(f"/api/webhooks/{busy['id']}/test", headers=pro[1]).json()["data"]
+    listed = {w["id"]: w for w in api.get("/api/webhooks", headers=pro[1]).json()["data"]}
+    last = listed[busy["id"]]["lastDelivery"]
+    assert last["state"] == "pending" and last["createdAt"] == second["createdAt"]
+    changed = api.put(f"/api/webhooks/{busy['id']}", headers=pro[1],
+                      json={"url": PUBLIC, "events": EVENTS, "enabled": False}).json()["data"]
+    assert changed["lastDelivery"]["createdAt"] == second["createdAt"]
+
+
 def test_finished_and_expired_files_queue_events(api, settings, db_session, factory, pro):
     user, headers = pro
     completed_hook = _create(api, headers, events=["file.completed"])["webhook"]

@@ -2311,6 +2311,25 @@ export interface components {
          * @enum {string}
          */
         JobState: "waiting" | "active" | "completed" | "failed";
+        /**
+         * LastDelivery
+         * @description The endpoint's newest delivery, for a glance at whether it is healthy.
+         */
+        LastDelivery: {
+            /** Attempts */
+            attempts: number;
+            /** Createdat */
+            createdAt: string;
+            /** Eventtype */
+            eventType: string;
+            /** Finishedat */
+            finishedAt?: string | null;
+            /** Lasterror */
+            lastError?: string | null;
+            /** Laststatuscode */
+            lastStatusCode?: number | null;
+            state: components["schemas"]["DeliveryState"];
+        };
         /** LoginIn */
         LoginIn: {
             /** Email */
@@ -2969,6 +2988,8 @@ export interface components {
             events: components["schemas"]["WebhookEvent"][];
             /** Id */
             id: string;
+            /** @description The newest delivery; none before the first event */
+            lastDelivery?: components["schemas"]["LastDelivery"] | null;
             /** Updatedat */
             updatedAt: string;
             /** Url */

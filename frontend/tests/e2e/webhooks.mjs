@@ -154,6 +154,10 @@ export async function webhooks({ newPage, base, readOutboxLink, dataDir, toast, 
     assert(Math.abs(Date.now() / 1000 - Number(test.headers['webhook-timestamp'])) < 300, 'the webhook-timestamp is off');
     assert(test.method === 'POST' && test.path === '/hooks/sanitas', `the test event came as ${test.method} ${test.path}`);
     assert((await testDelivery.innerText()).includes(test.headers['webhook-id']), 'the log does not show the event id the receiver got');
+    // The row itself says how the newest delivery went (the list follows it while pending).
+    const lastDelivery = row.getByTestId('webhook-last-delivery');
+    await lastDelivery.getByTestId('webhook-last-delivery-state').getByText('Delivered').waitFor({ timeout: 10_000 });
+    assert((await lastDelivery.innerText()).includes('webhook.test'), 'the row does not name the newest delivery');
     await page.evaluate(() => window.scrollTo(0, 0));
     await shots(page, 'profile-webhooks');
 

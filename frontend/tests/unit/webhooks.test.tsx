@@ -92,6 +92,44 @@ describe('profile: webhooks', () => {
     expect(rows[0]).toHaveTextContent('Created');
   });
 
+  it('shows each endpoint’s newest delivery, and follows it while it is pending', async () => {
+    const failing = aWebhook({
+      lastDelivery: { eventType: 'file.completed', state: 'failed', attempts: 11, createdAt: '2026-03-02T09:00:00Z',
+        finishedAt: '2026-03-03T09:00:00Z', lastStatusCode: 503, lastError: 'HTTP 503' },
+    });
+    const pending = { ...disabledHook, lastDelivery: { eventType: 'webhook.test', state: 'pending' as const, attempts: 0,
+      createdAt: '2026-03-04T09:00:00Z', finishedAt: null, lastStatusCode: null, lastError: null } };
+    const delivered = { ...pending, lastDelivery: { ...pending.lastDelivery, state: 'succeeded' as const, attempts: 1,
+      finishedAt: '2026-03-04T09:00:01Z', lastStatusCode: 204 } };
+    let answer: Webhook[] = [failing, pending];
+    renderProfile('USER', [], []);
+    const routes = apiClient.defaults.adapter;
+    // Answer the list from a variable the test changes, and the rest as before.
+    apiClient.defaults.adapter = async (config) => {
+      if (config.url === '/api/webhooks') {
+        calls.push({ method: 'GET', url: config.url, data: undefined });
+        return { data: ok(answer), status: 200, statusText: '', headers: {}, config };
+      }
+      return (routes as (c: typeof config) => Promise<never>)(config);
+    };
+    const s = await section();
+    const rows = await s.findAllByTestId('webhook-row');
+    const first = within(rows[0]).getByTestId('webhook-last-delivery');
+    expect(within(first).getByTestId('webhook-last-delivery-state')).toHaveTextContent('Failed');
+    expect(first).toHaveTextContent('file.completed');
+    expect(first).toHaveTextContent('HTTP 503');
+    expect(within(rows[1]).getByTestId('webhook-last-delivery-state')).toHaveTextContent('Pending');
+    answer = [failing, delivered];
+    await waitFor(() => expect(within(rows[1]).getByTestId('webhook-last-delivery-state')).toHaveTextContent('Delivered'), { timeout: 5000 });
+    expect(within(rows[1]).getByTestId('webhook-last-delivery')).toHaveTextContent('HTTP 204');
+  });
+
+  it('says when an endpoint has had no delivery', async () => {
+    renderProfile('USER', [aWebhook()]);
+    const s = await section();
+    expect(await s.findByTestId('webhook-last-delivery')).toHaveTextContent('None yet');
+  });
+
   it('says when there are none', async () => {
     renderProfile('USER', []);
     const s = await section();

@@ -33,6 +33,18 @@ class WebhookIn(BaseModel):
         return sorted(set(value), key=list(WebhookEvent).index)
 
 
+class LastDelivery(CamelModel):
+    """The endpoint's newest delivery, for a glance at whether it is healthy."""
+
+    event_type: str
+    state: DeliveryState
+    attempts: int
+    created_at: UtcTimestamp
+    finished_at: UtcTimestamp | None = None
+    last_status_code: int | None = None
+    last_error: str | None = None
+
+
 class WebhookOut(CamelModel):
     id: str
     url: str
@@ -40,6 +52,8 @@ class WebhookOut(CamelModel):
     enabled: bool
     created_at: UtcTimestamp
     updated_at: UtcTimestamp
+    last_delivery: LastDelivery | None = Field(None, description="The newest delivery; none "
+                                                                 "before the first event")
 
 
 class WebhookCreated(CamelModel):

@@ -35,7 +35,7 @@ from sanitas.models.webhook import (
 )
 from sanitas.schemas import iso
 from sanitas.webhooks import ssrf
-from sanitas.webhooks.schemas import DeliveryOut, WebhookIn, WebhookOut
+from sanitas.webhooks.schemas import DeliveryOut, LastDelivery, WebhookIn, WebhookOut
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +125,24 @@ def _audit_detail(webhook: Webhook) -> dict[str, Any]:
             "enabled": webhook.enabled}
 
 
-def webhook_out(webhook: Webhook) -> WebhookOut:
-    return WebhookOut.model_validate(webhook)
+def _last_deliveries(session: Session, webhook_ids: list[str]) -> dict[str, WebhookDelivery]:
+    """Each endpoint's newest delivery (one query, whatever the number of endpoints)."""
+    if not webhook_ids:
+        return {}
+    newest = (select(WebhookDelivery.id, func.row_number().over(
+        partition_by=WebhookDelivery.webhook_id,
+        order_by=(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())).label("n"))
+        .where(WebhookDelivery.webhook_id.in_(webhook_ids)).subquery())
+    rows = session.scalars(select(WebhookDelivery).join(newest, newest.c.id == WebhookDelivery.id)
+                           .where(newest.c.n == 1)).all()
+    return {row.webhook_id: row for row in rows}
+
+
+def webhook_out(webhook: Webhook, last: WebhookDelivery | None = None) -> WebhookOut:
+    out = WebhookOut.model_validate(webhook)
+    if last is not None:
+        out.last_delivery = LastDelivery.model_validate(last)
+    return out
 
 
 def create_webhook(session: Session, settings: Settings, user: User, body: WebhookIn, *,
@@ -158,7 +174,8 @@ def list_webhooks(session: Session, user: User) -> list[WebhookOut]:
     check_plan(user)
     rows = session.scalars(select(Webhook).where(Webhook.user_id == user.id)
                            .order_by(Webhook.created_at.desc(), Webhook.id)).all()
-    return [webhook_out(w) for w in rows]
+    last = _last_deliveries(session, [w.id for w in rows])
+    return [webhook_out(w, last.get(w.id)) for w in rows]
 
 
 def update_webhook(session: Session, settings: Settings, user: User, webhook_id: str,
@@ -175,7 +192,7 @@ def update_webhook(session: Session, settings: Settings, user: User, webhook_id:
            target=("webhook", webhook.id),
            detail={**after, "changed": sorted(k for k in after if after[k] != before[k])})
     session.commit()
-    return webhook_out(webhook)
+    return webhook_out(webhook, _last_deliveries(session, [webhook.id]).get(webhook.id))
 
 
 def delete_webhook(session: Session, user: User, webhook_id: str, *, ip: str | None) -> None:

@@ -116,7 +116,13 @@ export const webhooksQuery = () => queryOptions({
   queryFn: async () => (await api('get', '/api/webhooks')).data,
   staleTime: 0,
 });
-export const useWebhooks = (enabled = true) => useQuery({ ...webhooksQuery(), enabled });
+/** The endpoints, fetched again every couple of seconds while one's newest delivery is pending
+ * (its "Last delivery" line follows it). */
+export const useWebhooks = (enabled = true) => useQuery({
+  ...webhooksQuery(),
+  enabled,
+  refetchInterval: (query) => (query.state.data?.some((w) => w.lastDelivery?.state === 'pending') ? DELIVERY_POLL_MS : false),
+});
 
 export const deliveriesQuery = (id: string) => queryOptions({
   queryKey: webhookKeys.deliveries(id),
@@ -170,12 +176,16 @@ export function useDeleteWebhook() {
   });
 }
 
-/** Queue a `webhook.test` delivery; the endpoint's log is fetched again (and then follows it). */
+/** Queue a `webhook.test` delivery; the endpoint's log and the list are fetched again (and then
+ * follow it). */
 export function useSendTestEvent() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: sendTestEvent,
-    onSuccess: (_data, id) => queryClient.invalidateQueries({ queryKey: webhookKeys.deliveries(id) }),
+    onSuccess: (_data, id) => Promise.all([
+      queryClient.invalidateQueries({ queryKey: webhookKeys.deliveries(id) }),
+      queryClient.invalidateQueries({ queryKey: webhookKeys.all, exact: true }),
+    ]),
   });
 }
 

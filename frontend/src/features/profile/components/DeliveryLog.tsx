@@ -10,6 +10,12 @@ const STATES: Record<DeliveryState, { label: string; className: string }> = {
   failed: { label: 'Failed', className: 'bg-red-100 text-red-800' },
 };
 
+/** A delivery's state as a coloured badge. */
+export function DeliveryStateBadge({ state, testId }: { state: DeliveryState; testId: string }) {
+  const look = STATES[state];
+  return <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${look.className}`} data-testid={testId}>{look.label}</span>;
+}
+
 /** What an attempt got back: the HTTP status, or why there was none. */
 export function attemptOutcome(attempt: Pick<DeliveryAttempt, 'statusCode' | 'error'>): string {
   if (attempt.statusCode != null) return attempt.error ? `HTTP ${attempt.statusCode}: ${attempt.error}` : `HTTP ${attempt.statusCode}`;
@@ -50,14 +56,13 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
 }
 
 function DeliveryItem({ delivery }: { delivery: Delivery }) {
-  const state = STATES[delivery.state];
   const attempts = delivery.attemptLog ?? [];
   return (
     <li className="space-y-2 rounded-lg border border-slate-200 bg-white p-3 text-sm" data-testid="delivery"
       data-state={delivery.state} data-event-type={delivery.eventType}>
       <div className="flex flex-wrap items-center gap-2">
         <code className="font-mono text-slate-900" data-testid="delivery-event">{delivery.eventType}</code>
-        <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${state.className}`} data-testid="delivery-state">{state.label}</span>
+        <DeliveryStateBadge state={delivery.state} testId="delivery-state" />
         <span className="text-xs text-slate-500">{formatDateTime(delivery.createdAt)}</span>
       </div>
       <dl className="grid gap-x-4 gap-y-1 text-xs sm:grid-cols-3">

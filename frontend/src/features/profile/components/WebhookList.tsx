@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { Spinner } from '../../../components/ui';
 import { formatDateTime } from '../../../lib/format';
 import type { NewWebhook, Webhook } from '../api';
-import { DeliveryLog } from './DeliveryLog';
+import { DeliveryLog, DeliveryStateBadge, attemptOutcome } from './DeliveryLog';
 import { WebhookForm, type FormResult } from './WebhookForm';
 
 /**
@@ -84,6 +84,23 @@ function WebhookRow({ webhook, onToggle, onSave, onDelete, onTest, busy, testing
       <dl className="grid gap-x-4 gap-y-1 text-xs sm:grid-cols-2">
         <div><dt className="text-slate-500">Created</dt><dd className="text-slate-800">{formatDateTime(webhook.createdAt)}</dd></div>
         <div><dt className="text-slate-500">Last changed</dt><dd className="text-slate-800">{formatDateTime(webhook.updatedAt)}</dd></div>
+        <div className="sm:col-span-2" data-testid="webhook-last-delivery">
+          <dt className="text-slate-500">Last delivery</dt>
+          <dd className="flex flex-wrap items-center gap-2 text-slate-800">
+            {webhook.lastDelivery ? (
+              <>
+                <DeliveryStateBadge state={webhook.lastDelivery.state} testId="webhook-last-delivery-state" />
+                <code className="font-mono">{webhook.lastDelivery.eventType}</code>
+                <span>{formatDateTime(webhook.lastDelivery.finishedAt ?? webhook.lastDelivery.createdAt)}</span>
+                {(webhook.lastDelivery.lastStatusCode != null || webhook.lastDelivery.lastError) && (
+                  <span className="text-slate-600">
+                    {attemptOutcome({ statusCode: webhook.lastDelivery.lastStatusCode ?? null, error: webhook.lastDelivery.lastError ?? null })}
+                  </span>
+                )}
+              </>
+            ) : 'None yet'}
+          </dd>
+        </div>
       </dl>
 
       {mode === 'edit' ? (
