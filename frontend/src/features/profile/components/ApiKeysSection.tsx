@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Alert, Spinner } from '../../../components/ui';
@@ -9,7 +9,7 @@ import {
   type ApiKey, type ApiKeyScope, type CreatedApiKey,
 } from '../api';
 import { ApiKeyList } from './ApiKeyList';
-import { copyText } from './copyText';
+import { SecretShownOnce } from './SecretShownOnce';
 
 const SCOPES = Object.keys(API_KEY_SCOPES) as ApiKeyScope[];
 const isPlanRequired = (error: unknown) => error instanceof ApiError && error.code === 'plan_required';
@@ -95,7 +95,11 @@ function ApiKeysManager({ onPlanRequired }: { onPlanRequired: () => void }) {
 
   return (
     <>
-      {created && <NewKeyPanel created={created} onDone={() => setCreated(null)} />}
+      {created && (
+        <SecretShownOnce id="new-key-heading" testId="new-api-key" secretTestId="api-key-secret" noun="key"
+          heading={<>Your new key “{created.key.name}”</>} secret={created.secret} onDone={() => setCreated(null)}
+          why={<>Sanitas keeps only a fingerprint of the key, so nobody can show it to you later. If you lose it, revoke it and create a new one.</>} />
+      )}
 
       <form onSubmit={onCreate} noValidate className="space-y-4 rounded-xl border border-slate-200 p-4" aria-labelledby="new-key-form-heading">
         <h3 id="new-key-form-heading" className="text-sm font-semibold text-slate-900">Create a key</h3>
@@ -148,39 +152,6 @@ function ApiKeysManager({ onPlanRequired }: { onPlanRequired: () => void }) {
 
       <HowToUse />
     </>
-  );
-}
-
-/** The secret, shown once: a copy button and a plain warning that it cannot be shown again. */
-function NewKeyPanel({ created, onDone }: { created: CreatedApiKey; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
-  const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => ref.current?.focus(), []);
-
-  const onCopy = async () => {
-    if (await copyText(created.secret)) {
-      setCopied(true);
-      toast.success('API key copied');
-    } else {
-      toast.error('Could not copy: select the key and copy it yourself');
-    }
-  };
-
-  return (
-    <div ref={ref} tabIndex={-1} role="region" aria-labelledby="new-key-heading" data-testid="new-api-key"
-      className="space-y-3 rounded-xl border border-green-300 bg-green-50 p-4 focus:outline-none focus:ring-2 focus:ring-green-500">
-      <h3 id="new-key-heading" className="font-semibold text-green-900">Your new key “{created.key.name}”</h3>
-      <p className="text-sm text-green-900">
-        <strong>Copy it now: you won’t see it again.</strong> Sanitas keeps only a fingerprint of the key, so nobody can show it
-        to you later. If you lose it, revoke it and create a new one.
-      </p>
-      <div className="flex flex-col gap-2 sm:flex-row sm:items-center">
-        <code className="min-w-0 flex-1 select-all break-all rounded-lg border border-green-200 bg-white px-3 py-2 font-mono text-sm text-slate-900"
-          data-testid="api-key-secret">{created.secret}</code>
-        <button type="button" className="btn-primary shrink-0" onClick={() => void onCopy()}>{copied ? 'Copied' : 'Copy key'}</button>
-      </div>
-      <button type="button" className="btn-secondary" onClick={onDone}>I have saved it</button>
-    </div>
   );
 }
 

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Alert, Spinner } from '../../../components/ui';
@@ -8,7 +8,7 @@ import {
   useCreateWebhook, useDeleteWebhook, useSendTestEvent, useUpdateWebhook, useWebhooks,
   type CreatedWebhook, type NewWebhook, type Webhook,
 } from '../api';
-import { copyText } from './copyText';
+import { SecretShownOnce } from './SecretShownOnce';
 import { WebhookForm, saveProblem, type FormResult } from './WebhookForm';
 import { WebhookList } from './WebhookList';
 
@@ -121,7 +121,11 @@ function WebhooksManager({ onPlanRequired }: { onPlanRequired: () => void }) {
 
   return (
     <>
-      {created && <NewSecretPanel created={created} onDone={() => setCreated(null)} />}
+      {created && (
+        <SecretShownOnce id="new-webhook-heading" testId="new-webhook" secretTestId="webhook-secret" noun="secret"
+          heading={<>Signing secret for {created.webhook.url}</>} secret={created.secret} onDone={() => setCreated(null)}
+          why={<>Your program uses it to check that a request really comes from Sanitas. If you lose it, delete the webhook and add it again.</>} />
+      )}
 
       <div className="space-y-4 rounded-xl border border-slate-200 p-4">
         <h3 id="new-webhook-form-heading" className="text-sm font-semibold text-slate-900">Add an endpoint</h3>
@@ -152,35 +156,3 @@ function WebhooksManager({ onPlanRequired }: { onPlanRequired: () => void }) {
   );
 }
 
-/** The signing secret, shown once: a copy button and a plain warning that it cannot be shown again. */
-function NewSecretPanel({ created, onDone }: { created: CreatedWebhook; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
-  const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => ref.current?.focus(), []);
-
-  const onCopy = async () => {
-    if (await copyText(created.secret)) {
-      setCopied(true);
-      toast.success('Signing secret copied');
-    } else {
-      toast.error('Could not copy: select the secret and copy it yourself');
-    }
-  };
-
-  return (
-    <div ref={ref} tabIndex={-1} role="region" aria-labelledby="new-webhook-heading" data-testid="new-webhook"
-      className="space-y-3 rounded-xl border border-green-300 bg-green-50 p-4 focus:outline-none focus:ring-2 focus:ring-green-500">
-      <h3 id="new-webhook-heading" className="font-semibold text-green-900">Signing secret for {created.webhook.url}</h3>
-      <p className="text-sm text-green-900">
-        <strong>Copy it now: you won’t see it again.</strong> Your program uses it to check that a request really comes from
-        Sanitas. If you lose it, delete the webhook and add it again.
-      </p>
-      <div className="flex flex-col gap-2 sm:flex-row sm:items-center">
-        <code className="min-w-0 flex-1 select-all break-all rounded-lg border border-green-200 bg-white px-3 py-2 font-mono text-sm text-slate-900"
-          data-testid="webhook-secret">{created.secret}</code>
-        <button type="button" className="btn-primary shrink-0" onClick={() => void onCopy()}>{copied ? 'Copied' : 'Copy secret'}</button>
-      </div>
-      <button type="button" className="btn-secondary" onClick={onDone}>I have saved it</button>
-    </div>
-  );
-}
