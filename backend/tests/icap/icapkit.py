@@ -89,11 +89,11 @@ class Answer:
 
 
 def client(port: int, service: str, *args: str, body: Path | None = None,
-           out: Path | None = None, timeout: float = 60) -> Answer:
-    """One c-icap-client call (-v) against 127.0.0.1:`port`; `args` are its other options
+           out: Path | None = None, timeout: float = 60, host: str = "127.0.0.1") -> Answer:
+    """One c-icap-client call (-v) against `host`:`port`; `args` are its other options
     (e.g. "-resp", url, "-nopreview")."""
     binary = need("c-icap-client", "c-icap")
-    argv = [binary, "-i", "127.0.0.1", "-p", str(port), "-s", service, "-v", *args]
+    argv = [binary, "-i", host, "-p", str(port), "-s", service, "-v", *args]
     if body is not None:
         argv += ["-f", str(body)]
     if out is not None:
@@ -107,9 +107,21 @@ def client(port: int, service: str, *args: str, body: Path | None = None,
 
 
 # -- a web server and Squid ----------------------------------------------------------------------
+@dataclass
+class Received:
+    """A POST or PUT as the web server got it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
 class _Handler(SimpleHTTPRequestHandler):
-    """Serves the folder's files; a POST or PUT is answered with the body it received (so a
-    test sees what REQMOD made of an upload)."""
+    """Serves the folder's files; a POST or PUT is recorded (`WebServer.received`) and
+    answered with the body it received (so a test sees what REQMOD made of an upload)."""
+
+    received: list[Received]
 
     def log_message(self, *args: object) -> None:
         pass
@@ -117,6 +129,8 @@ class _Handler(SimpleHTTPRequestHandler):
     def _echo(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         data = self.rfile.read(length)
+        self.received.append(Received(self.command, self.path,
+                                      {k.lower(): v for k, v in self.headers.items()}, data))
         self.send_response(200)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Content-Length", str(len(data)))
@@ -130,8 +144,10 @@ class _Handler(SimpleHTTPRequestHandler):
 
 class WebServer:
     def __init__(self, folder: Path) -> None:
+        self.received: list[Received] = []
+        handler = type("Handler", (_Handler,), {"received": self.received})
         self.server = ThreadingHTTPServer(("127.0.0.1", 0),
-                                          partial(_Handler, directory=str(folder)))
+                                          partial(handler, directory=str(folder)))
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -209,6 +225,58 @@ def start_squid(icap_port: int, service: str = "sanitize") -> Squid:
 def stop_squid(squid: Squid) -> None:
     stop_server(squid.proc)
     shutil.rmtree(squid.folder, ignore_errors=True)
+
+
+# -- multipart/form-data -------------------------------------------------------------------------
+BOUNDARY = "----WebKitFormBoundary7MA4YWxkTrZu0gW"
+
+
+def form_part(name: str, data: bytes, filename: str | None = None,
+              content_type: str | None = None) -> bytes:
+    """One part (headers, blank line, data) as a browser writes it."""
+    disposition = f'form-data; name="{name}"'
+    if filename is not None:
+        disposition += f'; filename="{filename}"'
+    head = f"Content-Disposition: {disposition}\r\n"
+    if content_type is not None:
+        head += f"Content-Type: {content_type}\r\n"
+    return head.encode() + b"\r\n" + data
+
+
+def form_body(*parts: bytes, boundary: str = BOUNDARY) -> bytes:
+    """A multipart/form-data body of `parts` (from form_part)."""
+    delimiter = b"--" + boundary.encode()
+    return b"".join(delimiter + b"\r\n" + p + b"\r\n" for p in parts) + delimiter + b"--\r\n"
+
+
+@dataclass
+class FormPart:
+    raw: bytes  # headers, blank line and data, as sent
+    headers: dict[str, str]  # lower-case names
+    data: bytes
+
+    @property
+    def filename(self) -> str | None:
+        found = re.search(r'filename="([^"]*)"', self.headers.get("content-disposition", ""))
+        return found.group(1) if found else None
+
+
+def form_parts(body: bytes, boundary: str = BOUNDARY) -> list[FormPart]:
+    """The parts of a form the tests built (their data never holds the delimiter); an
+    AssertionError when the body is not framed by `boundary`."""
+    delimiter = b"--" + boundary.encode()
+    assert body.startswith(delimiter + b"\r\n"), body[:100]
+    assert body.endswith(b"\r\n" + delimiter + b"--\r\n"), body[-100:]
+    inner = body[len(delimiter) + 2:-(len(delimiter) + 6)]
+    parts = []
+    for raw in inner.split(b"\r\n" + delimiter + b"\r\n"):
+        head, _, data = raw.partition(b"\r\n\r\n")
+        headers = {}
+        for line in head.decode("utf-8").split("\r\n"):
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        parts.append(FormPart(raw, headers, data))
+    return parts
 
 
 def _read(path: Path) -> str:

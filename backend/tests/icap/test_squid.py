@@ -10,9 +10,18 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from oletools.olevba import VBA_Parser
 from PIL import Image
 
-from tests.icap.icapkit import Squid, WebServer, start_icap, start_squid, stop_icap, stop_squid
+from tests.icap.icapkit import (
+    Squid,
+    WebServer,
+    form_parts,
+    start_icap,
+    start_squid,
+    stop_icap,
+    stop_squid,
+)
 
 GPS_IFD = 0x8825
 
@@ -89,3 +98,31 @@ def test_upload_through_squid_reaches_the_server_sanitized(proxy, samples):
         assert not any("vbaproject" in n.lower() for n in archive.namelist())
     assert response.headers["x-received-type"] == (
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+
+
+def test_form_upload_through_squid_reaches_the_server_sanitized(proxy, samples):
+    """A browser-style POST of a form (a text field, a macro document, a photo): the web
+    server receives the same form with the document macro-free and the photo without GPS."""
+    squid, web = proxy
+    with httpx.Client(proxy=squid.proxy, timeout=60, trust_env=False) as http:
+        response = http.post(web.url("forms/submit"), data={"title": "Quarterly report"},
+                             files=[("document", ("macro.docm",
+                                                  samples["macro.docm"].read_bytes(),
+                                                  "application/vnd.ms-word.document."
+                                                  "macroEnabled.12")),
+                                    ("photo", ("photo.jpg", samples["photo.jpg"].read_bytes(),
+                                               "image/jpeg"))])
+    assert response.status_code == 200
+    received = [r for r in web.received if r.path == "/forms/submit"]
+    assert len(received) == 1
+    got = received[0]
+    content_type = got.headers["content-type"]
+    assert content_type.startswith("multipart/form-data; boundary=")
+    boundary = content_type.split("boundary=", 1)[1]
+    assert got.headers["content-length"] == str(len(got.body))
+    title, document, photo = form_parts(got.body, boundary)
+    assert title.data == b"Quarterly report"
+    assert document.filename == "macro.docx"
+    assert not VBA_Parser("macro.docx", data=document.data).detect_vba_macros()
+    image = Image.open(io.BytesIO(photo.data))
+    assert image.format == "JPEG" and not image.getexif().get_ifd(GPS_IFD)

@@ -2,13 +2,16 @@
 go to the sandbox in worker threads (at most `icap_workers` at once).
 
 One transaction (REQMOD or RESPMOD with a body):
-  1. the heads may decide alone (a non-200 response, an undecodable or multipart body);
+  1. the heads may decide alone (a non-200 response, an undecodable body, a multipart body
+     that is not a form);
   2. with a preview, its bytes may decide (a type the engine does not take, an executable, a
      type set aside, a declared size over the limit): 204 or a block page, without the rest;
   3. otherwise the body is spooled to a locked scratch folder under the data dir (bounded),
      gzip/deflate decoded (bounded), and sanitized by `run_sanitizer`;
   4. clean: 204 (or the original echoed when the client does not allow 204); sanitized: the
      HTTP message with the new body and fixed Content-Type/Length; refused: a 403 page.
+A multipart/form-data body is split into its parts at step 3 (form.py) and each file part
+goes through the sandbox in turn; the form is put back together with the cleaned files.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas.config import Settings
 from sanitas.engine.report import Result
-from sanitas.icap import audit, service
+from sanitas.icap import audit, form, service
 from sanitas.icap.httpmsg import HttpHead, name_from_url
 from sanitas.icap.protocol import (
     LAST_CHUNK,
@@ -250,6 +253,7 @@ class IcapServer:
             self._pass(conn, request, chosen, message, None, as_request, "no body")
             return
         verdict = service.before_body(self.settings, request.method, message, http_request)
+        boundary = service.form_boundary(message) if verdict is None else None
         scratch = JobScratch(self.settings, "icap" + secrets.token_hex(2))
         spool = Spool(scratch.path / "body", self.settings.icap_max_body_bytes)
         body = conn.chunks()
@@ -263,7 +267,7 @@ class IcapServer:
                     request.preview_eof = ieof
                     in_preview = False
                     if not ieof:
-                        verdict = verdict or self._by_head(spool, message, name)
+                        verdict = verdict or self._by_head(spool, message, name, boundary)
                         if verdict is not None:  # decided on the preview: no more bytes
                             await self._conclude_early(conn, request, chosen, message, verdict,
                                                        tx, started, spool)
@@ -281,7 +285,8 @@ class IcapServer:
             spool.close()
             tx.size, tx.sha256 = spool.size, spool.digest.hexdigest()
             if overflow:
-                verdict = verdict or self._by_head(spool, message, name, overflow=True) \
+                verdict = verdict or self._by_head(spool, message, name, boundary,
+                                                   overflow=True) \
                     or service.oversize(self.settings)
                 await self._conclude_overflow(conn, request.may_204 or in_preview, chosen,
                                               message, verdict, body, spool, as_request)
@@ -289,14 +294,14 @@ class IcapServer:
                 tx.sha256 = None
                 self._audit(tx, verdict, started)
                 return
-            verdict = verdict or self._by_head(spool, message, name)
+            verdict = verdict or self._by_head(spool, message, name, boundary)
             if verdict is not None:
                 await self._conclude_full(conn, request, chosen, message, verdict, spool,
                                           as_request)
                 self._audit(tx, verdict, started)
                 return
             await self._sanitize(conn, request, chosen, message, spool, scratch.path, name,
-                                 as_request, tx, started)
+                                 as_request, tx, started, boundary)
         finally:
             spool.close()
             scratch.close()
@@ -314,12 +319,16 @@ class IcapServer:
                 ieof = last
         return ieof
 
-    def _by_head(self, spool: Spool, message: HttpHead, name: str, *,
+    def _by_head(self, spool: Spool, message: HttpHead, name: str, boundary: bytes | None, *,
                  overflow: bool = False) -> Verdict | None:
-        """The sniff's verdict on an unencoded body's first bytes, and the declared size."""
+        """The sniff's verdict on an unencoded body's first bytes, and the declared size. A
+        form's first bytes are its first part's headers: only its size decides early."""
         if message.encodings:
             return None  # decoded first, once the whole body is here
         declared = message.content_length
+        if boundary is not None:
+            return service.oversize(self.settings) if declared is not None and \
+                declared > self.settings.icap_max_body_bytes else None
         verdict = service.by_head(self.settings, spool.head, name,
                                   declared if declared is not None else
                                   (None if overflow else spool.size)) if spool.head else None
@@ -375,9 +384,8 @@ class IcapServer:
 
     async def _sanitize(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
                         message: HttpHead, spool: Spool, workdir: Path, name: str,
-                        as_request: bool, tx: audit.Transaction, started: float) -> None:
-        from sanitas.sandbox import SandboxError, run_sanitizer
-
+                        as_request: bool, tx: audit.Transaction, started: float,
+                        boundary: bytes | None) -> None:
         source = spool.path
         if message.encodings:
             source = workdir / "decoded"
@@ -399,22 +407,18 @@ class IcapServer:
                 return
             with open(source, "rb") as fh:
                 head = fh.read(Spool.HEAD)
-            early = service.by_head(self.settings, head, name, source.stat().st_size)
+            early = None if boundary is not None else \
+                service.by_head(self.settings, head, name, source.stat().st_size)
             if early is not None:
                 await self._conclude_full(conn, request, chosen, message, early, spool, as_request)
                 self._audit(tx, early, started)
                 return
+        if boundary is not None:
+            await self._sanitize_form(conn, request, chosen, message, spool, source, workdir,
+                                      boundary, as_request, tx, started)
+            return
         out = workdir / "out"
-        out.mkdir()
-        async with self.jobs:
-            try:
-                result = await asyncio.to_thread(
-                    run_sanitizer, source, out, mode=chosen.mode, settings=self.settings,
-                    original_name=name, policy=chosen.policy)
-            except SandboxError as exc:
-                log.error("icap: the sandbox failed: %s", exc)
-                raise IcapError(500, "The sandbox failed while processing this body.",
-                                "sandbox_failed", close=False) from exc
+        result = await self._run(source, out, name, chosen)
         tx.result = result
         if result.status != "ok" or not result.output:
             verdict = service.block(result.reason or "The file could not be sanitized.",
@@ -431,9 +435,7 @@ class IcapServer:
             tx.outcome = "clean"
             self._audit(tx, None, started)
             return
-        output = Path(result.output)
-        if not output.is_absolute():
-            output = out / output
+        output = self._output(result, out)
         new_head = self._rewritten(message, result, name, output.stat().st_size)
         findings = sum(1 for f in result.findings if f.action != "kept")
         await self._message_from(conn, chosen, new_head, output, None, as_request=as_request,
@@ -441,17 +443,119 @@ class IcapServer:
         tx.outcome, tx.output_size = "sanitized", output.stat().st_size
         self._audit(tx, None, started)
 
-    def _rewritten(self, message: HttpHead, result: Result, name: str, size: int) -> HttpHead:
+    async def _run(self, source: Path, out: Path, name: str, chosen: ServicePolicy) -> Result:
+        """`source` through the sandbox into the new folder `out` (a worker slot held)."""
+        from sanitas.sandbox import SandboxError, run_sanitizer
+
+        out.mkdir()
+        async with self.jobs:
+            try:
+                return await asyncio.to_thread(
+                    run_sanitizer, source, out, mode=chosen.mode, settings=self.settings,
+                    original_name=name, policy=chosen.policy)
+            except SandboxError as exc:
+                log.error("icap: the sandbox failed: %s", exc)
+                raise IcapError(500, "The sandbox failed while processing this body.",
+                                "sandbox_failed", close=False) from exc
+
+    @staticmethod
+    def _output(result: Result, out: Path) -> Path:
+        assert result.output
+        output = Path(result.output)
+        return output if output.is_absolute() else out / output
+
+    async def _sanitize_form(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
+                             message: HttpHead, spool: Spool, source: Path, workdir: Path,
+                             boundary: bytes, as_request: bool, tx: audit.Transaction,
+                             started: float) -> None:
+        """A multipart/form-data body: every file part through the sandbox in turn (fields
+        as they are). Clean parts stay; sanitized parts are replaced; the first part refused
+        blocks the whole message, naming its file. One audit row per file part."""
         from sanitas.engine import safe_output_name
 
+        try:
+            parts = await asyncio.to_thread(form.split, source, boundary, workdir / "parts")
+        except form.FormError as exc:
+            unread = service.by_setting(self.settings.icap_undecodable_action,
+                                        f"The form upload cannot be read: {exc.reason}.",
+                                        exc.code)
+            await self._conclude_full(conn, request, chosen, message, unread, spool,
+                                      as_request)
+            self._audit(tx, unread, started)
+            return
+        changed = findings = 0
+        for number, part in enumerate(parts):
+            if not part.is_file or part.blank:
+                continue
+            part_started = time.monotonic()
+            name = part.name
+            ptx = audit.Transaction(method=tx.method, url=tx.url, name=name, size=part.size,
+                                    sha256=part.sha256, applied=chosen.applied,
+                                    mode=chosen.mode, outcome="passed")
+            with open(part.path, "rb") as fh:
+                head = fh.read(Spool.HEAD)
+            verdict = service.by_head(self.settings, head, name, part.size)
+            if verdict is None:
+                out = workdir / f"out{number}"
+                result = await self._run(part.path, out, name, chosen)
+                ptx.result = result
+                if result.status != "ok" or not result.output:
+                    verdict = service.block(
+                        result.reason or "The file could not be sanitized.",
+                        result.code.value if result.code else "damaged")
+                elif service.is_clean(result, chosen):
+                    ptx.outcome = "clean"
+                    self._audit(ptx, None, part_started)
+                    continue
+                else:
+                    output = self._output(result, out)
+                    original_ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+                    new_name = safe_output_name(name, result.output_type or "") \
+                        if (result.output_type or "") != original_ext else None
+                    part.replace(output, service.media_type(result.output_type), new_name)
+                    changed += 1
+                    findings += sum(1 for f in result.findings if f.action != "kept")
+                    ptx.outcome, ptx.output_size = "sanitized", part.size
+                    self._audit(ptx, None, part_started)
+                    continue
+            if verdict.action == "block":
+                shown = name if len(name) <= 200 else name[:200] + "..."
+                self._block(conn, chosen, service.block(
+                    f'The form\'s file "{shown}" was blocked: {verdict.reason}', verdict.code))
+                self._audit(ptx, verdict, part_started)
+                return
+            self._audit(ptx, verdict, part_started)  # passed unchanged
+        if not changed:
+            if request.may_204:
+                self._no_content(conn, chosen, "clean")
+            else:
+                await self._message_from(conn, chosen, message, spool.path, None,
+                                         as_request=as_request, note="clean")
+            return
+        body = workdir / "form"
+        size = await asyncio.to_thread(form.assemble, parts, boundary, body)
+        new_head = self._fresh(message, size)
+        note = f"sanitized; parts={changed}; findings={findings}"
+        new_head.set("X-Sanitas", note)
+        await self._message_from(conn, chosen, new_head, body, None, as_request=as_request,
+                                 note=note)
+
+    @staticmethod
+    def _fresh(message: HttpHead, size: int) -> HttpHead:
+        """`message`'s head for a new body of `size` bytes: validators, digests, ranges and
+        encodings of the old one no longer hold; the message is sent whole with a length."""
         head = HttpHead(message.start_line, list(message.fields))
-        # The body is new: validators, digests, ranges and encodings of the old one no longer
-        # hold; the message is sent whole with a length.
         head.remove("Content-Encoding", "Transfer-Encoding", "Content-MD5", "Digest",
                     "Content-Digest", "Repr-Digest", "ETag", "Content-Range", "Accept-Ranges",
                     "Last-Modified")
-        head.set("Content-Type", service.media_type(result.output_type))
         head.set("Content-Length", str(size))
+        return head
+
+    def _rewritten(self, message: HttpHead, result: Result, name: str, size: int) -> HttpHead:
+        from sanitas.engine import safe_output_name
+
+        head = self._fresh(message, size)
+        head.set("Content-Type", service.media_type(result.output_type))
         original_ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
         if message.get("Content-Disposition") is not None or \
                 (result.output_type or "") != original_ext:

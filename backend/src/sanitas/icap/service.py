@@ -19,6 +19,7 @@ from sanitas.config import Settings
 from sanitas.engine import formats
 from sanitas.engine.policy import BUILT_IN, Policy
 from sanitas.engine.report import Rejected, RejectionCode, Result
+from sanitas.icap import form
 from sanitas.icap.httpmsg import HttpHead
 from sanitas.icap.protocol import IcapError
 from sanitas.policies.applied import AppliedPolicy, applied_built_in
@@ -156,12 +157,26 @@ def before_body(settings: Settings, method: str, message: HttpHead,
         return by_setting(settings.icap_undecodable_action,
                           f"The body is encoded as {', '.join(encodings)[:60]}, which this "
                           "server cannot decode to inspect it.", "undecodable")
-    content_type = (message.get("content-type") or "").lower()
-    if content_type.startswith("multipart/"):
+    content_type = message.get("content-type") or ""
+    try:
+        if form.boundary_of(content_type) is not None:
+            return None  # a form: split into its parts once the whole body is here
+    except form.FormError as exc:
         return by_setting(settings.icap_undecodable_action,
-                          "Multipart bodies (form uploads of several parts) are not split "
-                          "into their files by this server.", "multipart")
+                          f"The form upload cannot be read: {exc.reason}.", exc.code)
+    if content_type.lower().startswith("multipart/"):
+        return by_setting(settings.icap_undecodable_action,
+                          "Multipart bodies other than form uploads (multipart/form-data) are "
+                          "not split into their parts by this server.", "multipart")
     return None
+
+
+def form_boundary(message: HttpHead) -> bytes | None:
+    """The boundary of a form body whose heads `before_body` let through (None: no form)."""
+    try:
+        return form.boundary_of(message.get("content-type") or "")
+    except form.FormError:
+        return None
 
 
 def by_head(settings: Settings, head: bytes, name: str, size: int | None) -> Verdict | None:
