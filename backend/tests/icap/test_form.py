@@ -5,6 +5,7 @@ SANITAS_ICAP_UNDECODABLE_ACTION. Driven by c-icap-client and, for the bounds, ra
 
 from __future__ import annotations
 
+import gzip
 import io
 import socket
 from pathlib import Path
@@ -222,3 +223,40 @@ def test_form_bounds_over_a_raw_socket(icap: Icap):
     bad_boundary = _exchange(icap, _reqmod(b"x", "multipart/form-data; boundary=" + "b" * 71))
     assert b"X-Sanitas-Code: malformed_form" in bad_boundary
     assert b"boundary is not valid" in bad_boundary
+
+
+def test_gzip_form_is_decoded_and_sent_back_plain(icap: Icap, samples, tmp_path):
+    sent = _hostile_form(samples)
+    (tmp_path / "form.gz").write_bytes(gzip.compress(sent))
+    answer = _post(icap.port, tmp_path / "form.gz", tmp_path / "out", "-hx",
+                   "Content-Encoding: gzip")
+    assert answer.status == 200, answer.text
+    assert "Content-Encoding" not in answer.text.split("POST http://upload.example", 1)[1]
+    parts = form_parts(answer.body or b"")
+    assert parts[0].raw == form_parts(sent)[0].raw
+    assert parts[1].filename == "M\u00e4rz macro.docx"
+
+
+def test_unsupported_part_blocks_the_form_when_the_setting_says_so(tmp_path, samples):
+    server = start_icap(tmp_path / "strict", icap_unsupported_action="block")
+    try:
+        (tmp_path / "form").write_bytes(form_body(
+            TITLE, form_part("video", samples["clip.mp4"].read_bytes(), "clip.mp4")))
+        answer = _post(server.port, tmp_path / "form", tmp_path / "out")
+        assert answer.header("X-Sanitas-Code") == "unsupported_type", answer.text
+        assert "&quot;clip.mp4&quot;" in (answer.body or b"").decode()
+    finally:
+        stop_icap(server)
+
+
+def test_respmod_form_is_split_too_but_byteranges_are_not(icap: Icap, samples, tmp_path):
+    (tmp_path / "form").write_bytes(_hostile_form(samples))
+    answer = client(icap.port, "sanitize", "-resp", "http://files.example/form", "-rhx",
+                    FORM_TYPE, body=tmp_path / "form", out=tmp_path / "out")
+    assert answer.status == 200, answer.text
+    assert (answer.header("X-Sanitas") or "").startswith("sanitized; parts=2")
+    assert form_parts(answer.body or b"")[1].filename == "M\u00e4rz macro.docx"
+    ranges = client(icap.port, "sanitize", "-resp", "http://files.example/form", "-rhx",
+                    f"Content-Type: multipart/byteranges; boundary={BOUNDARY}",
+                    body=tmp_path / "form", out=tmp_path / "out")
+    assert ranges.header("X-Sanitas-Code") == "multipart", ranges.text
