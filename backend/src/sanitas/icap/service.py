@@ -96,15 +96,17 @@ def resolve(factory: sessionmaker[Session] | None, service: str,
 
 
 def engine_fingerprint() -> str:
-    """A digest of the package version and the engine's source: it changes when an upgrade
-    may change what the engine does to a file."""
-    from sanitas import engine
+    """A digest of the package version and the source of the engine and of this ICAP
+    package: it changes when an upgrade may change what the engine does to a file or how a
+    transaction is answered (a form's parts, what passes, what is blocked)."""
+    from sanitas import engine, icap
 
     digest = hashlib.sha256(VERSION.encode())
-    root = Path(engine.__file__).parent
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode() + b"\0")
-        digest.update(path.read_bytes())
+    for package in (engine, icap):
+        root = Path(package.__file__ or ".").parent  # both are packages on disk
+        for path in sorted(root.rglob("*.py")):
+            digest.update(f"{package.__name__}/{path.relative_to(root)}".encode() + b"\0")
+            digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
