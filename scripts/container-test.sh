@@ -30,11 +30,11 @@ export CONTAINERS_CONF="$ROOT/deploy/container/containers.conf"
 say() { echo "[container-test] $*"; }
 
 # --- podman and friends, from Debian ---------------------------------------------------------
-# podman-compose and CNI's dnsname plugin (containers find each other by service name on a
-# compose network) for --compose.
+# podman-compose and CNI's dnsname plugin (containers find each other by name on a compose or
+# kube network) for --compose and --kube; catatonit for the pods' infra containers (--kube).
 need=()
 for pkg in podman runc debootstrap uidmap fuse-overlayfs podman-compose \
-           golang-github-containernetworking-plugin-dnsname; do
+           golang-github-containernetworking-plugin-dnsname catatonit; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ "${#need[@]}" -gt 0 ]; then

@@ -28,11 +28,12 @@ def check(condition: bool, what: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True, help="ICAP port on 127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
 
     for service in ("sanitize", "sanitize-advanced"):
-        options = client(args.port, service)
+        options = client(args.port, service, host=args.host)
         check(options.status == 200 and "RESPMOD" in (options.header("Methods") or ""),
               f"ICAP OPTIONS {service}: 200 with RESPMOD (got {options.status})")
 
@@ -42,7 +43,7 @@ def main() -> int:
         names = zipfile.ZipFile(original).namelist()
         check(any("vbaProject" in n for n in names), "the sample carries a macro project")
         answer = client(args.port, "sanitize", "-resp", "http://files.example/macro.docm",
-                        body=original, out=Path(folder) / "out", timeout=120)
+                        body=original, out=Path(folder) / "out", timeout=120, host=args.host)
     check(answer.status == 200, f"RESPMOD macro.docm: ICAP 200 (got {answer.status})")
     body = answer.body or b""
     check(body[:2] == b"PK", "the answer's body is an Office (zip) document")
