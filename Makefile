@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := backend/.venv
 SANITAS := $(VENV)/bin/sanitas
 
-.PHONY: run test install install-test build-frontend test-backend test-frontend test-e2e bench fuzz lint api-types container-test
+.PHONY: run test install install-test build-frontend test-backend test-frontend test-e2e bench fuzz lint api-types container-test compose-test kube-test
 
 run: install build-frontend
 	$(SANITAS) serve
@@ -47,6 +47,14 @@ lint: install
 # (podman), then a smoke test through the API (not in `make test`; docs/deploying.md).
 container-test:
 	@scripts/container-test.sh
+
+# Long too: deploy/compose.yaml with podman-compose, deploy/kubernetes/ with podman kube play
+# (the same images, smoke test and ICAP check; docs/deploying.md says what each exercises).
+compose-test:
+	@scripts/container-test.sh --compose
+
+kube-test:
+	@scripts/container-test.sh --kube
 
 api-types: install-test
 	@scripts/api-types.sh
