@@ -194,7 +194,8 @@ if [ "$KEEP" = 1 ]; then
 fi
 say "kube: podman kube down"
 kube_down
-left=$("${PODMAN[@]}" pod ls -q | wc -l)
+# Only this test's pods count (others may run podman pods on the same machine).
+left=$("${PODMAN[@]}" pod ls --format '{{.Name}}' | grep -cE '^(sanitas-.*|postgres|redis|minio)$' || true)
 volumes=$("${PODMAN[@]}" volume ls -q | grep -cE '^sanitas-(migrate|api|scheduler|worker|icap)-' || true)
 [ "$left" = 0 ] && [ "$volumes" = 0 ] || { say "left behind: $left pods, $volumes volumes"; exit 1; }
 rm -rf "$WORK"
