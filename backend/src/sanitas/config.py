@@ -128,6 +128,9 @@ class Settings(BaseSettings):
     webhook_retry_base_seconds: float = 30.0
     webhook_timeout_seconds: float = 5.0  # per attempt: connect, send, answer
     webhook_poll_interval_seconds: float = 2.0  # how often the sender looks for due deliveries
+    # A PEM file of further CAs trusted for HTTPS endpoints (an organisation's own), beside the
+    # public ones (certifi's bundle, as httpx uses).
+    webhook_ca_bundle: Path | None = None
 
     storage: Literal["local", "s3"] = "local"
     s3_bucket: str = "sanitas"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import smtplib
 import socket
+import ssl
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -195,10 +196,24 @@ def _smtp(settings: Settings) -> Check:
     return Check("smtp", "ok", f"{settings.smtp_host}:{settings.smtp_port} answers")
 
 
+def _webhook_ca_bundle(settings: Settings) -> Check:
+    if settings.webhook_ca_bundle is None:
+        return Check("webhook CAs", "ok", "public CAs only")
+    from sanitas.webhooks.sender import tls_context
+
+    try:
+        tls_context(settings)
+    except (OSError, ssl.SSLError) as exc:
+        return Check("webhook CAs", "fail", f"{settings.webhook_ca_bundle}: {exc}",
+                     "Point SANITAS_WEBHOOK_CA_BUNDLE at a readable PEM file of CA "
+                     "certificates, or unset it.")
+    return Check("webhook CAs", "ok", f"public CAs and {settings.webhook_ca_bundle}")
+
+
 CHECKS: list[Callable[[Settings], Check]] = [
     _sandbox, _libreoffice, _fonts,
     _program("tesseract", "OCR text layer (optional)", False, "tesseract-ocr tesseract-ocr-eng"),
-    _database, _storage, _broker, _secret_key, _public_url, _smtp]
+    _database, _storage, _broker, _secret_key, _public_url, _smtp, _webhook_ca_bundle]
 
 
 def run(settings: Settings) -> list[Check]:

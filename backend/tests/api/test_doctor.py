@@ -34,16 +34,21 @@ def test_a_fresh_install_needs_its_migrations_then_passes(tmp_path):
     assert {c["status"] for c in checks.values()} <= {"ok", "warn"}
     assert checks["storage"]["status"] == "ok" and checks["broker"]["status"] == "ok"
     assert checks["smtp"]["status"] == "warn"  # no SMTP server configured: outbox
+    assert checks["webhook CAs"] == {"name": "webhook CAs", "status": "ok",
+                                     "detail": "public CAs only", "fix": ""}
 
 
 def test_failures_say_what_to_do_and_hide_passwords(tmp_path):
     done = _doctor(tmp_path, "doctor",
                    SANITAS_DATABASE_URL="postgresql+psycopg://user:hunter2@127.0.0.1:1/none",
                    SANITAS_SANDBOX="none", SANITAS_EXECUTOR="celery",
-                   SANITAS_BROKER_URL="redis://127.0.0.1:1/0", SANITAS_PUBLIC_URL="nonsense")
+                   SANITAS_BROKER_URL="redis://127.0.0.1:1/0", SANITAS_PUBLIC_URL="nonsense",
+                   SANITAS_WEBHOOK_CA_BUNDLE=str(tmp_path / "no-such-ca.pem"))
     assert done.returncode == 1
     assert "hunter2" not in done.stdout + done.stderr
-    for line in ("FAIL  sandbox", "FAIL  database", "FAIL  broker", "FAIL  public url"):
+    for line in ("FAIL  sandbox", "FAIL  database", "FAIL  broker", "FAIL  public url",
+                 "FAIL  webhook CAs"):
         assert line in done.stdout, done.stdout
     assert "fix: Run" not in done.stdout or "migrate" in done.stdout
     assert "fix: Check SANITAS_DATABASE_URL" in done.stdout
+    assert "fix: Point SANITAS_WEBHOOK_CA_BUNDLE at a readable PEM file" in done.stdout

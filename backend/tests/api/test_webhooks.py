@@ -507,6 +507,106 @@ def test_https_sends_the_name_and_verifies_the_certificate(settings, tmp_path):
     assert result.status_code is None and "certificate" in (result.error or "")
 
 
+def _ca_and_leaf(tmp_path):
+    """An organisation's own CA (PEM) and a `localhost` certificate it signed, with its key."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = utcnow()
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Example Corp Internal CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+          .not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True,
+                                       crl_sign=True, content_commitment=False,
+                                       key_encipherment=False, data_encipherment=False,
+                                       key_agreement=False, encipher_only=False,
+                                       decipher_only=False), critical=True)
+          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()),
+                         critical=False)
+          .sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    leaf = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
+            .issuer_name(ca_name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]),
+                           critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(
+                ca_key.public_key()), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([x509.ExtendedKeyUsageOID.SERVER_AUTH]),
+                           critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    paths = tmp_path / "ca.pem", tmp_path / "leaf.pem", tmp_path / "leaf.key"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return paths
+
+
+def test_https_to_an_endpoint_of_a_ca_the_operator_trusts(settings, tmp_path):
+    """SANITAS_WEBHOOK_CA_BUNDLE adds an organisation's CA: an endpoint whose certificate it
+    signed gets the POST (and answers 204); without the setting the same endpoint fails on
+    its certificate, and an unreadable bundle is named in the attempt's error."""
+    import socket
+    import ssl
+    import threading
+
+    ca_path, cert_path, key_path = _ca_and_leaf(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_path, key_path)
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(10)
+    port = listener.getsockname()[1]
+    received: list[bytes] = []
+
+    def serve(connections: int):
+        for _ in range(connections):
+            conn, _ = listener.accept()
+            try:
+                with context.wrap_socket(conn, server_side=True) as tls:
+                    data = b""
+                    while b"\r\n\r\n" not in data:
+                        data += tls.recv(65536)
+                    head, _, body = data.partition(b"\r\n\r\n")
+                    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                      if line.lower().startswith(b"content-length")))
+                    while len(body) < length:
+                        body += tls.recv(65536)
+                    received.append(body)
+                    tls.sendall(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+            except (ssl.SSLError, OSError):
+                pass  # the client gave up on the certificate
+
+    thread = threading.Thread(target=serve, args=(2,), daemon=True)
+    thread.start()
+    settings.webhook_allow_private = True
+    url = f"https://localhost:{port}/hook"
+    try:
+        settings.webhook_ca_bundle = ca_path
+        trusted = sender.post(settings, url, '{"type":"webhook.test"}', {})
+        settings.webhook_ca_bundle = None
+        untrusted = sender.post(settings, url, "{}", {})
+    finally:
+        thread.join(timeout=10)
+        listener.close()
+    assert trusted.status_code == 204 and trusted.error is None
+    assert received == [b'{"type":"webhook.test"}']
+    assert untrusted.status_code is None and "certificate" in (untrusted.error or "")
+
+    settings.webhook_ca_bundle = tmp_path / "missing.pem"
+    broken = sender.post(settings, url, "{}", {})
+    assert broken.status_code is None
+    assert "SANITAS_WEBHOOK_CA_BUNDLE could not be read" in (broken.error or "")
+
+
 def test_a_lapsed_claim_is_taken_over_and_the_old_sender_cannot_write(api, settings,
                                                                        db_session, factory,
                                                                        pro):

@@ -25,6 +25,7 @@ import logging
 import os
 import random
 import socket
+import ssl
 import threading
 import time
 import uuid
@@ -139,6 +140,24 @@ def _describe(exc: httpx.HTTPError) -> str:
     return f"The request failed ({type(exc).__name__})."
 
 
+_tls_contexts: dict[str, ssl.SSLContext] = {}
+
+
+def tls_context(settings: Settings) -> ssl.SSLContext:
+    """What an HTTPS endpoint's certificate is checked against: httpx's default (the public
+    CAs of certifi's bundle; no SSL_CERT_FILE from the environment) plus
+    SANITAS_WEBHOOK_CA_BUNDLE's, built once per bundle. Raises OSError or ssl.SSLError when
+    the bundle cannot be read."""
+    bundle = str(settings.webhook_ca_bundle or "")
+    context = _tls_contexts.get(bundle)
+    if context is None:
+        context = httpx.create_ssl_context(trust_env=False)
+        if bundle:
+            context.load_verify_locations(cafile=bundle)
+        _tls_contexts[bundle] = context
+    return context
+
+
 def post(settings: Settings, url: str, body: str, headers: dict[str, str]) -> AttemptResult:
     """POST `body` to `url`, at an address checked just now. Never raises."""
     started = time.monotonic()
@@ -152,8 +171,14 @@ def post(settings: Settings, url: str, body: str, headers: dict[str, str]) -> At
     except ssrf.UnsafeUrl as exc:
         return done(None, exc.message)
     extensions: dict[str, Any] = {}
+    verify: ssl.SSLContext | bool = True
     if target.url.scheme == "https":
         extensions["sni_hostname"] = target.host  # and the certificate is checked against it
+        try:
+            verify = tls_context(settings)
+        except (OSError, ssl.SSLError) as exc:
+            return done(None, "SANITAS_WEBHOOK_CA_BUNDLE could not be read "
+                              f"({settings.webhook_ca_bundle}: {exc}).")
     status: int | None = None
     error: str | None = None
     # The checked addresses in turn, while one cannot be connected to (at most three).
@@ -162,7 +187,8 @@ def post(settings: Settings, url: str, body: str, headers: dict[str, str]) -> At
         request_url = target.url._replace(netloc=f"{shown}:{target.port}").geturl()
         try:
             with httpx.Client(timeout=httpx.Timeout(settings.webhook_timeout_seconds),
-                              follow_redirects=False, trust_env=False) as client, client.stream(
+                              follow_redirects=False, trust_env=False,
+                              verify=verify) as client, client.stream(
                     "POST", request_url, content=body.encode("utf-8"), extensions=extensions,
                     headers={**headers, "Host": target.url.netloc,
                              "Content-Type": "application/json", "User-Agent": USER_AGENT},
