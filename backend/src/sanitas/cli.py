@@ -150,11 +150,16 @@ def icap(host: str | None, port: int | None, no_migrate: bool) -> None:
     """Run the ICAP server (services /sanitize and /sanitize-advanced) for a proxy such as
     Squid; see docs/icap.md."""
     from sanitas.icap.server import run
+    from sanitas.icap.tls import TlsSetupError, server_context
 
     settings = _service_settings()
+    try:
+        context = server_context(settings)  # a bad certificate stops it here, not later
+    except TlsSetupError as exc:
+        raise click.ClickException(str(exc)) from exc
     _require_sandbox(settings)
     run(settings, host or settings.icap_host, port or settings.icap_port,
-        migrate=not no_migrate)
+        migrate=not no_migrate, context=context)
 
 
 @main.command()

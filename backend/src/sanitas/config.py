@@ -165,6 +165,11 @@ class Settings(BaseSettings):
     icap_workers: int = 0  # bodies sanitized at once; 0: SANITAS_EXECUTOR_WORKERS
     icap_max_connections: int = 64
     icap_timeout_seconds: float = 30.0  # idle time allowed on a connection between reads
+    # TLS (icaps://): certificate chain and key (PEM), both or neither; with a client CA the
+    # proxies must present a certificate it signed (icap/tls.py).
+    icap_tls_cert: Path | None = None
+    icap_tls_key: Path | None = None
+    icap_tls_client_ca: Path | None = None
     # Audit: each transaction becomes a file history row of icap_service_account (created on
     # start, ENTERPRISE, no password); nothing of the body is kept either way.
     icap_audit: bool = False

@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
@@ -210,10 +211,36 @@ def _webhook_ca_bundle(settings: Settings) -> Check:
     return Check("webhook CAs", "ok", f"public CAs and {settings.webhook_ca_bundle}")
 
 
+def _icap_tls(settings: Settings) -> Check:
+    """The files `sanitas icap` would load for TLS: loadable, matching, not expired."""
+    from sanitas.icap.tls import TlsSetupError, describe, expiry, server_context
+
+    try:
+        context = server_context(settings)
+    except TlsSetupError as exc:
+        return Check("icap tls", "fail", str(exc),
+                     "Fix or unset SANITAS_ICAP_TLS_CERT, SANITAS_ICAP_TLS_KEY and "
+                     "SANITAS_ICAP_TLS_CLIENT_CA (docs/icap.md, 'TLS'); `sanitas icap` will "
+                     "not start as they are.")
+    if context is None:
+        return Check("icap tls", "ok", describe(settings))
+    assert settings.icap_tls_cert is not None
+    ends = expiry(settings.icap_tls_cert)
+    left = ends - datetime.now(UTC)
+    if left.total_seconds() <= 0:
+        return Check("icap tls", "fail", f"{settings.icap_tls_cert} expired on {ends:%Y-%m-%d}",
+                     "Renew the certificate, then restart `sanitas icap`.")
+    if left.days < 30:
+        return Check("icap tls", "warn", f"{describe(settings)}; it expires on {ends:%Y-%m-%d}",
+                     "Renew the certificate, then restart `sanitas icap`.")
+    return Check("icap tls", "ok", f"{describe(settings)} (valid until {ends:%Y-%m-%d})")
+
+
 CHECKS: list[Callable[[Settings], Check]] = [
     _sandbox, _libreoffice, _fonts,
     _program("tesseract", "OCR text layer (optional)", False, "tesseract-ocr tesseract-ocr-eng"),
-    _database, _storage, _broker, _secret_key, _public_url, _smtp, _webhook_ca_bundle]
+    _database, _storage, _broker, _secret_key, _public_url, _smtp, _webhook_ca_bundle,
+    _icap_tls]
 
 
 def run(settings: Settings) -> list[Check]:

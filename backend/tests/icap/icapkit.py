@@ -106,6 +106,97 @@ def client(port: int, service: str, *args: str, body: Path | None = None,
                   body=out.read_bytes() if out is not None and out.exists() else None)
 
 
+# -- TLS -----------------------------------------------------------------------------------------
+@dataclass
+class TlsFiles:
+    """PEM files made at test time: a CA, the server's certificate for 127.0.0.1/localhost
+    and its key; a second CA for clients and a client certificate it signed, with its key;
+    and a client certificate of an unrelated CA (`stranger_cert`/`stranger_key`)."""
+
+    ca: Path
+    server_cert: Path
+    server_key: Path
+    client_ca: Path
+    client_cert: Path
+    client_key: Path
+    stranger_cert: Path
+    stranger_key: Path
+
+
+def make_tls_files(folder: Path) -> TlsFiles:
+    from datetime import UTC, datetime, timedelta
+    from ipaddress import ip_address
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.now(UTC)
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def write(name: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey | None
+              ) -> None:
+        (folder / f"{name}.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        if key is not None:
+            (folder / f"{name}.key").write_bytes(key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption()))
+
+    def authority(common_name: str) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+        key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+        cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+                .public_key(key.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(now - timedelta(days=1))
+                .not_valid_after(now + timedelta(days=2))
+                .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+                .add_extension(x509.KeyUsage(
+                    digital_signature=True, key_cert_sign=True, crl_sign=True,
+                    content_commitment=False, key_encipherment=False, data_encipherment=False,
+                    key_agreement=False, encipher_only=False, decipher_only=False),
+                    critical=True)
+                .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()),
+                               critical=False)
+                .sign(key, hashes.SHA256()))
+        return cert, key
+
+    def leaf(common_name: str, issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey],
+             usage: x509.ObjectIdentifier, names: list[x509.GeneralName]
+             ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+        key = ec.generate_private_key(ec.SECP256R1())
+        builder = (x509.CertificateBuilder()
+                   .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME,
+                                                               common_name)]))
+                   .issuer_name(issuer[0].subject).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number())
+                   .not_valid_before(now - timedelta(days=1))
+                   .not_valid_after(now + timedelta(days=2))
+                   .add_extension(x509.BasicConstraints(ca=False, path_length=None),
+                                  critical=True)
+                   .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(
+                       issuer[1].public_key()), critical=False)
+                   .add_extension(x509.ExtendedKeyUsage([usage]), critical=False))
+        if names:
+            builder = builder.add_extension(x509.SubjectAlternativeName(names),
+                                            critical=False)
+        return builder.sign(issuer[1], hashes.SHA256()), key
+
+    ca = authority("Sanitas test ICAP CA")
+    write("ca", ca[0], None)
+    server = leaf("localhost", ca, ExtendedKeyUsageOID.SERVER_AUTH,
+                  [x509.DNSName("localhost"), x509.IPAddress(ip_address("127.0.0.1"))])
+    write("server", *server)
+    client_ca = authority("Sanitas test proxies CA")
+    write("client-ca", client_ca[0], None)
+    write("client", *leaf("proxy-1", client_ca, ExtendedKeyUsageOID.CLIENT_AUTH, []))
+    stranger_ca = authority("Someone else's CA")
+    write("stranger", *leaf("proxy-x", stranger_ca, ExtendedKeyUsageOID.CLIENT_AUTH, []))
+    return TlsFiles(folder / "ca.pem", folder / "server.pem", folder / "server.key",
+                    folder / "client-ca.pem", folder / "client.pem", folder / "client.key",
+                    folder / "stranger.pem", folder / "stranger.key")
+
+
 # -- a web server and Squid ----------------------------------------------------------------------
 @dataclass
 class Received:

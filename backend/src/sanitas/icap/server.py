@@ -23,6 +23,7 @@ import logging
 import os
 import secrets
 import signal
+import ssl
 import time
 from collections.abc import AsyncIterator
 from email.utils import formatdate
@@ -32,7 +33,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas.config import Settings
 from sanitas.engine.report import Result
-from sanitas.icap import audit, form, service
+from sanitas.icap import audit, form, service, tls
 from sanitas.icap.httpmsg import HttpHead, name_from_url
 from sanitas.icap.protocol import (
     LAST_CHUNK,
@@ -580,8 +581,10 @@ class IcapServer:
 
 
 # -- running it --------------------------------------------------------------------------------
-def run(settings: Settings, host: str, port: int, *, migrate: bool = True) -> None:
-    """Serve ICAP on host:port until SIGTERM or SIGINT."""
+def run(settings: Settings, host: str, port: int, *, migrate: bool = True,
+        context: ssl.SSLContext | None = None) -> None:
+    """Serve ICAP on host:port until SIGTERM or SIGINT; over TLS only with `context`
+    (tls.server_context)."""
     from sanitas import scratch
     from sanitas.db import make_engine, make_sessionmaker
 
@@ -597,21 +600,26 @@ def run(settings: Settings, host: str, port: int, *, migrate: bool = True) -> No
         from sanitas.sandbox.bwrap import prestart
 
         prestart(settings)
-    asyncio.run(_serve(settings, factory, audit_user, host, port))
+    asyncio.run(_serve(settings, factory, audit_user, host, port, context))
 
 
 async def _serve(settings: Settings, factory: sessionmaker[Session], audit_user: str | None,
-                 host: str, port: int) -> None:
+                 host: str, port: int, context: ssl.SSLContext | None) -> None:
     server = IcapServer(settings, factory, audit_user)
     loop = asyncio.get_running_loop()
-    listener = await asyncio.start_server(server.handle, host, port, limit=MAX_ICAP_HEAD,
-                                          reuse_address=True)
+    # With TLS, asyncio does each handshake on the event loop, without blocking it or other
+    # connections, and drops one not finished within the read timeout; `handle` only sees
+    # connections whose handshake (and client certificate, if required) succeeded.
+    listener = await asyncio.start_server(
+        server.handle, host, port, limit=MAX_ICAP_HEAD, reuse_address=True, ssl=context,
+        ssl_handshake_timeout=settings.icap_timeout_seconds if context is not None else None)
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     where = ", ".join(str(s.getsockname()[:2]) for s in listener.sockets)
-    log.info("icap: listening on %s (pid %d; audit %s)", where, os.getpid(),
-             "on" if audit_user else "off")
+    log.info("icap: listening on %s (pid %d; audit %s; %s)", where, os.getpid(),
+             "on" if audit_user else "off",
+             tls.describe(settings) if context is not None else "plain ICAP (no TLS)")
     print(f"Sanitas ICAP listening on {host}:{port}", flush=True)  # the start line tests wait for
     async with listener:
         await stop.wait()
