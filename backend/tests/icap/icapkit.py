@@ -264,9 +264,9 @@ http_access allow localhost
 http_access deny all
 icap_enable on
 icap_preview_enable on
-icap_service sanitas_resp respmod_precache icap://127.0.0.1:{icap}/{service} bypass=off
+icap_service sanitas_resp respmod_precache {scheme}://{host}:{icap}/{service} bypass=off{tls}
 adaptation_access sanitas_resp allow all
-icap_service sanitas_req reqmod_precache icap://127.0.0.1:{icap}/{service} bypass=off
+icap_service sanitas_req reqmod_precache {scheme}://{host}:{icap}/{service} bypass=off{tls}
 adaptation_access sanitas_req allow all
 shutdown_lifetime 1 seconds
 """
@@ -283,19 +283,36 @@ class Squid:
         return f"http://127.0.0.1:{self.port}"
 
 
-def start_squid(icap_port: int, service: str = "sanitize") -> Squid:
+def start_squid(icap_port: int, service: str = "sanitize", *, tls: TlsFiles | None = None,
+                client_cert: bool = False, binary: str | None = None) -> Squid:
     """Squid (no disk cache, own port, its files in a fresh folder under /tmp) adapting every
     request and response through the ICAP server; returns once its port accepts
     connections. Started as root, Squid writes its logs as its own user ('proxy'), which
-    owns the folder then."""
-    binary = need("squid", "squid")
+    owns the folder then. With `tls`, it reaches the server by icaps:// trusting `tls.ca`
+    (and presents `tls.client_cert` with `client_cert`), which needs a Squid built with
+    OpenSSL (`binary`, see openssl_squid)."""
+    binary = binary or need("squid", "squid")
     folder = Path(tempfile.mkdtemp(prefix="sanitas-squid-"))
     if os.geteuid() == 0:
         proxy_user = pwd.getpwnam("proxy")
         os.chown(folder, proxy_user.pw_uid, proxy_user.pw_gid)
     port = free_port()
     conf = folder / "squid.conf"
-    conf.write_text(SQUID_CONF.format(port=port, dir=folder, icap=icap_port, service=service))
+    options = ""
+    if tls is not None:
+        for source in (tls.ca, tls.client_cert, tls.client_key):
+            shutil.copy(source, folder / source.name)
+            if os.geteuid() == 0:
+                os.chown(folder / source.name, proxy_user.pw_uid, proxy_user.pw_gid)
+        options = f" tls-cafile={folder / tls.ca.name}"
+        if client_cert:
+            options += (f" tls-cert={folder / tls.client_cert.name}"
+                        f" tls-key={folder / tls.client_key.name}")
+    conf.write_text(SQUID_CONF.format(port=port, dir=folder, icap=icap_port, service=service,
+                                      scheme="icaps" if tls is not None else "icap",
+                                      # Squid 5 matches a certificate's DNS names only
+                                      host="localhost" if tls is not None else "127.0.0.1",
+                                      tls=options))
     log = open(folder / "squid.out", "ab")  # noqa: SIM115 (kept open for the child)
     proc = subprocess.Popen([binary, "-N", "-f", str(conf)], stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
@@ -311,6 +328,20 @@ def start_squid(icap_port: int, service: str = "sanitize") -> Squid:
             time.sleep(0.1)
     stop_server(proc)
     raise RuntimeError("squid did not start: " + _read(folder / "cache.log"))
+
+
+def openssl_squid() -> str | None:
+    """A Squid that can speak icaps://: one built with OpenSSL (Debian's squid-openssl), from
+    SANITAS_TEST_SQUID_OPENSSL or as the installed squid; Debian's plain squid package is the
+    GnuTLS build, which ignores icap_service's tls-* options and aborts on icaps://."""
+    for candidate in (os.environ.get("SANITAS_TEST_SQUID_OPENSSL"), shutil.which("squid"),
+                      "/usr/sbin/squid"):
+        if candidate and Path(candidate).exists():
+            version = subprocess.run([candidate, "-v"], capture_output=True, text=True,
+                                     timeout=30, check=False).stdout
+            if "--with-openssl" in version:
+                return candidate
+    return None
 
 
 def stop_squid(squid: Squid) -> None:
