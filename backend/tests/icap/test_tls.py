@@ -242,6 +242,19 @@ def test_bad_tls_settings_stop_the_server_at_start(tmp_path, tls, settings, mess
         server_context(Settings(data_dir=tmp_path, **values))  # type: ignore[arg-type]
 
 
+def test_a_key_with_a_passphrase_is_refused_without_a_prompt(tmp_path, tls):
+    from cryptography.hazmat.primitives import serialization
+
+    key = serialization.load_pem_private_key(tls.server_key.read_bytes(), None)
+    locked = tmp_path / "locked.key"
+    locked.write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(b"secret")))
+    with pytest.raises(TlsSetupError, match="protected by a passphrase"):
+        server_context(Settings(data_dir=tmp_path, icap_tls_cert=tls.server_cert,
+                                icap_tls_key=locked))
+
+
 def test_doctor_checks_the_tls_files(tmp_path, tls):
     def check(**values: object) -> doctor.Check:
         return doctor._icap_tls(Settings(data_dir=tmp_path, **values))  # type: ignore[arg-type]

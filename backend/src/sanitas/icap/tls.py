@@ -31,7 +31,10 @@ def server_context(settings: Settings) -> ssl.SSLContext | None:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     try:
-        context.load_cert_chain(cert, key)
+        context.load_cert_chain(cert, key, password=_no_passphrase)
+    except _Encrypted as exc:
+        raise TlsSetupError(f"SANITAS_ICAP_TLS_KEY ({key}) is protected by a passphrase; the "
+                            "server needs the key without one.") from exc
     except (OSError, ssl.SSLError) as exc:
         raise TlsSetupError(f"SANITAS_ICAP_TLS_CERT ({cert}) and SANITAS_ICAP_TLS_KEY ({key}) "
                             f"cannot be loaded: {_reason(exc)}") from exc
@@ -63,6 +66,16 @@ def expiry(cert: Path) -> datetime:
     from cryptography import x509
 
     return x509.load_pem_x509_certificate(cert.read_bytes()).not_valid_after_utc
+
+
+class _Encrypted(Exception):
+    pass
+
+
+def _no_passphrase() -> str:
+    """Called only for a key that needs a passphrase: refuse rather than let OpenSSL prompt
+    on the terminal."""
+    raise _Encrypted
 
 
 def _reason(exc: Exception) -> str:
