@@ -15,9 +15,11 @@ APT_PACKAGES=(bubblewrap acl python3-venv python3-dev libmagic1 fonts-dejavu-cor
   libreoffice-draw-nogui nodejs npm)
 # qpdf: the PDF byte scan in engine tests; tesseract: the optional OCR text layer (SANITAS_OCR)
 # prometheus (+ promtool): the metrics tests scrape a running server and check the alert rules
-# c-icap (c-icap-client) and squid: the ICAP tests drive `sanitas icap` with real clients
+# c-icap (c-icap-client) and squid: the ICAP tests drive `sanitas icap` with real clients.
+# squid-openssl is Debian's Squid built with OpenSSL (it replaces the GnuTLS `squid` package):
+# only that build speaks icaps:// with tls-cafile/tls-cert (docs/icap.md, TLS).
 [ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf tesseract-ocr tesseract-ocr-eng prometheus
-  c-icap squid)
+  c-icap squid-openssl)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -39,8 +41,9 @@ fi
 # at boot). A squid or c-icap installed before is left as it was.
 if [ "$WITH_TEST_TOOLS" = 1 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  for svc in squid c-icap; do
-    [[ " ${missing[*]:-} " == *" $svc "* ]] || continue
+  for pair in squid-openssl:squid c-icap:c-icap; do
+    pkg=${pair%%:*} svc=${pair##*:}
+    [[ " ${missing[*]:-} " == *" $pkg "* ]] || continue
     if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
       $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
     elif [ -x "/etc/init.d/$svc" ]; then
