@@ -98,7 +98,8 @@ def test_host_files_are_invisible(sandbox_settings, tmp_path):
     assert outcome["home"] == [] and set(outcome["tmp"]) == code_under_tmp
     assert "SANITAS_SECRET_KEY" not in outcome["env"]
     assert set(outcome["env"]) <= {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR",
-                                   "PYTHONDONTWRITEBYTECODE", "OMP_NUM_THREADS", "LC_CTYPE", "PWD"}
+                                   "PYTHONDONTWRITEBYTECODE", "OMP_NUM_THREADS", "LC_CTYPE", "PWD",
+                                   "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"}
 
 
 def test_read_only_system_and_no_privileges(sandbox_settings):

@@ -278,7 +278,12 @@ def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
 
 CLEAN_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/sandbox", "LANG": "C.UTF-8",
              "LC_ALL": "C.UTF-8", "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1",
-             "OMP_NUM_THREADS": "1"}
+             "OMP_NUM_THREADS": "1",
+             # glibc malloc: blocks up to 256 MiB come from the heap and freed memory stays
+             # there, so the pages an idle spare touches ahead (child.py, _prefault_heap) are
+             # the ones its job's image buffers reuse. A job is one process: nothing is held
+             # longer than the job.
+             "MALLOC_MMAP_THRESHOLD_": str(256 << 20), "MALLOC_TRIM_THRESHOLD_": str(512 << 20)}
 
 
 class _Sandbox:

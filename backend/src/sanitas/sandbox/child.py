@@ -28,6 +28,9 @@ from typing import Any, BinaryIO
 
 MAX_JOB_MESSAGE = 64 * 1024
 IDLE_GRACE = 1.0  # seconds a ready spare waits for a job before its idle imports
+# Heap an idle spare touches ahead of its job: a fresh process pays a page fault for every
+# page of its first big buffers (a 12-MP photo: ~25 ms of 110), a warm heap does not.
+PREFAULT_BYTES = 64 << 20
 
 
 # What most jobs need, imported while no file is present (off the job's clock). The PDF
@@ -108,7 +111,17 @@ def _import_while_idle(sock: socket.socket, modules: tuple[str, ...],
             return
         with contextlib.suppress(ImportError):
             importlib.import_module(module)
+    if not waiting.poll(0):
+        _prefault_heap()
     emit({"event": "warm"})
+
+
+def _prefault_heap() -> None:
+    """Touch PREFAULT_BYTES of heap and free them: with the sandbox's malloc settings
+    (bwrap.CLEAN_ENV) glibc keeps the pages, already mapped, for the job's allocations."""
+    with contextlib.suppress(MemoryError):
+        block = bytearray(PREFAULT_BYTES)  # zero-filled: every page is written
+        del block
 
 
 def _receive_job(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
