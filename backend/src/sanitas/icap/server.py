@@ -422,8 +422,7 @@ class IcapServer:
         result = await self._run(source, out, name, chosen)
         tx.result = result
         if result.status != "ok" or not result.output:
-            verdict = service.block(result.reason or "The file could not be sanitized.",
-                                    result.code.value if result.code else "damaged")
+            verdict = service.refused(result)
             self._block(conn, chosen, verdict)
             self._audit(tx, verdict, started)
             return
@@ -501,18 +500,15 @@ class IcapServer:
                 result = await self._run(part.path, out, name, chosen)
                 ptx.result = result
                 if result.status != "ok" or not result.output:
-                    verdict = service.block(
-                        result.reason or "The file could not be sanitized.",
-                        result.code.value if result.code else "damaged")
+                    verdict = service.refused(result)
                 elif service.is_clean(result, chosen):
                     ptx.outcome = "clean"
                     self._audit(ptx, None, part_started)
                     continue
                 else:
                     output = self._output(result, out)
-                    original_ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
                     new_name = safe_output_name(name, result.output_type or "") \
-                        if (result.output_type or "") != original_ext else None
+                        if service.renamed(name, result.output_type) else None
                     part.replace(output, service.media_type(result.output_type), new_name)
                     changed += 1
                     findings += sum(1 for f in result.findings if f.action != "kept")
@@ -557,13 +553,11 @@ class IcapServer:
 
         head = self._fresh(message, size)
         head.set("Content-Type", service.media_type(result.output_type))
-        original_ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-        if message.get("Content-Disposition") is not None or \
-                (result.output_type or "") != original_ext:
+        renamed = service.renamed(name, result.output_type)
+        if message.get("Content-Disposition") is not None or renamed:
             new_name = safe_output_name(name, result.output_type or "")
             disposition = "attachment" if (message.get("Content-Disposition") or "") \
-                .lower().startswith("attachment") or result.output_type != original_ext \
-                else "inline"
+                .lower().startswith("attachment") or renamed else "inline"
             ascii_name = new_name.encode("ascii", "replace").decode().replace('"', "_")
             head.set("Content-Disposition", f'{disposition}; filename="{ascii_name}"')
         head.set("X-Sanitas", f"sanitized; findings={len(result.findings)}")

@@ -138,6 +138,18 @@ def block(reason: str, code: str) -> Verdict:
     return Verdict("block", reason, code)
 
 
+def refused(result: Result) -> Verdict:
+    """The block verdict for a body (or a form's file) the sandbox did not give back clean."""
+    return block(result.reason or "The file could not be sanitized.",
+                 result.code.value if result.code else "damaged")
+
+
+def renamed(name: str, output_type: str | None) -> bool:
+    """Whether the cleaned copy of `name` has another type than its extension says."""
+    original_ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    return (output_type or "") != original_ext
+
+
 def by_setting(action: str, reason: str, code: str) -> Verdict:
     return Verdict("block" if action == "block" else "pass", reason, code)
 
