@@ -1,47 +1,30 @@
 import { useState, type FormEvent } from 'react';
-import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Alert, Spinner } from '../../../components/ui';
-import { ApiError, messageOf } from '../../../lib/api-client';
+import { messageOf } from '../../../lib/api-client';
 import type { Role } from '../../../lib/types';
 import {
   API_KEY_NAME_MAX, API_KEY_SCOPES, curlExample, expiryFromDay, localDay, useApiKeys, useCreateApiKey, useRevokeApiKey,
   type ApiKey, type ApiKeyScope, type CreatedApiKey,
 } from '../api';
 import { ApiKeyList } from './ApiKeyList';
+import { PlanGatedSection, isPlanRequired } from './PlanGatedSection';
 import { SecretShownOnce } from './SecretShownOnce';
 
 const SCOPES = Object.keys(API_KEY_SCOPES) as ApiKeyScope[];
-const isPlanRequired = (error: unknown) => error instanceof ApiError && error.code === 'plan_required';
-
 /** The account's API keys: create one (its secret shown once), list them, revoke one. On the
  * Free plan (GUEST) it says API access comes with Pro instead. Self-contained: the profile page
  * only tells it the account's role. */
 export function ApiKeysSection({ role }: { role: Role | null | undefined }) {
-  const [planRequired, setPlanRequired] = useState(false);
-  const guest = role === 'GUEST' || planRequired;
   return (
-    <section className="card space-y-5 p-6" aria-labelledby="api-keys-heading" data-testid="api-keys-section">
-      <div>
-        <h2 id="api-keys-heading" className="font-semibold text-slate-900">API keys</h2>
-        <p className="mt-1 text-sm text-slate-600">
-          Keys let your own programs and scripts upload files, follow their processing and download the clean copies without
-          your password. They cannot change your account.
-        </p>
-      </div>
-      {guest ? <PlanNotice /> : <ApiKeysManager onPlanRequired={() => setPlanRequired(true)} />}
-    </section>
-  );
-}
-
-function PlanNotice() {
-  return (
-    <div data-testid="api-keys-plan-notice">
-      <Alert tone="info" title="API access is part of the Pro plan">
-        Your account is on the Free plan, which uses Sanitas through this website only. Upgrade to Pro or Enterprise to create
-        API keys and sanitize files from your own programs. <Link to="/pricing" className="link font-medium">See the plans</Link>
-      </Alert>
-    </div>
+    <PlanGatedSection role={role} id="api-keys-heading" testId="api-keys-section" title="API keys"
+      intro={<>Keys let your own programs and scripts upload files, follow their processing and download the clean copies without
+        your password. They cannot change your account.</>}
+      noticeTestId="api-keys-plan-notice" noticeTitle="API access is part of the Pro plan"
+      notice={<>Your account is on the Free plan, which uses Sanitas through this website only. Upgrade to Pro or Enterprise to create
+        API keys and sanitize files from your own programs.</>}>
+      {(onPlanRequired) => <ApiKeysManager onPlanRequired={onPlanRequired} />}
+    </PlanGatedSection>
   );
 }
 

@@ -1,5 +1,4 @@
 import { useEffect, useState } from 'react';
-import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Alert, Spinner } from '../../../components/ui';
 import { ApiError, messageOf } from '../../../lib/api-client';
@@ -8,40 +7,24 @@ import {
   useCreateWebhook, useDeleteWebhook, useSendTestEvent, useUpdateWebhook, useWebhooks,
   type CreatedWebhook, type NewWebhook, type Webhook,
 } from '../api';
+import { PlanGatedSection, isPlanRequired } from './PlanGatedSection';
 import { SecretShownOnce } from './SecretShownOnce';
 import { WebhookForm, saveProblem, type FormResult } from './WebhookForm';
 import { WebhookList } from './WebhookList';
-
-const isPlanRequired = (error: unknown) => error instanceof ApiError && error.code === 'plan_required';
 
 /** The account's webhooks: register an endpoint (its signing secret shown once), list them,
  * switch one on or off, change, delete and test it, and read its delivery log. On the Free plan
  * (GUEST) it says webhooks come with Pro instead. The profile page only tells it the role. */
 export function WebhooksSection({ role }: { role: Role | null | undefined }) {
-  const [planRequired, setPlanRequired] = useState(false);
-  const guest = role === 'GUEST' || planRequired;
   return (
-    <section className="card space-y-5 p-6" aria-labelledby="webhooks-heading" data-testid="webhooks-section">
-      <div>
-        <h2 id="webhooks-heading" className="font-semibold text-slate-900">Webhooks</h2>
-        <p className="mt-1 text-sm text-slate-600">
-          A webhook tells your own program when one of your files is ready, was refused or has expired, so it does not have
-          to keep asking. Sanitas sends a signed <code className="text-xs">POST</code> to the URL you give.
-        </p>
-      </div>
-      {guest ? <PlanNotice /> : <WebhooksManager onPlanRequired={() => setPlanRequired(true)} />}
-    </section>
-  );
-}
-
-function PlanNotice() {
-  return (
-    <div data-testid="webhooks-plan-notice">
-      <Alert tone="info" title="Webhooks are part of the Pro plan">
-        Your account is on the Free plan. Upgrade to Pro or Enterprise to have Sanitas notify your own programs when files
-        are done. <Link to="/pricing" className="link font-medium">See the plans</Link>
-      </Alert>
-    </div>
+    <PlanGatedSection role={role} id="webhooks-heading" testId="webhooks-section" title="Webhooks"
+      intro={<>A webhook tells your own program when one of your files is ready, was refused or has expired, so it does not have
+        to keep asking. Sanitas sends a signed <code className="text-xs">POST</code> to the URL you give.</>}
+      noticeTestId="webhooks-plan-notice" noticeTitle="Webhooks are part of the Pro plan"
+      notice={<>Your account is on the Free plan. Upgrade to Pro or Enterprise to have Sanitas notify your own programs when files
+        are done.</>}>
+      {(onPlanRequired) => <WebhooksManager onPlanRequired={onPlanRequired} />}
+    </PlanGatedSection>
   );
 }
 
