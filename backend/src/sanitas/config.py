@@ -126,7 +126,12 @@ class Settings(BaseSettings):
     webhook_allow_private: bool = False
     # The first retry's delay; later ones are multiples of it (about a day in all at 30 s).
     webhook_retry_base_seconds: float = 30.0
-    webhook_timeout_seconds: float = 5.0  # per attempt: connect, send, answer
+    webhook_timeout_seconds: float = 5.0  # each step of an attempt: connect, send, answer
+    # The whole attempt (name resolution, connect, TLS, send, the answer's head), at most.
+    webhook_deadline_seconds: float = Field(default=15.0, gt=0)
+    webhook_senders: int = Field(default=4, ge=1)  # attempts at once per sending process
+    # One account's attempts under way at once: at most this share of the senders (at least 1).
+    webhook_account_share: float = Field(default=0.5, gt=0, le=1)
     webhook_poll_interval_seconds: float = 2.0  # how often the sender looks for due deliveries
     # A PEM file of further CAs trusted for HTTPS endpoints (an organisation's own), beside the
     # public ones (certifi's bundle, as httpx uses).

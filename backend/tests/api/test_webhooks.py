@@ -333,7 +333,7 @@ def _one_attempt(settings, factory):
     assert len(claimed) == 1
     # A second sender finds nothing to claim while the first holds it.
     assert sender.claim_due(factory, settings, 10) == []
-    return sender.attempt(factory, settings, *claimed[0])
+    return sender.attempt(factory, settings, claimed[0].delivery_id, claimed[0].token)
 
 
 def test_an_attempt_is_signed_and_backs_off(api, settings, db_session, factory, pro):
@@ -612,12 +612,12 @@ def test_a_lapsed_claim_is_taken_over_and_the_old_sender_cannot_write(api, setti
                                                                        pro):
     hook = _create(api, pro[1])["webhook"]
     api.post(f"/api/webhooks/{hook['id']}/test", headers=pro[1])
-    [(delivery_id, first)] = sender.claim_due(factory, settings, 5)
+    [(delivery_id, first, _)] = sender.claim_due(factory, settings, 5)
     # The first sender dies: its lease runs out and another sender claims the delivery.
     db_session.execute(update(WebhookDelivery).values(claimed_until=utcnow()
                                                       - timedelta(seconds=1)))
     db_session.commit()
-    [(same_id, second)] = sender.claim_due(factory, settings, 5)
+    [(same_id, second, _)] = sender.claim_due(factory, settings, 5)
     assert same_id == delivery_id and second != first
     ok = sender.AttemptResult(200, None, 5)
     assert sender.record_attempt(factory, settings, delivery_id, first, ok) is None

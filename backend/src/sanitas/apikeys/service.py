@@ -23,6 +23,7 @@ from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.errors import ApiError
+from sanitas.files.service import lock_quotas
 from sanitas.models import ApiKey, AuditAction, Role, User
 from sanitas.models.api_key import ApiKeyScope
 
@@ -76,6 +77,9 @@ def create_key(session: Session, user: User, body: ApiKeyIn, *,
     check_plan(user)
     if body.expires_at is not None and _aware(body.expires_at) <= utcnow():
         raise ApiError(422, "expiresAt: must be in the future.", "validation_error")
+    # Counted and added in one transaction serialised per account (concurrent creations
+    # cannot all see room for one more), as upload quotas are.
+    lock_quotas(session, user)
     live = session.scalar(select(func.count()).select_from(ApiKey).where(
         ApiKey.user_id == user.id, ApiKey.revoked_at.is_(None))) or 0
     if live >= MAX_KEYS_PER_USER:

@@ -11,8 +11,19 @@ repeat by its `webhook-id`.
 Each attempt resolves the endpoint's host again, refuses it unless every address is allowed
 (ssrf.py), and connects to the address it checked (the URL's name still goes in `Host` and
 in TLS's server name, so certificates are verified against it). Redirects are not followed
-(a 3xx is a failed attempt), proxies from the environment are not used, and every step of
-the request has a short timeout. The response body is never read.
+(a 3xx is a failed attempt), proxies from the environment are not used, and the response
+body is never read.
+
+Time: every step of an attempt (resolving, connecting, the TLS handshake, each write and each
+read of the answer's head) has SANITAS_WEBHOOK_TIMEOUT_SECONDS, and the attempt as a whole
+SANITAS_WEBHOOK_DEADLINE_SECONDS (`Deadline`): each blocking socket call is given at most what
+is left of it, and a watchdog shuts the connection down when it runs out, so an endpoint that
+answers one byte at a time cannot hold a sender longer than the deadline.
+
+Sharing: a sender makes SANITAS_WEBHOOK_SENDERS attempts at once, and one account's attempts
+take at most SANITAS_WEBHOOK_ACCOUNT_SHARE of them (`account_cap`): claiming skips the
+deliveries of accounts already at their cap, so slow endpoints of one account delay its own
+deliveries, never another account's.
 
 Retries back off: RETRY_MULTIPLIERS times SANITAS_WEBHOOK_RETRY_BASE_SECONDS (30 s: 30 s,
 2, 5, 15, 30 min, 1, 2, 4, 8, 8 h, about a day in all), then the delivery is given up.
@@ -20,8 +31,10 @@ Retries back off: RETRY_MULTIPLIERS times SANITAS_WEBHOOK_RETRY_BASE_SECONDS (30
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
+import math
 import os
 import random
 import socket
@@ -29,11 +42,16 @@ import ssl
 import threading
 import time
 import uuid
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
+from urllib.parse import quote
 
+import httpcore
 import httpx
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -56,6 +74,7 @@ MAX_ATTEMPTS = len(RETRY_MULTIPLIERS) + 1
 USER_AGENT = "Sanitas-Webhooks/1"
 ERROR_MAX = 300
 PRUNE_INTERVAL = 3600.0  # seconds between removals of deliveries past their keeping time
+_PRINTABLE_ASCII = "".join(chr(c) for c in range(0x21, 0x7F))  # kept as is in the request line
 
 
 def retry_delay(settings: Settings, attempts: int) -> float | None:
@@ -68,9 +87,13 @@ def retry_delay(settings: Settings, attempts: int) -> float | None:
 
 
 def lease_seconds(settings: Settings) -> float:
-    """How long a claim holds: longer than any attempt can take (name resolution and each
-    step of the request)."""
-    return 60 + 6 * settings.webhook_timeout_seconds
+    """How long a claim holds: longer than any attempt can take (its deadline)."""
+    return 60 + settings.webhook_deadline_seconds
+
+
+def account_cap(settings: Settings, senders: int) -> int:
+    """How many of `senders` attempts at once one account's deliveries may take."""
+    return max(1, math.ceil(settings.webhook_account_share * senders - 1e-9))
 
 
 def _claim_token() -> str:
@@ -84,29 +107,57 @@ def _due(now: datetime) -> ColumnElement[bool]:
                     WebhookDelivery.claimed_until < now))
 
 
-def claim_due(factory: sessionmaker[Session], settings: Settings,
-              limit: int) -> list[tuple[str, str]]:
-    """Claim up to `limit` due deliveries, oldest due first: (delivery id, claim token)."""
+class Claim(NamedTuple):
+    delivery_id: str
+    token: str
+    account_id: str  # the endpoint's owner
+
+
+def claim_due(factory: sessionmaker[Session], settings: Settings, limit: int,
+              busy: Mapping[str, int] | None = None,
+              per_account: int | None = None) -> list[Claim]:
+    """Claim up to `limit` due deliveries, oldest due first. With `per_account`, an account
+    that already has that many attempts under way (`busy`, by account id, plus those claimed
+    here) is skipped: its deliveries wait and other accounts' are claimed instead."""
     if limit <= 0:
         return []
     now = utcnow()
-    taken: list[tuple[str, str]] = []
+    counts = Counter(busy or {})
+    taken: list[Claim] = []
     with factory() as s:
-        ids = s.scalars(select(WebhookDelivery.id).where(_due(now))
-                        .order_by(WebhookDelivery.next_attempt_at, WebhookDelivery.id)
-                        .limit(limit * 2)).all()
-        for delivery_id in ids:
-            token = _claim_token()
-            result = s.execute(
-                update(WebhookDelivery).where(WebhookDelivery.id == delivery_id, _due(now))
-                .values(claim_token=token,
-                        claimed_until=now + timedelta(seconds=lease_seconds(settings)))
-                .execution_options(synchronize_session=False))
-            s.commit()
-            if rows_matched(result) == 1:
-                taken.append((delivery_id, token))
-                if len(taken) >= limit:
-                    break
+        while len(taken) < limit:
+            full = sorted(a for a, n in counts.items()
+                          if per_account is not None and n >= per_account)
+            query = (select(WebhookDelivery.id, Webhook.user_id)
+                     .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
+                     .where(_due(now))
+                     .order_by(WebhookDelivery.next_attempt_at, WebhookDelivery.id)
+                     .limit((limit - len(taken)) * 2))
+            if full:
+                query = query.where(Webhook.user_id.not_in(full))
+            candidates = s.execute(query).all()
+            claimed_any = skipped = False
+            for delivery_id, account_id in candidates:
+                if per_account is not None and counts[account_id] >= per_account:
+                    skipped = True
+                    continue
+                token = _claim_token()
+                result = s.execute(
+                    update(WebhookDelivery).where(WebhookDelivery.id == delivery_id, _due(now))
+                    .values(claim_token=token,
+                            claimed_until=now + timedelta(seconds=lease_seconds(settings)))
+                    .execution_options(synchronize_session=False))
+                s.commit()
+                if rows_matched(result) == 1:
+                    taken.append(Claim(delivery_id, token, account_id))
+                    counts[account_id] += 1
+                    claimed_any = True
+                    if len(taken) >= limit:
+                        break
+            # Look again, past the accounts that have just reached their cap, unless nothing
+            # was claimed (nothing is due, or other senders took it) or nothing was passed over.
+            if not claimed_any or not skipped:
+                break
     return taken
 
 
@@ -130,14 +181,157 @@ def signed_headers(secret: str, event_id: str, body: str,
             "webhook-signature": Signer(secret).sign(event_id, moment, body)}
 
 
-def _describe(exc: httpx.HTTPError) -> str:
-    if isinstance(exc, httpx.TimeoutException):
+def _describe(exc: Exception, deadline: Deadline) -> str:
+    if deadline.expired.is_set() or isinstance(exc, httpcore.TimeoutException):
+        if deadline.expired.is_set():
+            return (f"The endpoint did not answer in time (an attempt may take "
+                    f"{deadline.seconds:g} s in all).")
         return "The endpoint did not answer in time."
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, httpcore.ConnectError):
         if "CERTIFICATE_VERIFY_FAILED" in str(exc):
             return "The endpoint's TLS certificate could not be verified."
         return "Could not connect to the endpoint."
     return f"The request failed ({type(exc).__name__})."
+
+
+class Deadline:
+    """The time one attempt may take in all. Each blocking step of its connection is given at
+    most what is left (`left`), and a watchdog thread shuts the connection's sockets down the
+    moment it runs out (waking a call blocked in them), so no step outlives it however the
+    endpoint sends, byte by byte or not at all."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ends = time.monotonic() + seconds
+        self.expired = threading.Event()
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._watchdog = threading.Timer(seconds, self._expire)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
+    def left(self, step: float | None = None) -> float:
+        """Seconds the next step may take: its own limit or what is left, whichever is less.
+        Raises TimeoutError when nothing is left."""
+        remaining = self.ends - time.monotonic()
+        if remaining <= 0 or self.expired.is_set():
+            raise TimeoutError("the attempt's deadline has passed")
+        return remaining if step is None else min(step, remaining)
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            expired = self.expired.is_set()
+        if expired:
+            self._shut(sock)
+
+    @staticmethod
+    def _shut(sock: socket.socket) -> None:
+        # The plain socket's shutdown, also for a TLS socket: the TLS one's would drop its
+        # SSL object under the thread that is using it. OSError: not connected, or closed.
+        with suppress(OSError):
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+    def _expire(self) -> None:
+        self.expired.set()
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            self._shut(sock)
+
+    def cancel(self) -> None:
+        self._watchdog.cancel()
+
+
+@contextmanager
+def _mapped(deadline: Deadline, timeout: type[Exception],
+            error: type[Exception]) -> Iterator[None]:
+    """Socket errors as httpcore's: `timeout` when the step's limit or the deadline ran out."""
+    try:
+        yield
+    except TimeoutError as exc:
+        raise timeout(str(exc)) from exc
+    except OSError as exc:
+        if deadline.expired.is_set():
+            raise timeout("the attempt's deadline has passed") from exc
+        raise error(str(exc)) from exc
+
+
+class _Stream(httpcore.NetworkStream):
+    """A connection whose every call is bounded by the step's timeout and the deadline."""
+
+    def __init__(self, sock: socket.socket, deadline: Deadline) -> None:
+        self.sock, self.deadline = sock, deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        with _mapped(self.deadline, httpcore.ReadTimeout, httpcore.ReadError):
+            self.sock.settimeout(self.deadline.left(timeout))
+            data = self.sock.recv(max_bytes)
+        if not data and self.deadline.expired.is_set():  # the watchdog shut it
+            raise httpcore.ReadTimeout("the attempt's deadline has passed")
+        return data
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        with _mapped(self.deadline, httpcore.WriteTimeout, httpcore.WriteError):
+            while buffer:
+                self.sock.settimeout(self.deadline.left(timeout))
+                buffer = buffer[self.sock.send(buffer):]
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        with _mapped(self.deadline, httpcore.ConnectTimeout, httpcore.ConnectError):
+            try:
+                self.sock.settimeout(self.deadline.left(timeout))
+                tls = ssl_context.wrap_socket(self.sock, server_hostname=server_hostname,
+                                              do_handshake_on_connect=False)
+                self.deadline.watch(tls)
+                tls.do_handshake()
+            except BaseException:
+                self.close()
+                raise
+        return _Stream(tls, self.deadline)
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "ssl_object" and isinstance(self.sock, ssl.SSLSocket):
+            return self.sock._sslobj  # type: ignore[attr-defined]  # httpcore reads ALPN from it
+        if info == "socket":
+            return self.sock
+        if info == "server_addr":
+            return self.sock.getpeername()
+        if info == "client_addr":
+            return self.sock.getsockname()
+        return None
+
+
+class _Backend(httpcore.NetworkBackend):
+    """Connections for one attempt: only to an address literal (a checked one), each socket
+    watched by the attempt's deadline from before it connects."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        self.deadline = deadline
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                    local_address: str | None = None,
+                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+        try:
+            family = socket.AF_INET6 if ipaddress.ip_address(host).version == 6 \
+                else socket.AF_INET
+        except ValueError:
+            raise httpcore.ConnectError(f"{host!r} is not a checked address") from None
+        with _mapped(self.deadline, httpcore.ConnectTimeout, httpcore.ConnectError):
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            self.deadline.watch(sock)
+            try:
+                sock.settimeout(self.deadline.left(timeout))
+                sock.connect((host, port))
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except BaseException:
+                sock.close()
+                raise
+        return _Stream(sock, self.deadline)
 
 
 _tls_contexts: dict[str, ssl.SSLContext] = {}
@@ -159,57 +353,71 @@ def tls_context(settings: Settings) -> ssl.SSLContext:
 
 
 def post(settings: Settings, url: str, body: str, headers: dict[str, str]) -> AttemptResult:
-    """POST `body` to `url`, at an address checked just now. Never raises."""
+    """POST `body` to `url`, at an address checked just now, within the attempt's deadline.
+    Never raises."""
     started = time.monotonic()
-
-    def done(status: int | None, error: str | None) -> AttemptResult:
-        return AttemptResult(status, error and error[:ERROR_MAX],
-                             int((time.monotonic() - started) * 1000))
-
+    deadline = Deadline(settings.webhook_deadline_seconds)
     try:
-        target = ssrf.resolve_target(url, settings.webhook_allow_private)
+        status, error = _post(settings, deadline, url, body, headers)
+    finally:
+        deadline.cancel()
+    return AttemptResult(status, error and error[:ERROR_MAX],
+                         int((time.monotonic() - started) * 1000))
+
+
+def _post(settings: Settings, deadline: Deadline, url: str, body: str,
+          headers: dict[str, str]) -> tuple[int | None, str | None]:
+    step = settings.webhook_timeout_seconds
+    try:
+        target = ssrf.resolve_target(url, settings.webhook_allow_private, deadline.left(step))
     except ssrf.UnsafeUrl as exc:
-        return done(None, exc.message)
+        return None, exc.message
     extensions: dict[str, Any] = {}
-    verify: ssl.SSLContext | bool = True
+    context: ssl.SSLContext | None = None
     if target.url.scheme == "https":
         extensions["sni_hostname"] = target.host  # and the certificate is checked against it
         try:
-            verify = tls_context(settings)
+            context = tls_context(settings)
         except (OSError, ssl.SSLError) as exc:
-            return done(None, "SANITAS_WEBHOOK_CA_BUNDLE could not be read "
-                              f"({settings.webhook_ca_bundle}: {exc}).")
+            return None, ("SANITAS_WEBHOOK_CA_BUNDLE could not be read "
+                          f"({settings.webhook_ca_bundle}: {exc}).")
+    extensions["timeout"] = {"connect": step, "read": step, "write": step, "pool": step}
+    path = target.url.path or "/"
+    request_headers = [(k, v) for k, v in headers.items()] + [
+        ("Host", target.url.netloc), ("Content-Type", "application/json"),
+        ("User-Agent", USER_AGENT)]
+    content = body.encode("utf-8")
     status: int | None = None
     error: str | None = None
     # The checked addresses in turn, while one cannot be connected to (at most three).
     for address in target.addresses[:3]:
-        shown = f"[{address}]" if address.version == 6 else str(address)
-        request_url = target.url._replace(netloc=f"{shown}:{target.port}").geturl()
+        request_url = httpcore.URL(
+            scheme=target.url.scheme.encode("ascii"), host=str(address).encode("ascii"),
+            port=target.port,
+            target=quote(path + (f"?{target.url.query}" if target.url.query else ""),
+                         safe=_PRINTABLE_ASCII).encode("ascii"))
         try:
-            with httpx.Client(timeout=httpx.Timeout(settings.webhook_timeout_seconds),
-                              follow_redirects=False, trust_env=False,
-                              verify=verify) as client, client.stream(
-                    "POST", request_url, content=body.encode("utf-8"), extensions=extensions,
-                    headers={**headers, "Host": target.url.netloc,
-                             "Content-Type": "application/json", "User-Agent": USER_AGENT},
-            ) as response:
-                status, error = response.status_code, None
+            with httpcore.ConnectionPool(ssl_context=context, retries=0,
+                                         network_backend=_Backend(deadline)) as pool, \
+                    pool.stream("POST", request_url, headers=request_headers, content=content,
+                                extensions=extensions) as response:
+                # The head is in; the body is not read (closing drops the connection).
+                status, error = response.status, None
                 break
-        except httpx.ConnectError as exc:
-            error = _describe(exc)
+        except httpcore.ConnectError as exc:
+            error = _describe(exc, deadline)
             if "certificate" in error:
                 break
-        except httpx.HTTPError as exc:
-            error = _describe(exc)
+        except Exception as exc:  # noqa: BLE001 - whatever the endpoint did, the attempt failed
+            error = _describe(exc, deadline)
             break
     if status is None:
-        return done(None, error)
+        return None, error
     if 200 <= status < 300:
-        return done(status, None)
+        return status, None
     if 300 <= status < 400:
-        return done(status, f"The endpoint answered a redirect ({status}), which is not "
-                            "followed.")
-    return done(status, f"The endpoint answered {status}.")
+        return status, f"The endpoint answered a redirect ({status}), which is not followed."
+    return status, f"The endpoint answered {status}."
 
 
 def body_of(payload: dict[str, Any]) -> str:
@@ -287,11 +495,14 @@ class WebhookSender:
     executor, and in each Celery worker. Safe to run in many processes at once."""
 
     def __init__(self, settings: Settings, factory: sessionmaker[Session],
-                 concurrency: int = 4) -> None:
-        self.settings, self.factory, self.concurrency = settings, factory, concurrency
-        self.pool = ThreadPoolExecutor(max_workers=concurrency,
+                 concurrency: int | None = None) -> None:
+        self.settings, self.factory = settings, factory
+        self.concurrency = concurrency or settings.webhook_senders
+        self.per_account = account_cap(settings, self.concurrency)
+        self.pool = ThreadPoolExecutor(max_workers=self.concurrency,
                                        thread_name_prefix="sanitas-webhook")
         self.inflight = 0
+        self.busy: Counter[str] = Counter()  # attempts under way, by account
         self.lock = threading.Lock()
         self.wake = threading.Event()
         self.stopping = threading.Event()
@@ -306,7 +517,7 @@ class WebhookSender:
         self.stopping.set()
         self.wake.set()
         self.thread.join(timeout=10)
-        # Attempts under way finish (each is short); a claim left behind lapses anyway.
+        # Attempts under way finish (within their deadline); a claim left behind lapses anyway.
         self.pool.shutdown(wait=True, cancel_futures=True)
 
     def alive(self) -> bool:
@@ -328,19 +539,24 @@ class WebhookSender:
     def send_due(self) -> int:
         with self.lock:
             free = self.concurrency - self.inflight
-        claimed = claim_due(self.factory, self.settings, free)
-        for delivery_id, token in claimed:
+            busy = dict(self.busy)
+        claimed = claim_due(self.factory, self.settings, free, busy, self.per_account)
+        for claim in claimed:
             with self.lock:
                 self.inflight += 1
-            self.pool.submit(self._attempt, delivery_id, token)
+                self.busy[claim.account_id] += 1
+            self.pool.submit(self._attempt, claim)
         return len(claimed)
 
-    def _attempt(self, delivery_id: str, token: str) -> None:
+    def _attempt(self, claim: Claim) -> None:
         try:
-            attempt(self.factory, self.settings, delivery_id, token)
+            attempt(self.factory, self.settings, claim.delivery_id, claim.token)
         except Exception:
-            log.exception("webhook delivery %s: unexpected error", delivery_id)
+            log.exception("webhook delivery %s: unexpected error", claim.delivery_id)
         finally:
             with self.lock:
                 self.inflight -= 1
+                self.busy[claim.account_id] -= 1
+                if self.busy[claim.account_id] <= 0:
+                    del self.busy[claim.account_id]
             self.wake.set()  # a slot is free: look for more

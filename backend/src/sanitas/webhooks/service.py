@@ -25,6 +25,7 @@ from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
 from sanitas.errors import ApiError
 from sanitas.executor import job_secret
+from sanitas.files.service import lock_quotas
 from sanitas.models import AuditAction, File, Role, User
 from sanitas.models.webhook import (
     TEST_EVENT,
@@ -109,7 +110,7 @@ def _own(session: Session, user: User, webhook_id: str) -> Webhook:
 
 def _check_url(settings: Settings, url: str) -> None:
     try:
-        ssrf.check_url(url, settings.webhook_allow_private)
+        ssrf.check_url(url, settings.webhook_allow_private, settings.webhook_timeout_seconds)
     except ssrf.UnsafeUrl as exc:
         raise ApiError(422, exc.message, exc.code) from None
 
@@ -150,6 +151,9 @@ def create_webhook(session: Session, settings: Settings, user: User, body: Webho
     """A new endpoint for `user`; returns it and its signing secret (shown this once)."""
     check_plan(user)
     _check_url(settings, body.url)
+    # Counted and added in one transaction serialised per account (concurrent creations
+    # cannot all see room for one more), as upload quotas are.
+    lock_quotas(session, user)
     count = session.scalar(select(func.count()).select_from(Webhook)
                            .where(Webhook.user_id == user.id)) or 0
     if count >= MAX_WEBHOOKS_PER_USER:
