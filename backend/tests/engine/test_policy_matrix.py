@@ -433,20 +433,20 @@ def test_docx_embedded_objects(samples, tmp_path):
 
     removed = parts(ok(run(samples["embedding.docx"], tmp_path)))  # basic: previews only
     assert not any("embeddings/" in n for n in removed) and objects(removed) == []
-    kept = parts(ok(run(samples["embedding.docx"], tmp_path, embeddedFiles="keep")))
-    assert kept["word/embeddings/oleObject1.bin"].endswith(b"OLE-PAYLOAD")
-    assert objects(kept) == ["Excel.Sheet.12", "Package"]
-    result = run(samples["embedding.docx"], tmp_path, embeddedFiles="sanitize",
-                 hiddenContent="remove")
-    cleaned = parts(ok(result))
-    assert "word/embeddings/oleObject1.bin" not in cleaned  # an OLE object cannot be cleaned
-    assert objects(cleaned) == ["Excel.Sheet.12"]
-    inner = parts_of(cleaned["word/embeddings/Book.xlsx"])
-    assert b"EMBEDDED-CELL" in b"".join(inner.values())
-    assert b"HIDDEN-CELL" not in b"".join(inner.values())  # cleaned under the same policy
-    rels = xml(cleaned["word/_rels/document.xml.rels"])
-    assert {r.get("Target") for r in rels if r.get("Type").endswith("/package")} == {
-        "embeddings/Book.xlsx"}
+    # "keep" is "sanitize": nothing embedded is kept without going through the engine (#19)
+    for action in ("keep", "sanitize"):
+        result = run(samples["embedding.docx"], tmp_path, embeddedFiles=action,
+                     hiddenContent="remove")
+        cleaned = parts(ok(result))
+        assert "word/embeddings/oleObject1.bin" not in cleaned  # an OLE object can't be cleaned
+        assert objects(cleaned) == ["Excel.Sheet.12"]
+        inner = parts_of(cleaned["word/embeddings/Book.xlsx"])
+        assert b"EMBEDDED-CELL" in b"".join(inner.values())
+        assert b"HIDDEN-CELL" not in b"".join(inner.values())  # cleaned under the same policy
+        rels = xml(cleaned["word/_rels/document.xml.rels"])
+        assert {r.get("Target") for r in rels if r.get("Type").endswith("/package")} == {
+            "embeddings/Book.xlsx"}
+        assert any(f.kind == "ole_object" and f.action == "removed" for f in result.findings)
 
 
 def test_xlsx_embedded_objects(samples, tmp_path):
@@ -456,16 +456,14 @@ def test_xlsx_embedded_objects(samples, tmp_path):
 
     removed = parts(ok(run(samples["embedding.xlsx"], tmp_path)))
     assert not any("embeddings/" in n for n in removed) and objects(removed) == []
-    kept = parts(ok(run(samples["embedding.xlsx"], tmp_path, embeddedFiles="keep")))
-    assert kept["xl/embeddings/oleObject1.bin"].endswith(b"OLE-PAYLOAD")
-    assert objects(kept) == ["Word.Document.12", "Package"]
-    cleaned = parts(ok(run(samples["embedding.xlsx"], tmp_path, embeddedFiles="sanitize",
-                           hiddenContent="remove")))
-    assert "xl/embeddings/oleObject1.bin" not in cleaned and objects(cleaned) == [
-        "Word.Document.12"]
-    inner = parts_of(cleaned["xl/embeddings/Doc.docx"])
-    assert b"EMBEDDED-WORDS" in inner["word/document.xml"]
-    assert b"EMBEDDED-HIDDEN" not in inner["word/document.xml"]
+    for action in ("keep", "sanitize"):
+        cleaned = parts(ok(run(samples["embedding.xlsx"], tmp_path, embeddedFiles=action,
+                               hiddenContent="remove")))
+        assert "xl/embeddings/oleObject1.bin" not in cleaned and objects(cleaned) == [
+            "Word.Document.12"]
+        inner = parts_of(cleaned["xl/embeddings/Doc.docx"])
+        assert b"EMBEDDED-WORDS" in inner["word/document.xml"]
+        assert b"EMBEDDED-HIDDEN" not in inner["word/document.xml"]
 
 
 def test_pptx_embedded_object(samples, tmp_path):
@@ -475,8 +473,7 @@ def test_pptx_embedded_object(samples, tmp_path):
     removed = parts(ok(run(samples["embedding.pptx"], tmp_path)))
     assert objects(removed) == [] and "ppt/embeddings/oleObject1.bin" not in removed
     kept = parts(ok(run(samples["embedding.pptx"], tmp_path, embeddedFiles="keep")))
-    assert objects(kept) == ["Package"]
-    assert kept["ppt/embeddings/oleObject1.bin"].endswith(b"OLE-PAYLOAD")
+    assert objects(kept) == [] and "ppt/embeddings/oleObject1.bin" not in kept  # OLE: removed
     refused(run(samples["embedding.pptx"], tmp_path, embeddedFiles="refuse"),
             Rule.EMBEDDED_FILES)
 
@@ -512,10 +509,13 @@ def test_docx_external_references(samples, tmp_path):
     removed = parts(ok(run(samples["docx"], tmp_path)))
     assert b"EVIL.example" not in b"".join(removed.values())
     assert not list(xml(removed["word/settings.xml"]).iter(f"{{{W}}}attachedTemplate"))
-    kept = parts(ok(run(samples["docx"], tmp_path, externalReferences="keep")))
-    rels = xml(kept["word/_rels/settings.xml.rels"])
-    assert [r.get("Target") for r in rels] == ["http://EVIL.example/t.dotm"]
-    assert list(xml(kept["word/settings.xml"]).iter(f"{{{W}}}attachedTemplate"))
+    # a remote template's macros would run: it goes under "keep" too (#19)
+    result = run(samples["docx"], tmp_path, externalReferences="keep")
+    kept = parts(ok(result))
+    assert b"EVIL.example" not in b"".join(kept.values())
+    assert not list(xml(kept["word/settings.xml"]).iter(f"{{{W}}}attachedTemplate"))
+    assert any(f.kind == "remote_template" and f.action == "removed" and
+               "under every policy" in f.detail for f in result.findings)
 
 
 def test_docm_macros_removed(samples, tmp_path):

@@ -1,6 +1,12 @@
 """ZIP archives: every member is detected and sanitized with the same rules (recursively); what
 cannot be made safe is left out and listed. Bombs (ratio, total size, member count, depth,
 overlapping entries) and unsafe member names (absolute, .., drive letters, links) are refused.
+
+The same limits hold for every file found inside another one, whatever holds it (archive
+members, PDF attachments, office packages embedded in a document): `nested_context` gives
+each such file its context one level deeper and counts it, with its size, against one budget
+per upload (at most MAX_DEPTH levels, MAX_MEMBERS files and MAX_TOTAL_UNCOMPRESSED bytes in
+all, each at most MAX_MEMBER_UNCOMPRESSED).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from pathlib import Path
 
 from sanitas.engine import decrypt
 from sanitas.engine.decrypt import EncryptedInput
-from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
+from sanitas.engine.report import Context, Mode, Refused, Rejected, RejectionCode
 
 MAX_MEMBERS = 5000
 MAX_TOTAL_UNCOMPRESSED = 1024 * 1024 * 1024
@@ -25,6 +31,30 @@ RATIO_FLOOR = 1024 * 1024
 MAX_DEPTH = 3  # archives inside archives
 CHUNK = 1024 * 1024
 WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])$", re.IGNORECASE)
+
+
+def nested_context(ctx: Context, size: int, *, mode: Mode = "basic",
+                   password: str | None = None) -> Context:
+    """The context of a file of `size` bytes found inside `ctx`'s file (an archive member, an
+    attachment, an embedded package), sanitized with the same policy one level deeper; it is
+    counted against the upload's budget (`Context.nested`). Rejected when the nesting, the
+    number of inner files or their total size is over the archive limits: the caller leaves
+    that file out (an archive refuses itself)."""
+    if ctx.depth >= MAX_DEPTH:
+        raise Rejected(f"Files are nested inside each other too deeply (more than {MAX_DEPTH} "
+                       "levels).", RejectionCode.TOO_COMPLEX)
+    budget = ctx.nested
+    budget.count += 1
+    if budget.count > MAX_MEMBERS:
+        raise Rejected(f"The file holds too many files inside it (the limit is {MAX_MEMBERS}).",
+                       RejectionCode.BOMB)
+    budget.size += size
+    if size > MAX_MEMBER_UNCOMPRESSED or budget.size > MAX_TOTAL_UNCOMPRESSED:
+        raise Rejected(f"The files inside it expand to more than "
+                       f"{MAX_TOTAL_UNCOMPRESSED // 2**20} MB (bomb protection).",
+                       RejectionCode.BOMB)
+    return Context(mode=mode, policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth + 1,
+                   password=password, nested=budget)
 
 
 def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int, *,
@@ -135,8 +165,8 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
             written_total += _extract_bounded(zf, info, member_src, written_total)
             # The upload's password also opens the members it protects (an encrypted document
             # in an encrypted archive is usually protected by the same password).
-            member_ctx = Context(mode=ctx.mode, policy=ctx.policy, workdir=ctx.workdir,
-                                 depth=depth + 1, password=ctx.password)
+            member_ctx = nested_context(ctx, member_src.stat().st_size, mode=ctx.mode,
+                                        password=ctx.password)
             member_dst = work / f"o{index}"
             opened = member_src
             try:

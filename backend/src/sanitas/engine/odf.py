@@ -8,12 +8,13 @@ In the XML, scripts and event listeners, applets/plugins/floating frames, DDE, l
 sections/tables, database sources, macro fields and remote references go; links stay as plain
 http(s)/mailto links when the policy keeps links. The manifest is written anew.
 
-Policy choices beside the defaults: with externalReferences `keep`, linked pictures, objects,
-sections, tables, cell ranges, floating frames and formula glyphs that point at a web address
-(http, https) stay (file paths and network shares still go; DDE, database sources and formulas
-calling outside still go). With embeddedFiles `keep`, OLE objects (their binary storage kept
-byte for byte), applets and plugins stay as they are; with `sanitize` they go (an OLE object
-can wrap any file, which cannot be cleaned here)."""
+Policy choices beside the defaults: with externalReferences `keep`, linked pictures, sections,
+tables, cell ranges and formula glyphs that point at a web address (http, https) stay (file
+paths and network shares still go; DDE, database sources and formulas calling outside still
+go; floating frames and linked objects, which load a whole document that may run code, go
+under every policy). With embeddedFiles `keep` or `sanitize`, embedded OpenDocument objects
+are cleaned like the document itself and kept; OLE objects (which may wrap any file, a
+program or a macro document), applets and plugins (code) go."""
 
 from __future__ import annotations
 
@@ -67,10 +68,9 @@ DROP = {
     "database-source-query": "data_connection", "database-source-table": "data_connection",
     "source-service": "data_connection", "cell-range-source": "external_link",
 }
-# Kept as they are under embeddedFiles "keep".
-KEPT_EMBEDDED = frozenset({"object-ole", "applet", "plugin"})
-# Linked content kept under externalReferences "keep" when it points at a web address.
-LINKED = frozenset({"floating-frame", "section-source", "table-source", "cell-range-source"})
+# Linked content kept under externalReferences "keep" when it points at a web address (its
+# text or data is shown; a floating frame, which loads a whole document, is not among them).
+LINKED = frozenset({"section-source", "table-source", "cell-range-source"})
 # Elements replaced by their content (the visible text stays).
 UNWRAP = {"execute-macro": "macro", "dde-connection": "dde", "database-display": "data_connection",
           "database-next": "data_connection", "database-select": "data_connection",
@@ -132,7 +132,6 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
             ctx.add("embedded_object", d, action="converted",
                     detail=f"embedded document ({media_types[d][:80]}) cleaned and kept")
     kept: dict[str, bytes] = {}
-    kept_types: dict[str, str] = {}  # media types of parts kept as they are (OLE storage)
 
     xml_names = []
     for name in order:
@@ -167,11 +166,6 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
                     detail="META-INF part")
         elif top.startswith("Object ") or name.startswith("Object"):
             mt = media_types.get(top + "/") or media_types.get(name) or "unknown type"
-            if "/" not in name and ctx.decides(Rule.EMBEDDED_FILES) is Decision.KEEP:
-                kept[name] = data  # an OLE object's storage, kept as it is
-                kept_types[name] = media_types.get(name) or "application/octet-stream"
-                ctx.add("ole_object", name, action="kept", detail=f"embedded object ({mt})")
-                continue
             ctx.add("embedded_object", top, detail=f"embedded object ({mt})")
         else:
             ctx.add("hidden_part", name, detail="part not used for display")
@@ -198,7 +192,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     for name, data in kept.items():
         e = etree.SubElement(man, f"{{{MANIFEST_NS}}}file-entry")
         e.set(f"{{{MANIFEST_NS}}}full-path", name)
-        mt = kept_types.get(name) or ("text/xml" if name.endswith(".xml") else _image_mime(data))
+        mt = "text/xml" if name.endswith(".xml") else _image_mime(data)
         e.set(f"{{{MANIFEST_NS}}}media-type", mt)
     out = [("mimetype", mimetype.encode("ascii"))]
     out += list(kept.items())
@@ -308,16 +302,12 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs: set[str], mem
     if ctx.decides(Rule.FORM_FIELDS) is not Decision.KEEP:
         _drop_forms(name, root, ctx)
     keep_remote = ctx.decides(Rule.EXTERNAL_REFERENCES) is Decision.KEEP
-    keep_embedded = ctx.decides(Rule.EMBEDDED_FILES) is Decision.KEEP
     # Elements of interest only, filtered in C by lxml, in document order.
     wanted = [*DROP, *UNWRAP, "object", "binary-data", "image"]
     for el in list(root.iter(*[f"{{*}}{n}" for n in wanted])):
         if el is not root and _detached(el, root):
             continue
         lname = _local(el)
-        if lname in KEPT_EMBEDDED and keep_embedded:
-            ctx.add(DROP[lname], name, action="kept", detail=lname)
-            continue
         if lname in LINKED and keep_remote and \
                 _web_address(el.get(f"{{{XLINK_NS}}}href") or ""):
             continue  # its web address is kept (and reported) with the other references
@@ -333,18 +323,13 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs: set[str], mem
         elif lname == "object":
             href = el.get(f"{{{XLINK_NS}}}href") or ""
             target = _internal_path(href)
-            if target is None and keep_remote and _web_address(href):
-                pass  # a linked object at a web address: kept with the other references
-            elif target is None or not any(target.rstrip("/") + "/" == d for d in safe_dirs):
+            if target is None or not any(target.rstrip("/") + "/" == d for d in safe_dirs):
                 ctx.add("embedded_object", name,
                         detail=f"object {href[:80]} (replacement image kept)")
                 frame = el.getparent()
                 remove_element(el)
                 _drop_empty_frame(frame)
         elif lname == "binary-data":
-            holder = el.getparent()
-            if keep_embedded and holder is not None and _local(holder) in KEPT_EMBEDDED:
-                continue  # an OLE object's inline storage, kept with it
             if not _clean_binary_data(el, ctx, name):
                 ctx.add("invalid_image", name, detail="inline binary data that is not an image")
                 holder = el.getparent()

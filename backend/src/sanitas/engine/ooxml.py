@@ -113,6 +113,13 @@ REMOVE_KINDS = {
     "mailmergesource": "data_connection", "mailmergeheadersource": "data_connection",
     "recipientdata": "data_connection", "model3d": "embedded_object",
 }
+# External relationships the externalReferences policy "keep" keeps (at a web address): the
+# ones that only load something to display (linked pictures and media). Every other one loads
+# a document that can run code and goes under every policy: a remote template (attachedTemplate,
+# whose macros run), a frame or a subdocument (a whole document loaded in), an OLE link (an
+# external oleObject: a moniker that opens any file, CVE-2017-0199), external workbook links
+# and data sources; DDE and fields that fetch or run things go with them.
+PASSIVE_EXTERNAL_TYPES = frozenset({"image", "audio", "video", "media"})
 # Content types never kept, whatever relationship points at them.
 DENY_CT = ("vba", "macro", "activex", "oleobject", "externallink", "connections", "querytable",
            "custom-properties", "customxml", "printersettings", "keymapcustomizations",
@@ -576,9 +583,14 @@ def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
         elif _safe_url(rel.target) and not rel.target.lower().startswith("mailto:") and \
                 rule_of(kind) is Rule.EXTERNAL_REFERENCES and \
                 state.ctx.decides(Rule.EXTERNAL_REFERENCES) is Decision.KEEP:
-            state.ctx.add(kind, f"{where} {rel.id}", action="kept",
-                          detail=f"external {key}: {rel.target[:200]}")
-            return True  # a web address the policy keeps (file paths and shares never are)
+            if key in PASSIVE_EXTERNAL_TYPES:
+                state.ctx.add(kind, f"{where} {rel.id}", action="kept",
+                              detail=f"external {key}: {rel.target[:200]}")
+                return True  # a web address the policy keeps (file paths and shares never are)
+            state.ctx.add(kind, f"{where} {rel.id}", detail=f"external {key}: "
+                          f"{rel.target[:200]} (loads a document that may run code: removed "
+                          "under every policy)")
+            return False
         state.ctx.add(kind, f"{where} {rel.id}", detail=f"external {key}: {rel.target[:200]}")
         return False
     part = resolve_target(source, rel.target)
@@ -639,29 +651,26 @@ _PACKAGE_CT = {
 
 
 def _keep_embedding(state: _State, part: str, key: str) -> bool:
-    """An object embedded in a Word document under the embeddedFiles policy "keep" (kept as
-    it is) or "sanitize" (an embedded Office package cleaned by the engine under the same
-    policy; an OLE object, which may wrap any file, removed)."""
-    from . import decrypt, sanitize_detected
+    """An object embedded in a document under the embeddedFiles policy "keep" or "sanitize":
+    an embedded Word/Excel/PowerPoint package is cleaned by the engine under the same policy
+    and the archive limits (`archive.nested_context`) and kept as its macro-free type; an OLE
+    object, which may wrap any file (a program, a macro document), is removed."""
+    from . import archive, decrypt, sanitize_detected
     from .report import Refused
 
-    data, ct = state.members[part], state.content_type(part)
+    data = state.members[part]
     ctx = state.ctx
-    if ctx.decides(Rule.EMBEDDED_FILES) is Decision.KEEP:
-        ctx.add("ole_object", part, action="kept", detail=f"embedded {key} kept as it is")
-        state.kept[part], state.kept_ct[part] = data, ct or "application/octet-stream"
-        state.kept_embeddings.add(part)
-        return True
     if key != "package" or ctx.workdir is None:
-        ctx.add("ole_object", part, detail="OLE object (cannot be cleaned inside)")
+        ctx.add("ole_object", part, detail="OLE object removed (it may wrap any file, which "
+                "cannot be cleaned inside it)")
         state.reported.add("part|" + part)
         return False
     work = ctx.workdir / f"embedded-{len(state.kept_embeddings)}-{ctx.depth}"
     work.mkdir(exist_ok=True)
     source, output = work / "in", work / "out"
     source.write_bytes(data)
-    inner = Context(mode="basic", policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth + 1)
     try:
+        inner = archive.nested_context(ctx, len(data))
         opened, detected = decrypt.detect_opening(source, posixpath.basename(part), inner)
         extension = sanitize_detected(opened, output, detected, inner)
     except Refused:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import re
+import zlib
 from pathlib import Path
 from typing import Protocol
 
@@ -74,10 +75,12 @@ SWEEP_KEYS = {
 }
 # Stream data kept in another file (PDF 1.2 external streams).
 EXTERNAL_STREAM_KEYS = ("/F", "/FFilter", "/FDecodeParms")
-# Keys a policy may keep: document metadata, and embedded files (kept as they are, or each
-# attachment cleaned by its own family). Everything else in PAGE_DROP/SWEEP_KEYS always goes.
+# Keys a policy may keep: document metadata, and embedded files (under "keep" and "sanitize"
+# alike, each attachment is first cleaned by its own family: `_sanitize_attachments`; related
+# files /RF and the portfolio's /Collection, whose navigator may be Flash, always go).
+# Everything else in PAGE_DROP/SWEEP_KEYS always goes.
 METADATA_KEYS = frozenset({"/Metadata", "/PieceInfo"})
-EMBEDDED_KEYS = frozenset({"/EmbeddedFiles", "/EF", "/RF", "/AF", "/Collection"})
+EMBEDDED_KEYS = frozenset({"/EmbeddedFiles", "/EF", "/AF"})
 # External references a policy may keep when they point at a web address (http, https):
 # GoToR actions, the catalog's base URI, reference XObjects (/Ref), OPI proxies and external
 # stream data; web capture information (/SpiderInfo, /URLS, /IDS: the pages' source
@@ -87,7 +90,7 @@ EXTERNAL_KEYS = frozenset({"/GoToR", "/URI", "/Ref", "/OPI", "/F", "/SpiderInfo"
                            "/IDS"})
 WEB_ADDRESS = re.compile(r"^https?://[^\s/\\]", re.IGNORECASE)
 # The finding kind of a key the policy keeps.
-KEPT_KINDS = {"/Metadata": "xmp_metadata", "/AF": "associated_file", "/Collection": "portfolio",
+KEPT_KINDS = {"/Metadata": "xmp_metadata", "/AF": "associated_file",
               "/PieceInfo": "private_application_data", "/URI": "base_uri",
               "/SpiderInfo": "web_capture", "/URLS": "web_capture", "/IDS": "web_capture"}
 MAX_FINDINGS_PER_KIND = 50
@@ -235,7 +238,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "pdf") -> str:
         for number, page in enumerate(pages, start=1):
             _clean_page(page, number, record, ctx.policy.keep_links)
         _clean_annotation_authors(pages, ctx)
-        if ctx.policy.action(Rule.EMBEDDED_FILES) is Decision.SANITIZE:
+        if ctx.policy.action(Rule.EMBEDDED_FILES) in (Decision.KEEP, Decision.SANITIZE):
             _sanitize_attachments(pdf, pages, ctx)
         ctx.progress(40)
         _sweep_all_objects(pdf, record)
@@ -591,30 +594,38 @@ def _clean_annotation_authors(pages: list[pikepdf.Page], ctx: Context) -> None:
                 "author's name; replaced by neutral ones")
 
 
-MAX_ATTACHMENTS = 200  # attachments cleaned one by one; past this the rest are removed
-
-
 def _sanitize_attachments(pdf: pikepdf.Pdf, pages: list[pikepdf.Page], ctx: Context) -> None:
-    """Policy embeddedFiles "sanitize": every attachment (the document's list and file
-    attachment annotations) is cleaned by its own family through the engine, under the same
-    policy, and attached again under its new name; one that cannot be made safe is removed."""
+    """Policy embeddedFiles "keep" or "sanitize": every attachment (the document's list, file
+    attachment annotations, associated files (/AF) and any other file specification with
+    contents, wherever it is) is cleaned by its own family through the engine, under the same
+    policy and the archive limits (`archive.nested_context`), and attached again under its
+    new name. One that cannot be made safe (an executable, a script, a type the engine refuses
+    or does not know, over a limit) is removed and reported; so is every embedded file stream
+    no file specification with cleaned contents points at."""
     cleaned: dict[tuple[int, int], bool] = {}  # file specification -> kept
+    kept_streams: set[tuple[int, int]] = set()  # embedded file streams holding cleaned bytes
 
     def handle(spec: pikepdf.Object | None, where: str) -> bool:
         if not isinstance(spec, Dictionary):
             return False
         if spec.is_indirect and spec.objgen in cleaned:
             return cleaned[spec.objgen]
-        kept = len(cleaned) < MAX_ATTACHMENTS and _sanitize_attachment(spec, where, ctx)
+        stream = _sanitize_attachment(spec, where, ctx)
+        if stream is not None:
+            kept_streams.add(stream.objgen)
+        else:
+            _drop_contents(spec)
         if spec.is_indirect:
-            cleaned[spec.objgen] = kept
-        return kept
+            cleaned[spec.objgen] = stream is not None
+        return stream is not None
 
     names = pdf.Root.get("/Names")
     tree = names.get("/EmbeddedFiles") if isinstance(names, Dictionary) else None
     stack = [tree] if isinstance(tree, Dictionary) else []
-    while stack and len(cleaned) <= MAX_ATTACHMENTS:
+    nodes = 0
+    while stack and nodes < 100_000:
         node = stack.pop()
+        nodes += 1
         kids = node.get("/Kids")
         if isinstance(kids, Array):
             stack.extend(kid for kid in kids if isinstance(kid, Dictionary))
@@ -639,55 +650,148 @@ def _sanitize_attachments(pdf: pikepdf.Pdf, pages: list[pikepdf.Page], ctx: Cont
             kept.append(annot)
         if len(kept) != len(annots):
             page.obj.Annots = kept
+    # Every other file specification with contents (/AF, or one nothing lists), then every
+    # embedded file stream that holds no cleaned bytes.
+    for spec in _file_specifications(pdf):
+        handle(spec, f"object {spec.objgen[0]} file specification" if spec.is_indirect
+               else "associated file")
+    for obj in pdf.objects:
+        if isinstance(obj, pikepdf.Stream) and obj.objgen not in kept_streams and \
+                str(obj.get("/Type", "")) == "/EmbeddedFile" and len(obj.read_raw_bytes()):
+            _empty_stream(obj)
+            ctx.add("embedded_payload", f"object {obj.objgen[0]}",
+                    detail="embedded file no attachment lists removed")
 
 
-def _sanitize_attachment(spec: Dictionary, where: str, ctx: Context) -> bool:
-    """Clean one attachment in place; False when it cannot be made safe (it is removed)."""
-    from sanitas.engine import decrypt, safe_output_name, sanitize_detected
+def _file_specifications(pdf: pikepdf.Pdf) -> list[Dictionary]:
+    """Every dictionary with embedded contents (/EF), direct or indirect, in the file."""
+    found: list[Dictionary] = []
+    stack: list[tuple[pikepdf.Object, int]] = [(obj, 0) for obj in pdf.objects
+                                               if isinstance(obj, (Dictionary, Array))]
+    visited = 0
+    while stack and visited < 2_000_000:
+        obj, depth = stack.pop()
+        visited += 1
+        if isinstance(obj, Dictionary):
+            if "/EF" in obj:
+                found.append(obj)
+            children = [obj.get(k) for k in obj.keys()]  # noqa: SIM118 - a pikepdf Dictionary
+        else:
+            children = list(obj)
+        if depth < 64:
+            stack.extend((child, depth + 1) for child in children
+                         if isinstance(child, (Dictionary, Array)) and not child.is_indirect)
+    return found
+
+
+def _empty_stream(stream: pikepdf.Stream) -> None:
+    stream.write(b"")
+    for key in list(stream.keys()):
+        if key not in ("/Length", "/Type"):
+            del stream[key]
+
+
+def _drop_contents(spec: Dictionary) -> None:
+    """A file specification whose contents were not kept: its streams emptied, its /EF and
+    /RF gone (whatever else still points at the streams finds nothing)."""
+    for key in ("/EF", "/RF"):
+        holder = spec.get(key)
+        if isinstance(holder, Dictionary):
+            for value in [holder.get(k) for k in holder.keys()]:  # noqa: SIM118
+                if isinstance(value, pikepdf.Stream):
+                    _empty_stream(value)
+        if key in spec:
+            del spec[key]
+
+
+def _read_attachment(stream: pikepdf.Stream, limit: int) -> bytes:
+    """An embedded file's decoded bytes, at most `limit` (Rejected beyond: a bomb). Flate,
+    the usual filter, is inflated in bounded steps; other filters are decoded by qpdf after
+    a check of their encoded size."""
+    filters = stream.get("/Filter")
+    if str(filters) == "/FlateDecode" and "/DecodeParms" not in stream:
+        inflater = zlib.decompressobj()
+        try:
+            data = inflater.decompress(stream.read_raw_bytes(), limit + 1)
+        except zlib.error as exc:
+            raise Rejected("unreadable contents", RejectionCode.DAMAGED) from exc
+    elif len(stream.read_raw_bytes()) > limit:
+        data = b""
+    else:
+        data = bytes(stream.read_bytes())
+    if len(data) > limit or (not data and len(stream.read_raw_bytes()) > limit):
+        raise Rejected("The attachment expands beyond the size allowed for files inside a file "
+                       "(bomb protection).", RejectionCode.BOMB)
+    return data
+
+
+def _sanitize_attachment(spec: Dictionary, where: str, ctx: Context) -> pikepdf.Stream | None:
+    """Clean one attachment in place: the stream now holding its cleaned bytes, or None when
+    it cannot be made safe (the caller removes it)."""
+    from sanitas.engine import archive, decrypt, safe_output_name, sanitize_detected
     from sanitas.engine.report import Refused
 
     assert ctx.workdir is not None
     files = spec.get("/EF")
-    stream = None
+    stream: pikepdf.Stream | None = None
     if isinstance(files, Dictionary):
-        stream = next((files[k] for k in ("/UF", "/F") if isinstance(files.get(k),
-                                                                        pikepdf.Stream)), None)
+        for key in ("/UF", "/F", "/DOS", "/Mac", "/Unix"):
+            value = files.get(key)
+            if isinstance(value, pikepdf.Stream):
+                stream = value
+                break
     label = next((str(spec[k]) for k in ("/UF", "/F") if isinstance(spec.get(k), String)),
                  "attachment")
-    if stream is None:
+    if stream is None or not isinstance(files, Dictionary):
         ctx.add("embedded_file", where, detail="attachment without readable contents removed")
-        return False
-    work = ctx.workdir / f"attachment-{id(spec)}"
+        return None
+    work = ctx.workdir / f"attachment-{ctx.depth}-{ctx.nested.count}"
     work.mkdir(exist_ok=True)
     source, output = work / "in", work / "out"
-    inner = Context(mode="basic", policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth + 1)
     try:
-        source.write_bytes(stream.read_bytes())
+        remaining = archive.MAX_TOTAL_UNCOMPRESSED - ctx.nested.size
+        data = _read_attachment(stream, min(archive.MAX_MEMBER_UNCOMPRESSED, remaining))
+        source.write_bytes(data)
+        inner = archive.nested_context(ctx, len(data))
         opened, detected = decrypt.detect_opening(source, label, inner)
         extension = sanitize_detected(opened, output, detected, inner)
     except Refused:
         raise
     except Rejected as exc:
-        ctx.add("embedded_file", where, detail=f"{label[:80]}: {exc.reason}")
-        return False
-    except pikepdf.PdfError:
-        ctx.add("embedded_file", where, detail=f"{label[:80]}: unreadable contents")
-        return False
+        ctx.add("embedded_file", where, detail=f"{label[:80]} removed: {exc.reason}")
+        return None
+    except (pikepdf.PdfError, RuntimeError, ValueError) as exc:
+        log.warning("attachment not readable: %r", exc)
+        ctx.add("embedded_file", where, detail=f"{label[:80]} removed: unreadable contents")
+        return None
+    finally:
+        source.unlink(missing_ok=True)
     for finding in inner.closed_findings():
         ctx.record(finding.kind, f"{where}: {finding.location}", action=finding.action,
                    detail=finding.detail)
     stream.write(output.read_bytes())
+    output.unlink()
     for key in list(stream.keys()):
         if key not in ("/Length", "/Type", "/Filter", "/DecodeParms"):
             del stream[key]  # the size, dates and checksum described the original
     stream.Type = Name.EmbeddedFile
+    # The cleaned bytes are the attachment's only contents: other platforms' variants
+    # (/DOS, /Mac, /Unix) and related files go; the name follows the new type (the stream's
+    # /Subtype, the original's MIME type, went with the other keys).
+    others = [files.get(k) for k in files.keys()]  # noqa: SIM118 - a pikepdf Dictionary
+    for other in others:
+        if isinstance(other, pikepdf.Stream) and other.objgen != stream.objgen:
+            _empty_stream(other)
+    spec.EF = Dictionary(F=stream, UF=stream)
+    if "/RF" in spec:
+        del spec["/RF"]
     new_name = safe_output_name(label, extension)
     for key in ("/F", "/UF"):
         if key in spec:
             spec[key] = String(new_name)
     ctx.add("embedded_file", where, action="converted",
             detail=f"{label[:80]} sanitized as {extension} and attached again as {new_name}")
-    return True
+    return stream
 
 
 def _count(number: int, noun: str) -> str:

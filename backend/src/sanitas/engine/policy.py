@@ -29,6 +29,8 @@ from typing import Any, Literal
 
 class Action(StrEnum):
     REMOVE = "remove"
+    # Kept, never as something that runs: embedded files only after the engine cleaned them
+    # (the same as SANITIZE), external references only those that load nothing able to run.
     KEEP = "keep"
     REFUSE = "refuse"  # the whole file is refused when such content is found
     SANITIZE = "sanitize"  # embedded files only: cleaned by their own family, kept

@@ -93,6 +93,16 @@ class Finding:
 
 
 @dataclass
+class Nested:
+    """What the files found inside one upload (archive members, PDF attachments, embedded
+    office packages, at every level) have used so far of the archive limits: one per upload,
+    shared by every level (`archive.nested_context`)."""
+
+    count: int = 0
+    size: int = 0
+
+
+@dataclass
 class Context:
     """Passed to every family sanitizer."""
 
@@ -106,6 +116,7 @@ class Context:
     # The password that opens an encrypted input (PDF, OOXML, ZIP): never stored, never logged,
     # never part of the result.
     password: str | None = field(default=None, repr=False)
+    nested: Nested = field(default_factory=Nested, repr=False)
 
     _seen: set[tuple[str, str, str, str]] = field(default_factory=set, repr=False)
     _per_kind: dict[str, int] = field(default_factory=dict, repr=False)

@@ -80,10 +80,12 @@ class PolicyRules(_Strict):
     javascript: JavascriptAction | None = Field(  # type: ignore[valid-type]  # from CHOICES
         None, description="JavaScript and PDF actions (never kept)")
     embedded_files: EmbeddedFilesAction | None = Field(  # type: ignore[valid-type]  # CHOICES
-        None, description="Attachments, OLE objects, embedded packages; `sanitize` cleans "
-                          "each with its own family and keeps it")
+        None, description="Attachments, OLE objects, embedded packages; `keep` and `sanitize` "
+                          "clean each with its own family and keep it (programs, scripts and "
+                          "OLE objects are removed)")
     external_references: ExternalReferencesAction | None = Field(  # type: ignore[valid-type]  # CHOICES
-        None, description="Remote templates, external links, DDE")
+        None, description="Remote templates, external links, DDE; `keep` keeps only what loads "
+                          "nothing able to run (linked pictures and media, web links)")
     hyperlinks: HyperlinksAction | None = Field(  # type: ignore[valid-type]  # from CHOICES
         None, description="Clickable links to web addresses")
     review_data: ReviewDataAction | None = Field(  # type: ignore[valid-type]  # from CHOICES
