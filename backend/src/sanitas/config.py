@@ -107,6 +107,14 @@ class Settings(BaseSettings):
 
     # Files and processing
     file_ttl_hours: int = 24
+    # Compliance reports (sanitas/reports/), per account and the same on every plan (their
+    # bytes count against the plan's storage quota): reports waiting or being generated at
+    # once, and reports kept (any status, until the expiry sweep deletes them); beyond either
+    # a request answers 429 with Retry-After. -1 = no limit. A report is deleted (row and
+    # blob) report_ttl_hours after it was requested; unset: file_ttl_hours.
+    report_max_pending: int = 3
+    report_max_stored: int = 20
+    report_ttl_hours: int | None = None
     # Below this much free space where the data dir (or local storage) lives, /health reports
     # storage degraded and uploads answer 507 (sanitas/diskspace.py); 0 turns the check off.
     min_free_bytes: int = 512 * MB

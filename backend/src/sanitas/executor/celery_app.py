@@ -100,10 +100,12 @@ def make_celery(settings: Settings) -> Celery:
     def expire_files() -> int:
         from sanitas import scratch
         from sanitas.executor import job as jobs
+        from sanitas.reports.service import expire_reports
 
         rt = _runtime()
         scratch.sweep(rt.settings)  # this machine's leftovers (a killed pool process's job)
         expired = jobs.expire_files(rt.factory, rt.storage)
+        expire_reports(rt.factory, rt.storage)
         rt.orphans.maybe_run(rt.factory, rt.storage)
         return expired
 

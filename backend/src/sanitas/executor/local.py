@@ -3,9 +3,9 @@
 The database is the queue. A scheduler thread wakes when an upload is committed (notify) or
 every `executor_poll_interval_seconds`, and starts as many runnable jobs (waiting and due, or
 active with a stale heartbeat: a crash or restart) as there are free workers, high priority
-first. Pause is a row, so it holds across processes. The expiry sweep runs on the same thread
-every `expiry_sweep_interval_seconds`. Webhook deliveries are sent by a thread of their own
-(sanitas/webhooks/sender.py), started and stopped with the executor.
+first. Pause is a row, so it holds across processes. The expiry sweep (files and reports)
+runs on the same thread every `expiry_sweep_interval_seconds`. Webhook deliveries are sent by
+a thread of their own (sanitas/webhooks/sender.py), started and stopped with the executor.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sanitas import scratch
 from sanitas.config import Settings
 from sanitas.executor import job as jobs
+from sanitas.reports.service import expire_reports
 from sanitas.storage import Storage
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,9 @@ class LocalExecutor:
             n = jobs.expire_files(self.factory, self.storage)
             if n:
                 log.info("expired %d file(s)", n)
+            n = expire_reports(self.factory, self.storage)
+            if n:
+                log.info("expired %d report(s)", n)
             self.orphans.maybe_run(self.factory, self.storage)
 
     def _dispatch(self) -> None:

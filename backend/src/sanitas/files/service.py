@@ -29,7 +29,7 @@ from sanitas.files.schemas import (
     FileSummary,
     JobOut,
 )
-from sanitas.models import File, FileStatus, Job, JobState, ProcessingMode, Role, User
+from sanitas.models import File, FileStatus, Job, JobState, ProcessingMode, Report, Role, User
 from sanitas.models._common import new_id
 from sanitas.policies.applied import BUILT_IN_NAMES, AppliedPolicy, applied_built_in
 from sanitas.schemas import Pagination
@@ -64,15 +64,19 @@ def uploads_in_period(session: Session, user: User, now: datetime | None = None)
 
 
 def storage_used(session: Session, user_id: str | None = None) -> int:
-    """Bytes of live blobs (originals and sanitized copies of files not yet expired)."""
+    """Bytes of live blobs: originals and sanitized copies of files not yet expired, and the
+    compliance reports generated (each until the expiry sweep deletes it)."""
     live_original = case((File.original_key.is_not(None), File.original_size), else_=0)
     live_sanitized = case((File.sanitized_key.is_not(None),
                            func.coalesce(File.sanitized_size, 0)), else_=0)
     query = select(func.coalesce(func.sum(live_original), 0)
                    + func.coalesce(func.sum(live_sanitized), 0))
+    reports = select(func.coalesce(func.sum(Report.size), 0)).where(
+        Report.storage_key.is_not(None))
     if user_id is not None:
         query = query.where(File.user_id == user_id)
-    return int(session.scalar(query) or 0)
+        reports = reports.where(Report.user_id == user_id)
+    return int(session.scalar(query) or 0) + int(session.scalar(reports) or 0)
 
 
 def allowed_modes(limits: RoleLimits) -> list[str]:

@@ -45,3 +45,5 @@ class Report(Base):
     claimed_at: Mapped[datetime | None]  # set on claim, renewed while it is generated
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     completed_at: Mapped[datetime | None]
+    # When the expiry sweep deletes the row and its blob (requested + the report TTL).
+    expires_at: Mapped[datetime] = mapped_column(index=True)

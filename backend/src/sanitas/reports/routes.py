@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
-from sanitas.deps import CurrentUser, SessionDep, StorageDep, client_ip
+from sanitas.deps import CurrentUser, SessionDep, SettingsDep, StorageDep, client_ip
 from sanitas.files.routes import content_disposition
 from sanitas.reports import service
 from sanitas.reports.schemas import ReportCreated, ReportIn, ReportList, ReportRef
@@ -17,10 +17,21 @@ router = APIRouter(prefix="/reports", tags=["reports"],
 
 @router.post("", response_model=Envelope[ReportCreated], status_code=202, responses={
     403: {"model": ErrorEnvelope, "description": "A scope other than `own` asked by someone "
-                                                 "who is not an admin (`forbidden`)"},
-    404: {"model": ErrorEnvelope, "description": "The scope names no user (`not_found`)"}})
-def create_report(body: ReportIn, request: Request, user: CurrentUser, session: SessionDep):
-    report = service.create_report(session, user, body, ip=client_ip(request))
+                                                 "who is not an admin (`forbidden`), or the "
+                                                 "account's storage quota is used up "
+                                                 "(`storage_quota_exceeded`)"},
+    404: {"model": ErrorEnvelope, "description": "The scope names no user (`not_found`)"},
+    429: {"model": ErrorEnvelope, "description": (
+        "Too many calls under way at once (`too_many_concurrent`), or the account already "
+        "has its most reports waiting or being generated "
+        "(`too_many_pending_reports`, SANITAS_REPORT_MAX_PENDING) or kept "
+        "(`too_many_stored_reports`, SANITAS_REPORT_MAX_STORED); `Retry-After` says when to "
+        "try again"),
+        "headers": {"Retry-After": {"description": "Seconds to wait before asking again",
+                                    "schema": {"type": "integer"}}}}})
+def create_report(body: ReportIn, request: Request, user: CurrentUser, session: SessionDep,
+                  settings: SettingsDep):
+    report = service.create_report(session, settings, user, body, ip=client_ip(request))
     worker = getattr(request.app.state, "report_worker", None)
     if worker is not None:
         worker.kick()

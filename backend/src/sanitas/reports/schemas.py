@@ -67,6 +67,9 @@ class ReportOut(CamelModel):
     user_id: str = Field(description="Who asked for it")
     created_at: UtcTimestamp
     completed_at: UtcTimestamp | None
+    expires_at: UtcTimestamp = Field(description=(
+        "When the report (row and file) is deleted: SANITAS_REPORT_TTL_HOURS after it was "
+        "requested"))
     file_count: int | None
     size: int | None
     error_message: str | None

@@ -7,6 +7,8 @@ the whole in the background."""
 
 from __future__ import annotations
 
+import logging
+import math
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -14,19 +16,26 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas.audit.service import record
+from sanitas.config import Settings
+from sanitas.db import rows_matched, utcnow
 from sanitas.errors import ApiError
-from sanitas.files.service import policy_ref
+from sanitas.files.service import lock_quotas, policy_ref, storage_used
 from sanitas.models import AuditAction, File, FileStatus, Role, User
 from sanitas.models.report import Report, ReportFormat, ReportStatus
 from sanitas.reports.schemas import ReportIn, ReportList, ReportOut, period_bound
 from sanitas.schemas import Pagination
-from sanitas.storage import CHUNK, Storage
+from sanitas.storage import CHUNK, Storage, StorageError
+
+log = logging.getLogger(__name__)
 
 MAX_PERIOD_DAYS = 3660  # ten years: a longer span is a typo
+# Retry-After when an account has its most reports waiting: about one report's generation.
+PENDING_RETRY_SECONDS = 5
+ACTIVE = (ReportStatus.PENDING, ReportStatus.PROCESSING)
 
 
 def scope_of(report: Report) -> str:
@@ -40,13 +49,55 @@ def report_out(report: Report) -> ReportOut:
                      format=ReportFormat(report.format), scope=scope_of(report),
                      period_start=report.period_start, period_end=report.period_end,
                      user_id=report.user_id, created_at=report.created_at,
-                     completed_at=report.completed_at, file_count=report.file_count,
+                     completed_at=report.completed_at, expires_at=report.expires_at,
+                     file_count=report.file_count,
                      size=report.size, error_message=report.error_message)
 
 
-def create_report(session: Session, user: User, body: ReportIn, *, ip: str | None) -> Report:
+def report_ttl(settings: Settings) -> timedelta:
+    """How long a report is kept after it was requested (the files' TTL unless set)."""
+    hours = settings.report_ttl_hours
+    return timedelta(hours=settings.file_ttl_hours if hours is None else hours)
+
+
+def check_report_limits(session: Session, settings: Settings, user: User) -> None:
+    """Refuse a further report while the account has its most reports waiting or being
+    generated, or kept (429 with Retry-After: a pending one should be done by then, a kept one
+    expired), or while its storage (files and reports) is used up (403, as for uploads)."""
+    most_pending, most_stored = settings.report_max_pending, settings.report_max_stored
+    mine = Report.user_id == user.id
+    if most_pending >= 0:
+        pending = session.scalar(select(func.count()).select_from(Report)
+                                 .where(mine, Report.status.in_(ACTIVE))) or 0
+        if pending >= most_pending:
+            raise ApiError(429, f"You already have {pending} report(s) being generated; "
+                                "request another once one of them is ready.",
+                           "too_many_pending_reports",
+                           headers={"Retry-After": str(PENDING_RETRY_SECONDS)})
+    if most_stored >= 0:
+        stored, oldest = session.execute(select(func.count(), func.min(Report.expires_at))
+                                         .where(mine)).one()
+        if stored >= most_stored:
+            wait = math.ceil((oldest - utcnow()).total_seconds()) if oldest else 0
+            if wait < 1:  # expired already: the next sweep deletes it
+                wait = settings.expiry_sweep_interval_seconds
+            hours = report_ttl(settings).total_seconds() / 3600
+            raise ApiError(429, f"You have {stored} reports, the most an account may keep; "
+                                f"each is deleted {hours:g} hours after it was requested.",
+                           "too_many_stored_reports", headers={"Retry-After": str(wait)})
+    quota = settings.limits_for(user.role).storage_quota
+    if quota >= 0 and storage_used(session, user.id) >= quota:
+        raise ApiError(403, "Storage quota exceeded: your files and reports use all of your "
+                            f"{quota / (1024 * 1024):.1f} MB. They are deleted automatically "
+                            "after they expire.", "storage_quota_exceeded")
+
+
+def create_report(session: Session, settings: Settings, user: User, body: ReportIn, *,
+                  ip: str | None) -> Report:
     """A PENDING report for the worker. Everyone may report on their own files; only admins
-    on everyone's (`all`) or another user's (403 otherwise; 404 for an unknown user)."""
+    on everyone's (`all`) or another user's (403 otherwise; 404 for an unknown user). The
+    account's report limits are checked in the transaction that adds it, serialised per
+    account (the lock uploads take), so concurrent requests cannot all see room for one."""
     start, end = period_bound(body.from_, end=False), period_bound(body.to, end=True)
     if end <= start:
         raise ApiError(422, "The period's end must be after its start", "validation_error")
@@ -64,9 +115,12 @@ def create_report(session: Session, user: User, body: ReportIn, *, ip: str | Non
         if session.get(User, scope) is None:
             raise ApiError(404, "User not found", "not_found")
         scope_user_id = scope
+    lock_quotas(session, user)
+    check_report_limits(session, settings, user)
+    now = utcnow()
     report = Report(user_id=user.id, scope_user_id=scope_user_id, period_start=start,
                     period_end=end, format=body.format.value, status=ReportStatus.PENDING,
-                    attempts=0)
+                    attempts=0, created_at=now, expires_at=now + report_ttl(settings))
     session.add(report)
     session.flush()
     if scope_user_id != user.id:  # a report on other people's files is worth an audit row
@@ -188,3 +242,35 @@ def report_rows(session: Session, report: Report, batch: int = 500) -> Iterator[
                       policy_name=policy.name, policy_version=policy.version,
                       result=file.status, error_code=file.error_code,
                       findings=findings_by_kind(file.report))
+
+
+# -- expiry --------------------------------------------------------------------------------------
+def expire_reports(factory: sessionmaker[Session], storage: Storage, *, batch: int = 200) -> int:
+    """Delete the reports past expiresAt, each blob before its row (a crash leaves the row to
+    the next sweep, never a blob that no row names). A report being generated is left to the
+    sweep after it is done; the delete is conditional, so one the worker claims meanwhile is
+    too. Returns the number of reports deleted."""
+    count = 0
+    while True:
+        with factory() as s:
+            rows = s.execute(select(Report.id, Report.storage_key)
+                             .where(Report.expires_at <= utcnow(),
+                                    Report.status != ReportStatus.PROCESSING)
+                             .order_by(Report.expires_at).limit(batch)).all()
+            gone = 0
+            for report_id, key in rows:
+                if key:
+                    try:
+                        storage.delete(key)
+                    except StorageError:
+                        log.warning("expiry: could not delete the blob of report %s", report_id,
+                                    exc_info=True)
+                        continue
+                done = s.execute(delete(Report).where(
+                    Report.id == report_id, Report.status != ReportStatus.PROCESSING)
+                    .execution_options(synchronize_session=False))
+                gone += rows_matched(done)
+            s.commit()
+        count += gone
+        if len(rows) < batch or gone == 0:
+            return count

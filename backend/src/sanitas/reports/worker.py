@@ -9,6 +9,11 @@ The rows are the queue, as for jobs. A worker claims a report with a conditional
 `claimed_at` while it works. A report left PROCESSING by a process that died is claimed again
 once `claimed_at` is older than the job heartbeat timeout; PENDING ones (a request the
 process did not get to before a restart) are found by the first scan after start-up.
+
+Generation is shared fairly between accounts: the next report is the oldest waiting one of
+the account served least recently (whose latest claim is oldest; an account never served
+first), so one account's burst does not make another account's single report wait behind
+it. A report is deleted with its blob once it expires (service.expire_reports).
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from fastapi import FastAPI
-from sqlalchemy import and_, or_, select, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.orm import Session, aliased, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
 from sanitas.config import Settings
@@ -52,10 +57,15 @@ def _claimable(settings: Settings) -> ColumnElement[bool]:
 
 
 def claim(factory: sessionmaker[Session], settings: Settings) -> str | None:
-    """Take the oldest report waiting (or abandoned by a dead process); None when none is."""
+    """Take the next report waiting (or abandoned by a dead process): the oldest of the
+    account served least recently, round-robin between accounts; None when none is."""
+    served = aliased(Report)
+    last_served = (select(func.max(served.claimed_at)).where(served.user_id == Report.user_id)
+                   .correlate(Report).scalar_subquery())
     with factory() as s:
         ids = s.scalars(select(Report.id).where(_claimable(settings))
-                        .order_by(Report.created_at).limit(10)).all()
+                        .order_by(last_served.is_not(None), last_served, Report.created_at,
+                                  Report.id).limit(10)).all()
         for report_id in ids:
             taken = s.execute(update(Report).where(Report.id == report_id, _claimable(settings))
                               .values(status=ReportStatus.PROCESSING, claimed_at=utcnow(),
@@ -140,8 +150,13 @@ def generate(report_id: str, *, factory: sessionmaker[Session], settings: Settin
         return "failed"
     finally:
         path.unlink(missing_ok=True)
-    _set(factory, report_id, status=ReportStatus.COMPLETED, storage_key=key, size=size,
-         file_count=totals.files, error_message=None, completed_at=utcnow())
+    if not _set(factory, report_id, status=ReportStatus.COMPLETED, storage_key=key, size=size,
+                file_count=totals.files, error_message=None, completed_at=utcnow()):
+        with factory() as s:
+            gone = s.get(Report, report_id) is None
+        if gone:  # deleted meanwhile: its blob would be named by no row
+            storage.delete(key)
+        return "failed"
     return "completed"
 
 
