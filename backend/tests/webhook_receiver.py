@@ -1,10 +1,12 @@
-"""A webhook endpoint for tests: an HTTP server on a loopback port, in a thread of the test
-process, that checks each request's signature with the standardwebhooks library's own
-verifier and answers with scripted statuses (then 200)."""
+"""Webhook endpoints for tests, on loopback ports, in threads of the test process: `Receiver`
+checks each request's signature with the standardwebhooks library's own verifier and answers
+with scripted statuses (then 200); `Drip` answers one byte at a time, forever."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -104,3 +106,84 @@ class running:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=5)
+
+
+class Drip:
+    """An endpoint that never finishes answering: on each connection it reads the request,
+    then sends `prefix` and one more byte every `interval` seconds (a response head that never
+    ends, or with a TLS record header as prefix, a handshake that never completes), until the
+    client goes away, `stop()` is called, or `give_up_after` seconds have passed (so that a
+    client without a deadline fails a test instead of hanging it).
+
+    `with Drip() as drip:` serves it on a free loopback port."""
+
+    HEAD = b"HTTP/1.1 200 OK\r\nX-Drip: "
+    TLS_RECORD = b"\x16\x03\x03\x40\x00"  # a 16 KB handshake record that never arrives
+
+    def __init__(self, prefix: bytes = HEAD, interval: float = 1.0,
+                 give_up_after: float = 40.0) -> None:
+        self.prefix, self.interval, self.give_up_after = prefix, interval, give_up_after
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self.opened: list[float] = []  # monotonic time each connection was accepted
+        self.closed: list[float] = []  # ... and when the client went away
+        self.threads: list[threading.Thread] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hooks/drip"
+
+    @property
+    def open_connections(self) -> int:
+        with self.lock:
+            return len(self.opened) - len(self.closed)
+
+    def _serve(self) -> None:
+        self.listener.settimeout(0.2)
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with self.lock:
+                self.opened.append(time.monotonic())
+            thread = threading.Thread(target=self._drip, args=(conn,), daemon=True)
+            self.threads.append(thread)
+            thread.start()
+
+    def _drip(self, conn: socket.socket) -> None:
+        started = time.monotonic()
+        try:
+            conn.settimeout(2)
+            with contextlib.suppress(TimeoutError):
+                conn.recv(65536)  # the request (whatever of it has arrived)
+            conn.sendall(self.prefix)
+            while not self.stopping.wait(self.interval):
+                if time.monotonic() - started > self.give_up_after:
+                    break
+                conn.sendall(b"a")
+        except OSError:
+            pass  # the client went away
+        finally:
+            with self.lock:
+                self.closed.append(time.monotonic())
+            conn.close()
+
+    def __enter__(self) -> Drip:
+        thread = threading.Thread(target=self._serve, daemon=True)
+        self.threads.append(thread)
+        thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.listener.close()
+        for thread in list(self.threads):
+            thread.join(timeout=10)
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()

@@ -17,7 +17,7 @@ from sanitas.db import make_engine, make_sessionmaker, utcnow
 from sanitas.executor import job as jobs
 from sanitas.models import AuditEntry, File, User, Webhook, WebhookDelivery, WebhookEvent
 from sanitas.storage import make_storage
-from sanitas.webhooks import sender
+from sanitas.webhooks import sender, ssrf
 from sanitas.webhooks import service as webhook_service
 from sanitas.webhooks.service import (
     KEEP_FINISHED_DAYS,
@@ -141,13 +141,71 @@ def test_change_to_a_private_address_is_refused(api, pro):
     assert api.get("/api/webhooks", headers=pro[1]).json()["data"][0]["url"] == PUBLIC
 
 
+# Cloud metadata services, and the link-local ranges most of them live in: refused even with
+# SANITAS_WEBHOOK_ALLOW_PRIVATE, in every spelling.
+METADATA = [
+    "http://169.254.169.254/latest/meta-data",  # AWS, GCP, Azure, OpenStack, Oracle, DO, IBM
+    "http://169.254.170.2/v2/credentials",  # AWS ECS task metadata and credentials
+    "http://169.254.170.23/v4/",  # AWS ECS task metadata (newer agents)
+    "http://169.254.0.23/",  # Tencent Cloud
+    "http://[fd00:ec2::254]/latest/meta-data",  # AWS IMDS over IPv6
+    "http://[fd00:ec2::23]/",  # AWS ECS task metadata over IPv6
+    "http://[fd20:ce::254]/",  # Google Cloud over IPv6
+    "http://100.100.100.200/latest/meta-data",  # Alibaba Cloud
+    "http://192.0.0.192/",  # Oracle Cloud (older)
+    "http://168.63.129.16/machine",  # Azure WireServer
+    "http://[fe80::1]/", "http://[fe80::a9fe:a9fe%25eth0]/", "http://[fd00:ec2::254%25eth0]/",
+    "http://[::ffff:169.254.170.2]/", "http://[::ffff:100.100.100.200]/",
+    "http://[::169.254.169.254]/",  # IPv4-compatible
+    "http://[::ffff:0:169.254.169.254]/",  # IPv4-translated (SIIT)
+    "http://[64:ff9b::169.254.169.254]/", "http://[64:ff9b:1::a9fe:a9fe]/",  # NAT64
+    "http://[2002:a9fe:a9fe::1]/",  # 6to4
+    "http://[2001::5601:5601]/",  # Teredo, client 169.254.169.254
+    "http://2852039166/", "http://0xa9fea9fe/", "http://169.254.169.254./",
+]
+
+
+@pytest.mark.parametrize("url", METADATA)
+@pytest.mark.parametrize("allow_private", [False, True])
+def test_the_address_check_refuses_metadata_addresses(url, allow_private):
+    with pytest.raises(ssrf.UnsafeUrl) as refused:
+        ssrf.check_url(url, allow_private, 5)
+    assert refused.value.code == "webhook_url_not_allowed"
+    assert "metadata" in refused.value.message or "link-local" in refused.value.message
+
+
 def test_allow_private_lets_loopback_through_but_never_metadata(api, settings, pro):
     settings.webhook_allow_private = True
     assert _create(api, pro[1], url="http://127.0.0.1:9/hook")["webhook"]["url"] \
         == "http://127.0.0.1:9/hook"
-    for url in ("http://169.254.169.254/", "http://[fd00:ec2::254]/"):
+    assert _create(api, pro[1], url="http://10.0.0.5/hook")["webhook"]["url"] \
+        == "http://10.0.0.5/hook"
+    hook = api.get("/api/webhooks", headers=pro[1]).json()["data"][0]
+    for url in METADATA:
         answer = api.post("/api/webhooks", headers=pro[1], json={"url": url, "events": EVENTS})
+        assert answer.status_code == 422, (url, answer.text)
         assert answer.json()["error"] == "webhook_url_not_allowed", url
+        changed = api.put(f"/api/webhooks/{hook['id']}", headers=pro[1],
+                          json={"url": url, "events": EVENTS})
+        assert changed.json()["error"] == "webhook_url_not_allowed", url
+    assert len(api.get("/api/webhooks", headers=pro[1]).json()["data"]) == 2
+
+
+def test_a_stored_metadata_endpoint_is_never_called(api, settings, db_session, factory, pro):
+    """An endpoint whose URL is a metadata address by the time it is sent to (stored before
+    this rule, or a name that now resolves there): the attempt fails without a request."""
+    settings.webhook_allow_private = True
+    hook = _create(api, pro[1], url="http://127.0.0.1:9/hook")["webhook"]
+    api.post(f"/api/webhooks/{hook['id']}/test", headers=pro[1])
+    for url in ("http://169.254.170.2/v2/credentials", "http://[::ffff:100.100.100.200]/"):
+        db_session.execute(update(Webhook).where(Webhook.id == hook["id"]).values(url=url))
+        db_session.execute(update(WebhookDelivery).values(next_attempt_at=utcnow()))
+        db_session.commit()
+        assert _one_attempt(settings, factory) == "pending"
+        log = api.get(f"/api/webhooks/{hook['id']}/deliveries",
+                      headers=pro[1]).json()["data"]
+        assert log[0]["lastStatusCode"] is None, url
+        assert "metadata" in log[0]["lastError"], (url, log[0]["lastError"])
 
 
 @pytest.mark.parametrize("role", ["USER", "ENTERPRISE", "ADMIN"])

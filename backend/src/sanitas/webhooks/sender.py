@@ -182,8 +182,8 @@ def signed_headers(secret: str, event_id: str, body: str,
 
 
 def _describe(exc: Exception, deadline: Deadline) -> str:
-    if deadline.expired.is_set() or isinstance(exc, httpcore.TimeoutException):
-        if deadline.expired.is_set():
+    if deadline.passed or isinstance(exc, httpcore.TimeoutException):
+        if deadline.passed:
             return (f"The endpoint did not answer in time (an attempt may take "
                     f"{deadline.seconds:g} s in all).")
         return "The endpoint did not answer in time."
@@ -210,11 +210,15 @@ class Deadline:
         self._watchdog.daemon = True
         self._watchdog.start()
 
+    @property
+    def passed(self) -> bool:
+        return self.expired.is_set() or time.monotonic() >= self.ends
+
     def left(self, step: float | None = None) -> float:
         """Seconds the next step may take: its own limit or what is left, whichever is less.
         Raises TimeoutError when nothing is left."""
         remaining = self.ends - time.monotonic()
-        if remaining <= 0 or self.expired.is_set():
+        if remaining <= 0 or self.expired.is_set():  # (the watchdog may fire a little late)
             raise TimeoutError("the attempt's deadline has passed")
         return remaining if step is None else min(step, remaining)
 
