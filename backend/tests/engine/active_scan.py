@@ -34,6 +34,10 @@ ODF_ACTIVE = re.compile(rb"<(?:\w+:)?(?:script|event-listener|applet|plugin|obje
                         rb"floating-frame)\b")
 ODF_REMOTE_OBJECT = re.compile(rb"<(?:\w+:)?object\b[^>]*href=\"(?:https?|ftp|file):", re.I)
 WEB = re.compile(r"^https?://", re.IGNORECASE)
+# HTML, XHTML and SVG: scripts, event handlers, javascript: addresses, frames and plugins.
+MARKUP_NAMES = (".html", ".htm", ".xhtml", ".svg")
+MARKUP_ACTIVE = re.compile(rb"<(?:\w+:)?(?:script|iframe|frame|object|embed|applet)\b|"
+                           rb"\son[a-z]+\s*=|javascript:|vbscript:", re.IGNORECASE)
 MAX_DEPTH = 8
 
 
@@ -54,6 +58,9 @@ def active_content(data: bytes, name: str = "output", depth: int = 0) -> list[st
         found += _ole(data, name, depth)
     elif b"%PDF-" in data[:1024]:
         found += _pdf(data, name, depth)
+    if name.lower().endswith(MARKUP_NAMES):
+        found += [f"{name}: {m.group(0).decode('utf-8', 'replace').strip()!r}"
+                  for m in MARKUP_ACTIVE.finditer(data)]
     return found
 
 

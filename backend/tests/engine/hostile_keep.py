@@ -192,10 +192,42 @@ def bundle_zip() -> bytes:
         "readme.txt": b"hello\n"})
 
 
+HTML = (f"<!DOCTYPE html><html><head><title>t</title><script src='{EVIL}/x.js'></script>"
+        f"<link rel='stylesheet' href='{EVIL}/site.css'></head><body onload='run()'>"
+        f"<p>Visible</p><img src='{EVIL}/pixel.png' onerror='steal()' alt='p'>"
+        f"<a href='javascript:steal()'>x</a><iframe src='{EVIL}/frame.html'></iframe>"
+        f"<object data='{EVIL}/x.swf'></object><embed src='{EVIL}/y.swf'>"
+        "<form action='https://attacker.invalid/post'><input name='q'></form>"
+        "<script>document.write('EVIL')</script></body></html>").encode()
+SVG = (f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+       f'width="20" height="20" onload="run()"><script>alert(1)</script>'
+       f'<image xlink:href="{EVIL}/remote.png" width="5" height="5"/>'
+       '<a xlink:href="javascript:alert(1)"><rect width="10" height="10"/></a>'
+       '<foreignObject width="5" height="5"><iframe xmlns="http://www.w3.org/1999/xhtml" '
+       f'src="{EVIL}/f.html"/></foreignObject></svg>').encode()
+
+
+def hostile_epub() -> bytes:
+    from tests.engine.samples import epub_bytes, xhtml
+
+    chapter = xhtml(f"<p onclick='run()'>Chapter</p><script>alert(1)</script>"
+                    f"<img src='{EVIL}/pixel.png' alt='p'/><iframe src='{EVIL}/f.html'/>",
+                    head=f"<script src='{EVIL}/x.js'></script>")
+    return epub_bytes({"ch1.xhtml": chapter, "run.sh": SCRIPT.decode()},
+                      [("ch1", "ch1.xhtml", "application/xhtml+xml", "scripted remote-resources"),
+                       ("sh", "run.sh", "application/x-sh", "")], ["ch1"])
+
+
 def write_all(folder: Path) -> dict[str, Path]:
+    from tests.engine.corpus import hostile_pdf
+    from tests.engine.corpus_office import hostile_odt, hostile_xlsm
+
     samples = {"attachments.pdf": attachments_pdf(), "script.pdf": script_pdf(),
+               "hostile.pdf": _save(hostile_pdf()),
                "embedding.docx": embedding_docx(), "macro.docm": hostile_docm(),
-               "embedding.odt": embedding_odt(), "bundle.zip": bundle_zip()}
+               "macro.xlsm": hostile_xlsm(), "macro.odt": hostile_odt(),
+               "embedding.odt": embedding_odt(), "bundle.zip": bundle_zip(),
+               "page.html": HTML, "image.svg": SVG, "book.epub": hostile_epub()}
     out = {}
     for name, data in samples.items():
         out[name] = folder / name

@@ -30,8 +30,9 @@ from tests.engine.hostile_keep import EXE, write_all
 KEEP_RULES = [rule for rule, offered in CHOICES.items() if Action.KEEP in offered]
 EVERY_KEEP = {rule.value: "keep" for rule in KEEP_RULES}
 POLICIES = {**{rule.value: {rule.value: "keep"} for rule in KEEP_RULES}, "every keep": EVERY_KEEP}
-SAMPLES = ["attachments.pdf", "script.pdf", "embedding.docx", "macro.docm", "embedding.odt",
-           "bundle.zip"]
+SAMPLES = ["attachments.pdf", "script.pdf", "hostile.pdf", "embedding.docx", "macro.docm",
+           "macro.xlsm", "macro.odt", "embedding.odt", "bundle.zip", "page.html", "image.svg",
+           "book.epub"]
 
 
 @pytest.fixture(scope="module")

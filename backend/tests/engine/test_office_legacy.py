@@ -155,3 +155,21 @@ def test_damaged_document_is_rejected_with_a_reason(tmp_path):
     with pytest.raises(Rejected) as exc:
         legacy_office.to_ooxml(src, Context(workdir=tmp_path / "w"), "xls")
     assert "LibreOffice" in exc.value.reason
+
+
+@pytest.mark.parametrize("name", ["macro.doc", "macro.xls", "hostile.rtf"])
+def test_every_keep_yields_no_active_content(legacy, tmp_path, name):
+    """Issue 19: a legacy document sanitized with every rule that offers `keep` set to keep
+    (embedded files and external references included) comes out with nothing active in it,
+    embedded objects and their packages (the .doc's OLE package wraps a program) included."""
+    from sanitas.engine import sanitize_file
+    from sanitas.engine.policy import CHOICES, Action, Policy
+    from tests.engine.active_scan import active_content
+
+    source = legacy["src"] / name
+    assert active_content(source.read_bytes(), name) or name == "hostile.rtf"
+    every_keep = {rule.value: "keep" for rule, offered in CHOICES.items()
+                  if Action.KEEP in offered}
+    result = sanitize_file(source, tmp_path, policy=Policy().with_rules(**every_keep))
+    assert result.status == "ok", (result.reason, result.code)
+    assert active_content(Path(result.output).read_bytes(), name) == []
