@@ -177,6 +177,9 @@ class Settings(BaseSettings):
     icap_preview_bytes: int = 64 * 1024  # advertised in OPTIONS
     icap_workers: int = 0  # bodies sanitized at once; 0: SANITAS_EXECUTOR_WORKERS
     icap_max_connections: int = 64
+    # Connections one client address may hold at once (0: half of icap_max_connections), so
+    # one address cannot take them all; advertised as OPTIONS' Max-Connections.
+    icap_max_connections_per_client: int = Field(default=0, ge=0)
     icap_timeout_seconds: float = 30.0  # idle time allowed on a connection between reads
     # TLS (icaps://): certificate chain and key (PEM), both or neither; with a client CA the
     # proxies must present a certificate it signed (icap/tls.py).

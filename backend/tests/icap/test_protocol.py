@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import socket
+import time
 import zipfile
 
 from tests.icap.icapkit import Icap
@@ -69,8 +70,9 @@ def test_malformed_requests_are_refused_and_closed(icap: Icap):
             assert b"X-Sanitas-Error: " in answer
 
 
-def _respmod(body_start: bytes, *, preview: int | None, http_head: bytes) -> bytes:
-    head = b"GET /f.docm HTTP/1.1\r\nHost: x\r\n\r\n"
+def _respmod(body_start: bytes, *, preview: int | None, http_head: bytes,
+             path: str = "/f.docm") -> bytes:
+    head = f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
     enc = f"req-hdr=0, res-hdr={len(head)}, res-body={len(head) + len(http_head)}"
     lines = ["RESPMOD icap://127.0.0.1/sanitize ICAP/1.0", "Host: 127.0.0.1",
              f"Encapsulated: {enc}", "Allow: 204"]
@@ -115,12 +117,17 @@ def test_preview_then_100_continue_then_the_rest(icap: Icap, samples):
         assert not any("vbaproject" in n.lower() for n in archive.namelist())
 
 
-def test_preview_of_an_unsupported_type_is_answered_204_at_once(icap: Icap, samples):
+def test_preview_of_an_unsupported_type_asks_for_the_rest_before_it_passes(icap: Icap, samples):
+    """A type the engine does not take passes unchanged only once all of it was seen: a
+    ZIP's end record, at the end, may make it an archive (issue 19)."""
     data = samples["clip.mp4"].read_bytes()
     http_head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(data)}\r\n\r\n".encode()
     with _connect(icap) as sock:
         sock.sendall(_respmod(b"400\r\n" + data[:1024] + b"\r\n0\r\n\r\n", preview=1024,
-                              http_head=http_head))
+                              http_head=http_head, path="/clip.mp4"))
+        assert _read_head(sock) == b"ICAP/1.0 100 Continue\r\n\r\n"
+        rest = data[1024:]
+        sock.sendall(b"%x\r\n" % len(rest) + rest + b"\r\n0\r\n\r\n")
         head = _read_head(sock)
     assert head.startswith(b"ICAP/1.0 204 No Content") and b"unsupported_type" in head
 
@@ -141,4 +148,47 @@ def test_silence_mid_request_is_408_and_idle_connections_are_closed(tmp_path):
             answer = _read_all(sock)
         assert answer.startswith(b"ICAP/1.0 408") and b"Connection: close" in answer
     finally:
+        stop_icap(server)
+
+
+def test_one_address_cannot_hold_every_connection(tmp_path):
+    """Issue 19: slow connections from one address took the whole cap, and everyone else's
+    OPTIONS got 503. With a cap of 4, one address may hold 2 (half, by default); a second
+    address (127.0.0.2) is still answered while 127.0.0.1 holds its share, and the share is
+    what OPTIONS advertises as Max-Connections."""
+    from tests.icap.icapkit import start_icap, stop_icap
+
+    server = start_icap(tmp_path / "cap", icap_max_connections="4", icap_timeout_seconds="20")
+    held: list[socket.socket] = []
+    try:
+        for _ in range(2):  # silent connections: each waits up to the timeout for a request
+            held.append(_connect(server))
+        with _connect(server) as sock:  # a third from the same address: refused at once
+            refused = _read_all(sock)
+        assert refused.startswith(b"ICAP/1.0 503 "), refused
+        assert b"client_overloaded" in refused
+        for _ in range(3):  # another address is served, on fresh connections each time
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other:
+                other.settimeout(30)
+                other.bind(("127.0.0.2", 0))
+                other.connect(("127.0.0.1", server.port))
+                other.sendall(_options(extra="Connection: close\r\n"))
+                answer = _read_all(other)
+            assert answer.startswith(b"ICAP/1.0 200 OK"), answer
+            assert b"Max-Connections: 2\r\n" in answer
+        for sock in held:  # the address's share frees up when its connections end
+            sock.close()
+        held.clear()
+        deadline = time.monotonic() + 20
+        while True:
+            with _connect(server) as sock:
+                sock.sendall(_options(extra="Connection: close\r\n"))
+                answer = _read_all(sock)
+            if answer.startswith(b"ICAP/1.0 200 OK") or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert answer.startswith(b"ICAP/1.0 200 OK"), answer
+    finally:
+        for sock in held:
+            sock.close()
         stop_icap(server)

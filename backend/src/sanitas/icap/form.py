@@ -67,6 +67,12 @@ class Part:
         return self.filename == "" and self.size == 0
 
     @property
+    def content_type(self) -> str | None:
+        """The part's own Content-Type header (the first one)."""
+        return next((v.decode("latin-1") for n, v in self.headers
+                     if n.lower() == b"content-type"), None)
+
+    @property
     def name(self) -> str:
         """The file name as the engine and the audit see it (cleaned)."""
         return clean_filename(self.filename)

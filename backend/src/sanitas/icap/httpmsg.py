@@ -13,12 +13,21 @@ MAX_HTTP_HEADERS = 200
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # filename="..." or filename=token in a Content-Disposition value (no nested quantifiers).
 _FILENAME = re.compile(r'filename\s*=\s*(?:"([^"]{0,1000})"|([^;\s]{1,1000}))', re.IGNORECASE)
+# filename*=charset'language'percent-encoded (RFC 6266, 8187): what browsers prefer.
+_FILENAME_EXT = re.compile(r"filename\*\s*=\s*([^;\s]{1,3000})", re.IGNORECASE)
 
 
 @dataclass
 class HttpHead:
     start_line: str
     fields: list[tuple[str, str]] = field(default_factory=list)
+    # Stands in for a head the client did not send (RESPMOD without res-hdr, REQMOD without
+    # req-hdr): read as "200 OK"/a request with no fields, and never written into an answer.
+    synthetic: bool = False
+
+    @classmethod
+    def stand_in(cls, as_request: bool) -> HttpHead:
+        return cls("POST / HTTP/1.1" if as_request else "HTTP/1.1 200 OK", [], synthetic=True)
 
     @classmethod
     def parse(cls, raw: bytes, what: str) -> HttpHead:
@@ -90,13 +99,38 @@ class HttpHead:
                 and e.strip().lower() != "identity"]
 
     def filename(self) -> str | None:
-        raw = self.get("content-disposition")
-        if not raw:
-            return None
-        found = _FILENAME.search(raw[:2000])
-        if not found:
-            return None
-        return found.group(1) if found.group(1) is not None else found.group(2)
+        """The name Content-Disposition gives: filename* when present (browsers prefer it),
+        else filename."""
+        names = self.filenames()
+        return names[0] if names else None
+
+    def filenames(self) -> list[str]:
+        """Every name Content-Disposition gives: filename* (decoded) first, then filename."""
+        raw = (self.get("content-disposition") or "")[:4000]
+        names = []
+        extended = _FILENAME_EXT.search(raw)
+        if extended:
+            decoded = decode_rfc5987(extended.group(1).strip('"'))
+            if decoded:
+                names.append(decoded)
+        found = _FILENAME.search(raw)
+        if found:
+            plain = found.group(1) if found.group(1) is not None else found.group(2)
+            if plain:
+                names.append(plain)
+        return names
+
+
+def decode_rfc5987(value: str) -> str | None:
+    """charset'language'percent-encoded (RFC 8187), as filename* carries a name."""
+    charset, sep, rest = value.partition("'")
+    _language, sep2, encoded = rest.partition("'")
+    if not sep or not sep2:
+        return None
+    try:
+        return unquote(encoded, encoding=charset.strip() or "utf-8", errors="replace")
+    except LookupError:
+        return unquote(encoded, encoding="latin-1")
 
 
 def name_from_url(target: str | None) -> str | None:

@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas.config import Settings
 from sanitas.engine.report import Result
-from sanitas.icap import audit, form, service, tls
+from sanitas.icap import audit, form, service, signals, tls
 from sanitas.icap.httpmsg import HttpHead, name_from_url
 from sanitas.icap.protocol import (
     LAST_CHUNK,
@@ -96,15 +96,26 @@ class IcapServer:
         workers = settings.icap_workers or settings.executor_workers or 1
         self.jobs = asyncio.Semaphore(max(1, workers))
         self.connections = 0
+        self.by_client: dict[str, int] = {}  # open connections per client address
+        self.client_cap = client_cap(settings)
 
     # -- connections -----------------------------------------------------------------------
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = Conn(reader, writer, self.settings.icap_timeout_seconds)
+        peer = writer.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
         self.connections += 1
+        self.by_client[address] = self.by_client.get(address, 0) + 1
         try:
             if self.connections > self.settings.icap_max_connections:
                 self._error(conn, IcapError(503, "Too many connections; try again later.",
                                             "overloaded"))
+                await conn.drain()
+                return
+            if self.by_client[address] > self.client_cap:
+                self._error(conn, IcapError(
+                    503, f"Too many connections from this address (at most {self.client_cap}"
+                         "); try again later.", "client_overloaded"))
                 await conn.drain()
                 return
             while True:
@@ -129,6 +140,9 @@ class IcapServer:
                 pass
         finally:
             self.connections -= 1
+            self.by_client[address] -= 1
+            if not self.by_client[address]:
+                del self.by_client[address]
             writer.close()
             with contextlib.suppress(TimeoutError, ConnectionError, OSError):
                 await asyncio.wait_for(writer.wait_closed(), 5)
@@ -152,13 +166,6 @@ class IcapServer:
         if request.method == "OPTIONS":
             self._options(conn, chosen)
         else:
-            if request.body_kind == "null-body" and request.method == "RESPMOD" and \
-                    "res-hdr" not in request.sections:
-                raise IcapError(400, "RESPMOD needs the HTTP response head (res-hdr).",
-                                "bad_encapsulated")
-            if request.method == "REQMOD" and "req-hdr" not in request.sections:
-                raise IcapError(400, "REQMOD needs the HTTP request head (req-hdr).",
-                                "bad_encapsulated")
             await self._modify(conn, request, chosen)
         return request.keep_alive
 
@@ -173,7 +180,9 @@ class IcapServer:
                    ("Service", f"Sanitas {VERSION} file sanitization ({name}, policy "
                                f"{chosen.applied.id})"),
                    ("Encapsulated", "null-body=0"),
-                   ("Max-Connections", str(self.settings.icap_max_connections)),
+                   # What one client may open: a proxy (one address) keeps to it.
+                   ("Max-Connections", str(min(self.settings.icap_max_connections,
+                                               self.client_cap))),
                    ("Options-TTL", str(OPTIONS_TTL)),
                    ("Allow", "204"),
                    ("Preview", str(self.settings.icap_preview_bytes)),
@@ -191,8 +200,8 @@ class IcapServer:
         parts: list[tuple[str, bytes]] = []
         if request_head is not None:
             parts.append(("req-hdr", request_head.to_bytes()))
-        raw = head.to_bytes()
-        parts.append(("req-hdr" if as_request else "res-hdr", raw))
+        if not head.synthetic:  # no head came, none goes back
+            parts.append(("req-hdr" if as_request else "res-hdr", head.to_bytes()))
         offsets, at = [], 0
         for name, data in parts:
             offsets.append(f"{name}={at}")
@@ -213,10 +222,12 @@ class IcapServer:
                             as_request: bool, note: str, pending: bytes = b"") -> None:
         """An ICAP 200 carrying `head` and a body read from `path`, then whatever is left of
         the client's body (`rest`, forwarded as it arrives: an over-size pass-through)."""
-        raw = head.to_bytes()
         name = "req" if as_request else "res"
+        raw = b"" if head.synthetic else head.to_bytes()  # no head came, none goes back
+        sections = f"{name}-body=0" if head.synthetic else \
+            f"{name}-hdr=0, {name}-body={len(raw)}"
         conn.write(response_head(200, [*self._common(chosen), ("X-Sanitas", note),
-                                       ("Encapsulated", f"{name}-hdr=0, {name}-body={len(raw)}")]))
+                                       ("Encapsulated", sections)]))
         conn.write(raw)
         with open(path, "rb") as fh:
             while data := fh.read(256 * 1024):
@@ -241,10 +252,14 @@ class IcapServer:
         as_request = request.method == "REQMOD"
         http_request = HttpHead.parse(request.sections["req-hdr"], "HTTP request head") \
             if "req-hdr" in request.sections else None
-        message = http_request if as_request else HttpHead.parse(
-            request.sections["res-hdr"], "HTTP response head")
-        assert message is not None
+        given = http_request if as_request else HttpHead.parse(
+            request.sections["res-hdr"], "HTTP response head") \
+            if "res-hdr" in request.sections else None
+        # RFC 3507 lets a client leave the head out (c-icap-client -noreshdr): the body is
+        # then judged as a 200 response (or a request) with no fields.
+        message = given if given is not None else HttpHead.stand_in(as_request)
         url = http_request.target if http_request is not None else None
+        clues = signals.clues_of(message, http_request, as_request=as_request)
         name = message.filename() or name_from_url(url) or ("upload" if as_request
                                                             else "download")
         tx = audit.Transaction(method=request.method, url=url, name=name, size=0, sha256=None,
@@ -268,7 +283,8 @@ class IcapServer:
                     request.preview_eof = ieof
                     in_preview = False
                     if not ieof:
-                        verdict = verdict or self._by_head(spool, message, name, boundary)
+                        verdict = verdict or self._by_head(spool, message, name, boundary,
+                                                           clues)
                         if verdict is not None:  # decided on the preview: no more bytes
                             await self._conclude_early(conn, request, chosen, message, verdict,
                                                        tx, started, spool)
@@ -286,7 +302,7 @@ class IcapServer:
             spool.close()
             tx.size, tx.sha256 = spool.size, spool.digest.hexdigest()
             if overflow:
-                verdict = verdict or self._by_head(spool, message, name, boundary,
+                verdict = verdict or self._by_head(spool, message, name, boundary, clues,
                                                    overflow=True) \
                     or service.oversize(self.settings)
                 await self._conclude_overflow(conn, request.may_204 or in_preview, chosen,
@@ -295,14 +311,18 @@ class IcapServer:
                 tx.sha256 = None
                 self._audit(tx, verdict, started)
                 return
-            verdict = verdict or self._by_head(spool, message, name, boundary)
+            tail = await asyncio.to_thread(signals.read_tail, spool.path, spool.size)
+            verdict = verdict or self._by_head(spool, message, name, boundary, clues,
+                                               tail=tail)
             if verdict is not None:
                 await self._conclude_full(conn, request, chosen, message, verdict, spool,
                                           as_request)
                 self._audit(tx, verdict, started)
                 return
+            found = [] if message.encodings or boundary is not None else \
+                signals.gather(clues, spool.head, tail)
             await self._sanitize(conn, request, chosen, message, spool, scratch.path, name,
-                                 as_request, tx, started, boundary)
+                                 as_request, tx, started, boundary, clues, found)
         finally:
             spool.close()
             scratch.close()
@@ -320,19 +340,24 @@ class IcapServer:
                 ieof = last
         return ieof
 
-    def _by_head(self, spool: Spool, message: HttpHead, name: str, boundary: bytes | None, *,
+    def _by_head(self, spool: Spool, message: HttpHead, name: str, boundary: bytes | None,
+                 clues: signals.Clues, *, tail: bytes | None = None,
                  overflow: bool = False) -> Verdict | None:
-        """The sniff's verdict on an unencoded body's first bytes, and the declared size. A
-        form's first bytes are its first part's headers: only its size decides early."""
+        """The verdict of an unencoded body's first bytes and other signals, and of the
+        declared size; `tail`: the body's last bytes, once all of it is here (only then may
+        it pass unchanged). A form's first bytes are its first part's headers: only its size
+        decides early."""
         if message.encodings:
             return None  # decoded first, once the whole body is here
         declared = message.content_length
         if boundary is not None:
             return service.oversize(self.settings) if declared is not None and \
                 declared > self.settings.icap_max_body_bytes else None
+        found = signals.gather(clues, spool.head, tail)
         verdict = service.by_head(self.settings, spool.head, name,
                                   declared if declared is not None else
-                                  (None if overflow else spool.size)) if spool.head else None
+                                  (None if overflow else spool.size), found,
+                                  whole=tail is not None) if spool.head else None
         if verdict is None and declared is not None and \
                 declared > self.settings.icap_max_body_bytes:
             return service.oversize(self.settings)
@@ -386,7 +411,8 @@ class IcapServer:
     async def _sanitize(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
                         message: HttpHead, spool: Spool, workdir: Path, name: str,
                         as_request: bool, tx: audit.Transaction, started: float,
-                        boundary: bytes | None) -> None:
+                        boundary: bytes | None, clues: signals.Clues,
+                        found: list[signals.Signal]) -> None:
         source = spool.path
         if message.encodings:
             source = workdir / "decoded"
@@ -406,10 +432,10 @@ class IcapServer:
                                           as_request)
                 self._audit(tx, verdict, started)
                 return
-            with open(source, "rb") as fh:
-                head = fh.read(Spool.HEAD)
+            head, tail, size = await asyncio.to_thread(_ends, source)
+            found = [] if boundary is not None else signals.gather(clues, head, tail)
             early = None if boundary is not None else \
-                service.by_head(self.settings, head, name, source.stat().st_size)
+                service.by_head(self.settings, head, name, size, found, whole=True)
             if early is not None:
                 await self._conclude_full(conn, request, chosen, message, early, spool, as_request)
                 self._audit(tx, early, started)
@@ -426,7 +452,7 @@ class IcapServer:
             self._block(conn, chosen, verdict)
             self._audit(tx, verdict, started)
             return
-        if service.is_clean(result, chosen):
+        if service.is_clean(result, chosen, found):
             if request.may_204:
                 self._no_content(conn, chosen, "clean")
             else:
@@ -492,16 +518,17 @@ class IcapServer:
             ptx = audit.Transaction(method=tx.method, url=tx.url, name=name, size=part.size,
                                     sha256=part.sha256, applied=chosen.applied,
                                     mode=chosen.mode, outcome="passed")
-            with open(part.path, "rb") as fh:
-                head = fh.read(Spool.HEAD)
-            verdict = service.by_head(self.settings, head, name, part.size)
+            head, tail, _ = await asyncio.to_thread(_ends, part.path)
+            found = signals.gather(signals.part_clues(part.content_type, part.filename),
+                                   head, tail)
+            verdict = service.by_head(self.settings, head, name, part.size, found, whole=True)
             if verdict is None:
                 out = workdir / f"out{number}"
                 result = await self._run(part.path, out, name, chosen)
                 ptx.result = result
                 if result.status != "ok" or not result.output:
                     verdict = service.refused(result)
-                elif service.is_clean(result, chosen):
+                elif service.is_clean(result, chosen, found):
                     ptx.outcome = "clean"
                     self._audit(ptx, None, part_started)
                     continue
@@ -541,7 +568,7 @@ class IcapServer:
     def _fresh(message: HttpHead, size: int) -> HttpHead:
         """`message`'s head for a new body of `size` bytes: validators, digests, ranges and
         encodings of the old one no longer hold; the message is sent whole with a length."""
-        head = HttpHead(message.start_line, list(message.fields))
+        head = HttpHead(message.start_line, list(message.fields), synthetic=message.synthetic)
         head.remove("Content-Encoding", "Transfer-Encoding", "Content-MD5", "Digest",
                     "Content-Digest", "Repr-Digest", "ETag", "Content-Range", "Accept-Ranges",
                     "Last-Modified")
@@ -572,6 +599,21 @@ class IcapServer:
         tx.duration = time.monotonic() - started
         factory, user = self.factory, self.audit_user
         asyncio.get_running_loop().run_in_executor(None, audit.record, factory, user, tx)
+
+
+def client_cap(settings: Settings) -> int:
+    """Connections one client address may hold: icap_max_connections_per_client, or half of
+    icap_max_connections when that is 0."""
+    return settings.icap_max_connections_per_client or \
+        max(1, settings.icap_max_connections // 2)
+
+
+def _ends(path: Path) -> tuple[bytes, bytes, int]:
+    """The first `Spool.HEAD` and last `signals.TAIL` bytes of a file, and its size."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(Spool.HEAD)
+    return head, signals.read_tail(path, size), size
 
 
 # -- running it --------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from sanitas.config import Settings
 from sanitas.engine import formats
 from sanitas.engine.policy import BUILT_IN, Policy
 from sanitas.engine.report import Rejected, RejectionCode, Result
-from sanitas.icap import form
+from sanitas.icap import form, signals
 from sanitas.icap.httpmsg import HttpHead
 from sanitas.icap.protocol import IcapError
 from sanitas.policies.applied import AppliedPolicy, applied_built_in
@@ -193,24 +193,44 @@ def form_boundary(message: HttpHead) -> bytes | None:
         return None
 
 
-def by_head(settings: Settings, head: bytes, name: str, size: int | None) -> Verdict | None:
-    """A verdict the body's first bytes give (the engine's bounded sniff, as the upload API
-    uses): types the engine does not handle, executables, types set aside by
-    icap_pass_types. None: the sandbox decides."""
+def by_head(settings: Settings, head: bytes, name: str, size: int | None,
+            found: list[signals.Signal], *, whole: bool) -> Verdict | None:
+    """A verdict the body's first bytes and the other signals (`found`, signals.gather)
+    give, before the sandbox: the engine's bounded sniff (as the upload API uses) refuses
+    executables and scripts; a body it cannot read is blocked when any signal points to a type
+    the engine handles, an archive, markup or an executable, and otherwise follows
+    icap_unsupported_action; a kind set aside by icap_pass_types passes when every signal
+    fits it. `whole`: all of the body is here (`found` includes its end); until then no pass
+    is given, only blocks. None: the sandbox decides (or, before `whole`, read on)."""
     from sanitas.engine.detect import sniff
 
     try:
-        found = sniff(head, name, size)
+        kind = sniff(head, name, size)
     except Rejected as exc:
         if exc.code is RejectionCode.EMPTY:
             return pass_("the body is empty", "empty")
-        if exc.code is RejectionCode.UNSUPPORTED_TYPE:
-            return by_setting(settings.icap_unsupported_action, exc.reason, "unsupported_type")
-        return block(exc.reason, exc.code.value)
+        if exc.code is not RejectionCode.UNSUPPORTED_TYPE:
+            return block(exc.reason, exc.code.value)
+        if found:
+            return disguised(exc.reason, found)
+        if not whole:
+            return None
+        return by_setting(settings.icap_unsupported_action, exc.reason, "unsupported_type")
     skipped = {t.strip().lower() for t in settings.icap_pass_types}
-    if found.kind in skipped or found.family in skipped:
-        return pass_(f"{found.kind} is set aside by SANITAS_ICAP_PASS_TYPES", "pass_type")
+    if (kind.kind in skipped or kind.family in skipped) and whole and \
+            not signals.unexplained(found, kind.kind):
+        return pass_(f"{kind.kind} is set aside by SANITAS_ICAP_PASS_TYPES", "pass_type")
     return None
+
+
+def disguised(reason: str, found: list[signals.Signal]) -> Verdict:
+    """The block of a body the engine cannot read although `found` points to something it
+    must not pass unchanged: code `executable`, `unsupported_archive` or `type_mismatch`."""
+    categories = {s.category for s in found}
+    code = "executable" if "executable" in categories else \
+        "unsupported_archive" if "archive" in categories else "type_mismatch"
+    return block(f"{reason.rstrip('.')}, but {signals.describe(found)}: a body like this is "
+                 "not passed unchanged.", code)
 
 
 def oversize(settings: Settings) -> Verdict:
@@ -220,15 +240,20 @@ def oversize(settings: Settings) -> Verdict:
                       "too_large")
 
 
-def is_clean(result: Result, chosen: ServicePolicy) -> bool:
+def is_clean(result: Result, chosen: ServicePolicy, found: list[signals.Signal]) -> bool:
     """Clean: the sandbox accepted the file and reports nothing it changed (every finding, if
-    any, is 'kept'), the output keeps the input's type, and no page was rebuilt from pixels.
-    The original then passes as it came (204), not the engine's re-written copy."""
+    any, is 'kept'), the output keeps the input's type, no page was rebuilt from pixels, and
+    every signal (`found`: the declared type, the names, magic bytes past the start) fits
+    the kind the engine found. The original then passes as it came (204), not the engine's
+    re-written copy; otherwise the copy replaces it (a PDF served as text/html, a PNG with a
+    ZIP at its end, plain text served as HTML go out as the engine's copy, typed as such)."""
     if result.status != "ok" or chosen.rebuilds or result.pages_rebuilt:
         return False
     if any(f.action != "kept" for f in result.findings):
         return False
     kind = formats.KINDS.get(result.detected_type or "")
+    if signals.unexplained(found, result.detected_type):
+        return False
     return kind is not None and (result.output_type or "") in kind.extensions
 
 
