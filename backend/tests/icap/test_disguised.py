@@ -6,13 +6,14 @@ preview (the default) and without."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.icap.icapkit import Answer, Icap, client
+from tests.icap.icapkit import BOUNDARY, Answer, Icap, client, form_body, form_part
 
 JUNK = bytes(range(16))  # binary: the engine's sniff cannot name it
 SCRIPT_PAGE = b"<html><body><script>document.title='pwned'</script></body></html>"
@@ -128,3 +129,23 @@ def test_text_served_as_html_goes_out_as_the_engines_text(icap: Icap, tmp_path):
     assert answer.status == 200, answer.text
     assert (answer.header("Content-Type") or "").startswith("text/plain"), answer.text
     assert (answer.header("X-Sanitas") or "").startswith("sanitized"), answer.text
+
+
+def test_form_part_named_html_with_junk_first_blocks_the_upload(icap: Icap, tmp_path):
+    """A form's file part is judged by its own Content-Type and filename the same way."""
+    form = form_body(form_part("title", b"notes"),
+                     form_part("file", JUNK + SCRIPT_PAGE, "evil.html",
+                               "application/octet-stream"))
+    (tmp_path / "form").write_bytes(form)
+    answer = client(icap.port, "sanitize", "-req", "http://upload.example/forms/submit",
+                    "-method", "POST", "-hx",
+                    f"Content-Type: multipart/form-data; boundary={BOUNDARY}",
+                    body=tmp_path / "form", out=tmp_path / "out")
+    page = _blocked(answer, "type_mismatch")
+    assert "evil.html" in page
+
+
+def test_gzip_encoded_body_is_judged_after_decoding(icap: Icap, tmp_path):
+    answer = _respmod(icap, tmp_path, gzip.compress(JUNK + _exe_zip()),
+                      "-rhx", "Content-Encoding: gzip")
+    _blocked(answer, "unsupported_archive")
