@@ -369,6 +369,8 @@ def _read_policy(handle, ocr: bool):
 def _print_result(result) -> None:
     if result.status == "ok":
         click.echo(f"ok        {result.input} -> {result.output} ({result.duration_ms} ms)")
+        outcome = result.outcome()
+        click.echo(f"          {outcome.verdict}: {outcome.summary}")
         for finding in result.findings:
             click.echo(f"          {finding.action:9} {finding.kind}: {finding.location}"
                        + (f" ({finding.detail})" if finding.detail else ""))

@@ -97,6 +97,13 @@ class Settings(BaseSettings):
     # Reverse proxies (IPs or CIDR networks) whose X-Forwarded-For is believed when telling
     # clients apart; e.g. SANITAS_TRUSTED_PROXIES='["127.0.0.1"]'. Empty: the TCP peer.
     trusted_proxies: list[str] = Field(default_factory=list)
+    # `sanitas serve`'s connections (http_limits.py): a request head (line and headers) not
+    # complete this many seconds after the connection opened, or after the previous answer on
+    # it, closes the connection (408 when part of it came); and connections open at once from
+    # one client address, per API process (0: no cap), beyond which a new one is answered 429
+    # and closed. The trusted proxies above are not capped (they carry many clients).
+    http_head_timeout_seconds: float = 10.0
+    http_connections_per_address: int = 64
     # Admission control per API process (see sanitas/admission.py): calls under way at once
     # per user (or per address without a token), refused beyond with 429; calls holding a
     # database session at once, waiting at most api_queue_seconds beyond, then 503.

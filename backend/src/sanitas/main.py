@@ -25,7 +25,7 @@ from sanitas.executor import executor_connections
 from sanitas.executor import routes as queue_routes
 from sanitas.files import admin_routes as files_admin_routes
 from sanitas.files import routes as files_routes
-from sanitas.http_limits import BodyLimitMiddleware, upload_caps
+from sanitas.http_limits import BodyLimitMiddleware, UnknownMethodMiddleware, upload_caps
 from sanitas.logs import RequestIdMiddleware, install_record_factory
 from sanitas.metrics import MetricsMiddleware
 from sanitas.metrics import router as metrics_routes_router
@@ -90,9 +90,10 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     app.add_middleware(PerCallerLimit, settings=settings, tokens=app.state.access_tokens)
     # Outermost last: the security headers also go on the body limit's 413.
     app.add_middleware(BodyLimitMiddleware, path_caps=upload_caps(settings))
+    app.add_middleware(UnknownMethodMiddleware)  # 501 before routing (any token is a method)
     app.add_middleware(SecurityHeadersMiddleware,
                        hsts=settings.public_url.lower().startswith("https://"))
-    app.add_middleware(MetricsMiddleware)
+    app.add_middleware(MetricsMiddleware, settings=settings)
     app.add_middleware(RequestIdMiddleware)  # outermost: every answer carries the id
 
     app.include_router(health.router)

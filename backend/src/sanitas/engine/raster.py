@@ -158,6 +158,8 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
     check_output(dst, count)  # read back by qpdf and PDFium before it is accepted
     ctx.add("pixel_reconstruction", f"{count} page(s)", action="converted",
             detail=_detail(dpi, raised, kinds, ocr, ctx.policy.ocr))
+    if ocr:  # the verdict reads this: rebuilt pages keep a text layer (engine/verdict.py)
+        ctx.add("ocr", f"{count} page(s)", action="converted", detail="OCR text layer added")
     return "pdf"
 
 

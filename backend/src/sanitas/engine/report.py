@@ -8,6 +8,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
+from sanitas.engine import verdict
 from sanitas.engine.kinds import CONTENT_NAMES, rule_of
 from sanitas.engine.policy import Action as PolicyAction
 from sanitas.engine.policy import Policy as Policy  # re-exported: the Context carries one
@@ -191,23 +192,35 @@ class Result:
     pages_rebuilt: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
-        """The CLI's `--json` object (camelCase keys)."""
+        """The CLI's `--json` object (camelCase keys); the verdict keys are for people and
+        programs reading it, `from_json` never takes them (the API side computes its own)."""
         return {
             "input": self.input, "status": self.status, "output": self.output,
             "outputType": self.output_type, "reason": self.reason,
             "code": self.code.value if self.code else None,
             "findings": [asdict(f) for f in self.findings], "durationMs": self.duration_ms,
             "detectedType": self.detected_type, "pagesRebuilt": self.pages_rebuilt,
+            **self.outcome().to_json(),
         }
 
     def file_report(self) -> dict[str, Any]:
         """The report stored with a file row (`files.report`) and shown by the status call:
-        what was found and done, the kinds in and out, pages rebuilt and the engine's time."""
+        what was found and done, the kinds in and out, pages rebuilt and the engine's time,
+        and the verdict with its counts and sentence (engine/verdict.py, computed here once)."""
+        findings = [asdict(f) for f in self.findings]
         return {
-            "findings": [asdict(f) for f in self.findings],
+            "findings": findings,
             "detectedType": self.detected_type, "outputType": self.output_type,
             "pagesRebuilt": list(self.pages_rebuilt), "durationMs": self.duration_ms,
+            **self.outcome(findings).to_json(),
         }
+
+    def outcome(self, findings: list[dict[str, Any]] | None = None) -> verdict.Outcome:
+        """The verdict on this result: refused when rejected, else from its findings."""
+        if self.status != "ok":
+            return verdict.refused(self.reason)
+        return verdict.of_findings(findings if findings is not None
+                                   else [asdict(f) for f in self.findings])
 
     @classmethod
     def from_json(cls, payload: object, *, name: str) -> Result:
