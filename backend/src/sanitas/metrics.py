@@ -5,8 +5,7 @@ Served only when `SANITAS_METRICS_TOKEN` is set, and then only to `Authorization
 <token>`; otherwise the path answers 404 like any unknown one. Three sources:
 
 - this process's HTTP calls: `sanitas_http_requests_total{method,route,status}` and
-  `sanitas_http_request_duration_seconds{method,route}` (route = the matched route's template,
-  never the raw path, so ids do not explode the series);
+  `sanitas_http_request_duration_seconds{method,route}`, counted only while metrics are on;
 - the jobs this process ran (the embedded executor; a Celery worker, whose jobs run in its
   child processes, counts them in one multiprocess view and serves them on its own
   `SANITAS_METRICS_PORT`, with the same token rule):
@@ -17,6 +16,21 @@ Served only when `SANITAS_METRICS_TOKEN` is set, and then only to `Authorization
   `sanitas_webhook_deliveries_total{result}`;
 - the database, read at each scrape (the same for every process): `sanitas_jobs{state,priority}`,
   `sanitas_queue_depth`, `sanitas_files{status}`, `sanitas_storage_bytes{kind}`.
+
+Every label has a bounded set of values, whatever a client or a file sends (an unbounded one
+would let anyone grow the process's memory and the scrape, one series per new value):
+
+- `method`: the standard methods (http_limits.HTTP_METHODS), any other token is `other`
+  (the app answers those 501 before routing);
+- `route`: the matched route's template, never the raw path (ids do not make series); no
+  route, or the API's catch-all, is `unmatched`;
+- `status`: the answer's status code, 100-599 (anything else would be `other`);
+- `family`: formats.KINDS's families or `unknown`; `mode`: basic, advanced or `other`;
+  `result`: ok or rejected; `code`: a RejectionCode or `unknown`;
+- `kind` (findings): a kind declared in engine/kinds.py or `other` (the sandbox's answer
+  is untrusted, and Result.from_json keeps any short text as a kind);
+- `phase`: start or job; webhook `result`: succeeded, retrying or failed;
+- the database gauges' `state`, `priority`, `status`: the models' enumerations.
 
 Several API processes (`serve --workers N`) share one view through prometheus-client's
 multiprocess mode: `serve` points PROMETHEUS_MULTIPROC_DIR at a fresh folder in the data
@@ -29,7 +43,7 @@ import hmac
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
@@ -50,6 +64,7 @@ from sqlalchemy import func, select
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sanitas.errors import error_body
+from sanitas.http_limits import HTTP_METHODS
 from sanitas.schemas import ErrorEnvelope
 
 if TYPE_CHECKING:
@@ -82,6 +97,17 @@ WEBHOOK_DELIVERIES = Counter("sanitas_webhook_deliveries",
                              ["result"])
 
 
+MODES = frozenset(("basic", "advanced"))
+RESULTS = frozenset(("ok", "rejected"))
+
+
+def bounded(value: object, allowed: Iterable[str], other: str = "other") -> str:
+    """`value` as a label when it is one of `allowed`, else `other`: the one way every label
+    made from something a client or a file chose stays within a fixed set."""
+    text = str(value)
+    return text if text in allowed else other
+
+
 def family_of(kind: str | None) -> str:
     from sanitas.engine import formats
 
@@ -91,12 +117,16 @@ def family_of(kind: str | None) -> str:
 
 def job_finished(result: Result, mode: str, seconds: float) -> None:
     """Count a job the sandbox answered (cleaned or refused)."""
-    JOB_SECONDS.labels(family_of(result.detected_type), mode, result.status).observe(seconds)
+    from sanitas.engine.kinds import KINDS
+    from sanitas.engine.report import RejectionCode
+
+    JOB_SECONDS.labels(family_of(result.detected_type), bounded(mode, MODES),
+                       bounded(result.status, RESULTS)).observe(seconds)
     for finding in result.findings or []:
         kind = finding["kind"] if isinstance(finding, dict) else finding.kind
-        FINDINGS.labels(str(kind)).inc()
+        FINDINGS.labels(bounded(kind, KINDS)).inc()
     if result.status != "ok":
-        REJECTIONS.labels(str(result.code or "unknown")).inc()
+        REJECTIONS.labels(bounded(result.code, set(RejectionCode), "unknown")).inc()
 
 
 def sandbox_failed() -> None:
@@ -208,13 +238,15 @@ def token_matches(expected: str | None, authorization: str | None) -> bool:
 
 
 class MetricsMiddleware:
-    """Counts each HTTP call by its route's template, method and status."""
+    """Counts each HTTP call by its route's template, method and status, while metrics are on
+    (SANITAS_METRICS_TOKEN set; read at each call): off, a call makes no series at all."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, settings: Settings) -> None:
         self.app = app
+        self.settings = settings
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or not self.settings.metrics_token:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
@@ -229,12 +261,15 @@ class MetricsMiddleware:
             await self.app(scope, receive, keep_status)
         finally:
             route = scope.get("route")
-            template = getattr(route, "path", None) or "unmatched"
+            template = getattr(route, "path", None)
             # The API's routers are included under /api, and the matched route knows only its
             # own part of the path.
-            if scope["path"].startswith("/api/") and not template.startswith("/api"):
+            if (template and scope["path"].startswith("/api/")
+                    and not template.startswith("/api")):
                 template = "/api" + template
-            if template == "/api/{rest:path}":  # no such call
+            if not template or template == "/api/{rest:path}":  # no such call
                 template = "unmatched"
-            REQUESTS.labels(scope["method"], template, str(status[0])).inc()
-            LATENCY.labels(scope["method"], template).observe(time.perf_counter() - started)
+            method = bounded(scope["method"], HTTP_METHODS)
+            code = str(status[0]) if 100 <= status[0] <= 599 else "other"
+            REQUESTS.labels(method, template, code).inc()
+            LATENCY.labels(method, template).observe(time.perf_counter() - started)

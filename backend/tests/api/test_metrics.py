@@ -4,18 +4,24 @@ alert rules in deploy/prometheus against recorded series."""
 
 from __future__ import annotations
 
+import random
 import re
 import shutil
+import socket
+import string
 import subprocess
 import time
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
+from sanitas import metrics
+from sanitas.engine.report import Result
 from tests.api.polling import wait_for
 from tests.factories import auth_headers, make_user, pdf_bytes
-from tests.live_server import app_server, free_port
+from tests.live_server import app_server, free_port, start_server, stop_server
 
 TOKEN = "metrics-token-for-tests-0123456789"
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "prometheus"
@@ -141,3 +147,121 @@ def test_a_celery_worker_serves_its_own_metrics_with_the_same_token(settings, li
         assert answer.status_code == 200 and "sanitas_queue_depth 0.0" in answer.text
     finally:
         server.shutdown()
+
+
+# -- bounded labels ------------------------------------------------------------------------------
+def pipelined(port: int, methods: list[str], path: str = "/health", batch: int = 250) -> dict:
+    """One request per method on one connection, `batch` at a time (pipelined): how many
+    answers came with each status."""
+    statuses: dict[str, int] = {}
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        buffer = b""
+        for start in range(0, len(methods), batch):
+            chunk = methods[start:start + batch]
+            sock.sendall(b"".join(b"%s %s HTTP/1.1\r\nHost: x\r\n\r\n"
+                                  % (m.encode(), path.encode()) for m in chunk))
+            answered = 0
+            while answered < len(chunk):
+                end = buffer.find(b"\r\n\r\n")
+                head = buffer[:end].lower() if end >= 0 else b""
+                length = (int(head.split(b"content-length:")[1].split(b"\r\n")[0])
+                          if b"content-length:" in head else 0)
+                if end < 0 or len(buffer) < end + 4 + length:
+                    piece = sock.recv(1 << 16)
+                    assert piece, "the server closed the connection"
+                    buffer += piece
+                    continue
+                status = head.split(b" ", 2)[1].decode()
+                statuses[status] = statuses.get(status, 0) + 1
+                buffer = buffer[end + 4 + length:]
+                answered += 1
+    return statuses
+
+
+def random_methods(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["X" + "".join(rng.choices(string.ascii_uppercase + string.digits, k=10))
+            for _ in range(n)]
+
+
+def test_random_methods_leave_memory_and_metrics_bounded(tmp_path):
+    """20,000 calls with made-up methods (any token is a method to the HTTP parser) to the
+    real `sanitas serve`: they once made a series each (~5 KB of memory apiece, a 36 MB
+    scrape); now they are one `other` value, and the process stays within a few MB."""
+    port = free_port()
+    proc = start_server(tmp_path, port, {"SANITAS_METRICS_TOKEN": TOKEN})
+    try:
+        server = psutil.Process(proc.pid)
+        assert pipelined(port, random_methods(1000, 1)) == {"501": 1000}  # warm up
+        before = server.memory_info().rss
+        started = time.monotonic()
+        assert pipelined(port, random_methods(20_000, 2)) == {"501": 20_000}
+        took = time.monotonic() - started
+        grown = server.memory_info().rss - before
+        assert grown < 8 * 1024 * 1024, f"grew {grown / 2**20:.1f} MB"
+        answer = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=60,
+                           headers={"Authorization": f"Bearer {TOKEN}"})
+        assert answer.status_code == 200
+        assert len(answer.content) < 200 * 1024, len(answer.content)
+        assert _value(answer.text, 'sanitas_http_requests_total{method="other",'
+                                   'route="unmatched",status="501"}') == 21_000
+        assert "XA" not in answer.text and "XB" not in answer.text
+        print(f"20,000 calls in {took:.1f} s; RSS {before / 2**20:.1f} MB, then "
+              f"+{grown / 2**20:.1f} MB; /metrics {len(answer.content)} bytes")
+    finally:
+        stop_server(proc)
+
+
+def test_metrics_off_make_no_series(api, settings):
+    assert not settings.metrics_token
+
+    def counted() -> float:
+        return sum(s.value for s in metrics.REQUESTS.collect()[0].samples
+                   if s.name.endswith("_total") and s.labels["route"] == "/health")
+
+    before = counted()
+    assert api.get("/health").status_code == 200
+    assert api.request("XNEVERSEEN", "/health").status_code == 501
+    assert counted() == before
+    settings.metrics_token = TOKEN  # read at each call
+    assert api.get("/health").status_code == 200
+    assert counted() == before + 1
+
+
+def test_unknown_methods_are_one_value_and_answered_501(api, settings):
+    settings.metrics_token = TOKEN
+    for method in ("XONE", "XTWO", "PROPFIND"):
+        answer = api.request(method, "/api/files")
+        assert answer.status_code == 501
+        assert answer.json() == {"success": False, "message": "This method is not supported.",
+                                 "error": "not_implemented"}
+        assert answer.headers["x-content-type-options"] == "nosniff"
+    assert api.request("PATCH", "/health").status_code == 405  # a known one: routed
+    text = api.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).text
+    assert 'method="other",route="unmatched",status="501"' in text
+    assert 'method="PATCH",route="/health",status="405"' in text
+    assert "XONE" not in text and "PROPFIND" not in text
+
+
+def test_job_labels_from_the_sandbox_are_bounded():
+    """A sandbox's answer is untrusted: made-up finding kinds, modes and codes are counted
+    under fixed values, never as new series."""
+    result = Result.from_json({
+        "status": "rejected", "code": "made_up_code", "detectedType": "pdf" * 10,
+        "findings": [{"kind": f"kind-{i}", "location": "x", "action": "removed"}
+                     for i in range(50)] + [{"kind": "macro", "location": "y"}]}, name="f")
+    metrics.job_finished(result, "mode-from-nowhere", 0.5)
+    exported = "\n".join(
+        f"{sample.name}{sample.labels}" for family in (
+            metrics.JOB_SECONDS, metrics.FINDINGS, metrics.REJECTIONS)
+        for sample in family.collect()[0].samples)
+    assert "kind-" not in exported and "mode-from-nowhere" not in exported
+    assert "made_up_code" not in exported and "pdfpdf" not in exported
+    assert "'kind': 'other'" in exported and "'kind': 'macro'" in exported
+    assert "'mode': 'other'" in exported and "'family': 'unknown'" in exported
+    assert "'code': 'damaged'" in exported  # Result.from_json's own safe value
+    for family in (metrics.REQUESTS, metrics.LATENCY, metrics.JOB_SECONDS, metrics.FINDINGS,
+                   metrics.REJECTIONS, metrics.SANDBOX_TIMEOUTS, metrics.WEBHOOK_DELIVERIES):
+        for sample in family.collect()[0].samples:
+            for name, value in sample.labels.items():
+                assert len(value) <= 64, (family, name, value)
