@@ -1,24 +1,36 @@
 """`make fuzz`, API part: schemathesis over the whole OpenAPI document of a real `sanitas serve`
-(SQLite, embedded executor), signed in as an ADMIN and as a USER, bounded in time.
+(embedded executor), on SQLite and on PostgreSQL, signed in as an ADMIN and as a USER, bounded
+in time. The hooks in scripts/fuzz_hooks.py add NUL bytes, extreme and zone-less moments and
+invisible characters to the generated paths, queries and bodies.
 
-Checks: no server error (5xx), answers that match the documented status codes and schemas.
-Exit status: schemathesis's (0 = no failure).
+Checks: no server error (5xx), answers that match the documented status codes and schemas,
+no error in the server's log. Exit status: 0 when every run passed.
 
-Usage: backend/.venv/bin/python scripts/fuzz_api.py [--max-time 240] [--workers 2]
+PostgreSQL: a scratch database `sanitas_fuzz_<pid>` on the server of SANITAS_TEST_PG_URL (the
+test suite's, default postgresql+psycopg://postgres@127.0.0.1:5432/test), dropped afterwards.
+
+Usage: backend/.venv/bin/python scripts/fuzz_api.py [--max-time 150] [--workers 2]
+           [--database sqlite|postgresql|both]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "backend"))  # the test helpers are the package `tests`
 from tests.live_server import free_port, make_users, start_server, stop_server  # noqa: E402
+
+PG_ADMIN_URL = os.environ.get("SANITAS_TEST_PG_URL",
+                              "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 SCHEMATHESIS = ROOT / "backend" / ".venv" / "bin" / "schemathesis"
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance," \
@@ -28,30 +40,66 @@ CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance
 EXCLUDED = ["/api/auth/logout", "/api/auth/password", "/api/auth/google/callback"]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--max-time", type=int, default=240, help="seconds per signed-in role")
-    parser.add_argument("--workers", default="2")
-    args = parser.parse_args()
-    data_dir = Path(tempfile.mkdtemp(prefix="sanitas-fuzz-"))
+@contextmanager
+def scratch_database(kind: str) -> Iterator[str | None]:
+    """None for SQLite (the server's own, in its data dir); a migrated, empty PostgreSQL
+    database's URL, dropped afterwards."""
+    if kind == "sqlite":
+        yield None
+        return
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    from sanitas.migrate import upgrade_to_head
+
+    admin = make_url(PG_ADMIN_URL)
+    name = f"sanitas_fuzz_{os.getpid()}"
+    engine = create_engine(admin, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        url = admin.set(database=name).render_as_string(hide_password=False)
+        upgrade_to_head(url)
+        yield url
+    finally:
+        with engine.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        engine.dispose()
+
+
+def fuzz(kind: str, max_time: int, workers: str) -> int:
+    """Schemathesis against a fresh server on `kind`'s database, as each role."""
+    data_dir = Path(tempfile.mkdtemp(prefix=f"sanitas-fuzz-{kind}-"))
     port = free_port()
     proc = None
     status = 0
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": "fuzz_hooks",
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "scripts"),
+                                          os.environ.get("PYTHONPATH", "")])}
     try:
-        # Bursts of the fuzzer's workers are not what is tested here.
-        proc = start_server(data_dir, port, extra_env={"SANITAS_USER_CONCURRENCY": "0"})
-        roles = {"ADMIN": make_users(data_dir, 1, role="ADMIN")[0],
-                 "USER": make_users(data_dir, 1, role="USER")[0]}
-        for role, headers in roles.items():
-            print(f"== schemathesis as {role} ({args.max_time} s) ==", flush=True)
-            command = [str(SCHEMATHESIS), "run", f"http://127.0.0.1:{port}/api/openapi.json",
-                       "--checks", CHECKS, "--max-time", str(args.max_time),
-                       "--workers", args.workers, "--suppress-health-check", "all",
-                       "-H", f"Authorization: {headers['Authorization']}"]
-            for path in EXCLUDED:
-                command += ["--exclude-path", path]
-            done = subprocess.run(command, cwd=data_dir, check=False)
-            status = status or done.returncode
+        with scratch_database(kind) as database_url:
+            # Bursts of the fuzzer's workers are not what is tested here.
+            extra = {"SANITAS_USER_CONCURRENCY": "0"}
+            if database_url:
+                extra["SANITAS_DATABASE_URL"] = database_url
+            proc = start_server(data_dir, port, extra_env=extra)
+            roles = {role: make_users(data_dir, 1, role=role, database_url=database_url)[0]
+                     for role in ("ADMIN", "USER")}
+            for role, headers in roles.items():
+                print(f"== schemathesis on {kind} as {role} ({max_time} s) ==", flush=True)
+                command = [str(SCHEMATHESIS), "run",
+                           f"http://127.0.0.1:{port}/api/openapi.json",
+                           "--checks", CHECKS, "--max-time", str(max_time),
+                           "--workers", workers, "--suppress-health-check", "all",
+                           "--generation-allow-x00", "true",
+                           "-H", f"Authorization: {headers['Authorization']}"]
+                for path in EXCLUDED:
+                    command += ["--exclude-path", path]
+                done = subprocess.run(command, cwd=data_dir, env=env, check=False)  # noqa: S603
+                status = status or done.returncode
+            stop_server(proc)
+            proc = None
     finally:
         if proc is not None:
             stop_server(proc)
@@ -59,11 +107,26 @@ def main() -> int:
         if log.exists():
             errors = [line for line in log.read_text(errors="replace").splitlines()
                       if "Traceback" in line or " ERROR " in line]
-            print(f"server log: {len(errors)} error line(s)")
+            print(f"server log ({kind}): {len(errors)} error line(s)")
             for line in errors[:20]:
                 print("  " + line)
             status = status or (1 if errors else 0)
         shutil.rmtree(data_dir, ignore_errors=True)
+    return status
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max-time", type=int, default=150,
+                        help="seconds per signed-in role and database")
+    parser.add_argument("--workers", default="2")
+    parser.add_argument("--database", choices=["sqlite", "postgresql", "both"],
+                        default="both")
+    args = parser.parse_args()
+    kinds = ["sqlite", "postgresql"] if args.database == "both" else [args.database]
+    status = 0
+    for kind in kinds:
+        status = fuzz(kind, args.max_time, args.workers) or status
     return status
 
 

@@ -77,10 +77,12 @@ def stop_server(proc: subprocess.Popen) -> None:
         pass
 
 
-def make_users(data_dir: Path, n: int, role: str = "ENTERPRISE") -> list[dict[str, str]]:
-    """`n` users in the database of a server `start_server` runs on `data_dir`, and the
-    Authorization header of a live session of each."""
-    settings = Settings(data_dir=data_dir, secret_key=SECRET)
+def make_users(data_dir: Path, n: int, role: str = "ENTERPRISE",
+               database_url: str | None = None) -> list[dict[str, str]]:
+    """`n` users in the database of a server `start_server` runs on `data_dir` (or on
+    `database_url`), and the Authorization header of a live session of each."""
+    settings = Settings(data_dir=data_dir, secret_key=SECRET,
+                        **({"database_url": database_url} if database_url else {}))
     engine = make_engine(str(settings.database_url))
     try:
         with make_sessionmaker(engine)() as session:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import re
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -91,13 +92,23 @@ def error_body(status_code: int, message: str, error: str | None = None) -> dict
             "error": error or _default_codes.get(status_code, "error")}
 
 
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """Text of a validation message (a field name comes from the client's JSON keys or query
+    string): controls and unpaired surrogates as \\uXXXX escapes, so the answer stays valid
+    UTF-8 and a NUL never travels back."""
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _describe_validation(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors():
         loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "form")]
         where = ".".join(loc) or "request"
         msg = err.get("msg", "is invalid")
-        parts.append(f"{where}: {msg}")
+        parts.append(printable(f"{where}: {msg}"))
     return "Invalid request: " + "; ".join(parts) if parts else "Invalid request"
 
 

@@ -6,7 +6,7 @@ import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -36,6 +36,7 @@ from sanitas.schemas import ErrorEnvelope
 from sanitas.security_headers import SecurityHeadersMiddleware
 from sanitas.usage import routes as usage_routes
 from sanitas.users import routes as users_routes
+from sanitas.validation import reject_unstorable_text
 from sanitas.webhooks import routes as webhooks_routes
 
 log = logging.getLogger(__name__)
@@ -79,8 +80,10 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
                 stop()
             engine.dispose()
 
+    # Every route first refuses text no database can store (a NUL...): validation.py.
     app = FastAPI(title="Sanitas", version="0.1.0", lifespan=lifespan,
-                  docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
+                  docs_url=None, redoc_url=None, openapi_url="/api/openapi.json",
+                  dependencies=[Depends(reject_unstorable_text)])
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)

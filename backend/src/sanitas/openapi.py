@@ -3,7 +3,8 @@
 Routes declare the answers of their own logic (409, 410, 415...). The answers that come from
 what a call depends on are added here, from the route's dependencies, so they cannot be
 forgotten: 401 for a signed-in user, 403 for an admin, 400/413 for a request body (malformed,
-too large), 404 for a path parameter that names something, 422 for parameters; 429/503 from
+too large), 404 for a path parameter that names something, 422 for parameters (on every
+call: text holding a NUL is refused whatever the route, sanitas/validation.py); 429/503 from
 admission control (main.py) on every API call. A wrong method on a known path answers 405
 (`method_not_allowed`) with `Allow`, documented nowhere because no route owns it.
 """
@@ -49,19 +50,18 @@ def _statuses(route: Any) -> set[str]:
     from sanitas.deps import get_current_user, require_admin
 
     calls = set(_calls(route.dependant))
-    statuses: set[str] = set()
+    # Any call: a NUL (or an unpaired surrogate) in its path, query string, JSON body or form
+    # fields is refused with 422 before anything else (sanitas/validation.py).
+    statuses: set[str] = {"422"}
     if get_current_user in calls:
         statuses.add("401")
     if require_admin in calls:
         statuses.add("403")
-    if route.body_field is not None:
-        statuses |= {"400", "413", "422"}
-    elif (route.openapi_extra or {}).get("requestBody"):  # a body the route reads itself
+    # A body FastAPI parses, or one the route reads itself (uploads).
+    if route.body_field is not None or (route.openapi_extra or {}).get("requestBody"):
         statuses |= {"400", "413"}
     if route.dependant.path_params:
-        statuses |= {"404", "422"}
-    if route.dependant.query_params:
-        statuses.add("422")
+        statuses.add("404")
     return statuses
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, PlainSerializer
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, PlainSerializer
 from pydantic.alias_generators import to_camel
+
+from sanitas.validation import bounded_utc, clean_label_input
 
 T = TypeVar("T")
 
@@ -44,6 +46,18 @@ def iso(value: datetime | None) -> str | None:
 
 # A datetime in Python, `iso()`'s string on the wire (a string in the OpenAPI document).
 UtcTimestamp = Annotated[datetime, PlainSerializer(iso, return_type=str)]
+
+# Moments a request gives (sanitas/validation.py, `bounded_utc`): within 1970-01-01 ..
+# 9000-01-01 UTC, as UTC. `Moment` needs a time zone (a naive time is 422); `MomentOrUtc`,
+# for the filters documented "UTC when no zone", takes a naive time as UTC.
+Moment = Annotated[datetime, AfterValidator(lambda v: bounded_utc(v, naive_is_utc=False)),
+                   PlainSerializer(iso, return_type=str)]
+MomentOrUtc = Annotated[datetime, AfterValidator(lambda v: bounded_utc(v, naive_is_utc=True)),
+                        PlainSerializer(iso, return_type=str)]
+
+# A name or short text a person chooses (API key, policy, webhook, first/last name...):
+# cleaned like uploaded file names (`clean_label`) before any length check applies.
+Label = Annotated[str, BeforeValidator(clean_label_input)]
 
 
 class Pagination(CamelModel):

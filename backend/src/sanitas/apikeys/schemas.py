@@ -8,9 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 from pydantic.alias_generators import to_camel
 
 from sanitas.models.api_key import API_KEY_NAME_MAX, ApiKeyScope
-from sanitas.schemas import CamelModel, UtcTimestamp
+from sanitas.schemas import CamelModel, Label, Moment, UtcTimestamp
 
-KeyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
+KeyName = Annotated[Label, StringConstraints(strip_whitespace=True, min_length=1,
                                            max_length=API_KEY_NAME_MAX)]
 
 
@@ -24,8 +24,9 @@ class ApiKeyIn(BaseModel):
         default_factory=lambda: [ApiKeyScope.FILES_WRITE, ApiKeyScope.FILES_READ],
         min_length=1, max_length=len(ApiKeyScope),
         description="What the key may do; both when left out")
-    expires_at: UtcTimestamp | None = Field(
-        None, description="When the key stops working (ISO 8601); never when left out")
+    expires_at: Moment | None = Field(
+        None, description="When the key stops working (ISO 8601 with a time zone); never "
+                          "when left out")
 
     @field_validator("scopes")
     @classmethod

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from sanitas.audit import service
@@ -15,7 +15,7 @@ from sanitas.audit.schemas import AuditList
 from sanitas.audit.service import AuditFilters
 from sanitas.deps import AdminUser, SessionDep, client_ip
 from sanitas.models.audit import AuditAction
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.schemas import Envelope, ErrorEnvelope, MomentOrUtc, ok
 
 router = APIRouter(prefix="/audit", tags=["audit"],
                    responses={401: {"model": ErrorEnvelope}, 403: {"model": ErrorEnvelope}})
@@ -27,9 +27,10 @@ def audit_filters(
     action: AuditAction | None = None,
     userId: Annotated[str | None, Query(
         max_length=64, description="Rows this account did, or that were done to it")] = None,
-    from_: Annotated[datetime | None, Query(
+    from_: Annotated[MomentOrUtc | None, Query(
         alias="from", description="From this moment (inclusive; UTC when no zone)")] = None,
-    to: Annotated[datetime | None, Query(description="Until this moment (exclusive)")] = None,
+    to: Annotated[MomentOrUtc | None, Query(
+        description="Until this moment (exclusive; UTC when no zone)")] = None,
 ) -> AuditFilters:
     return AuditFilters(action=action, user_id=userId or None, start=from_, end=to)
 
@@ -52,23 +53,28 @@ def export_audit(request: Request, admin: AdminUser, session: SessionDep, filter
     # database slots with its own session (the call's session closes when this returns).
     factory, gate = request.app.state.sessionmaker, request.app.state.db_gate
 
+    def read(s: Session, before_id: int | None) -> list[str]:
+        rows = service.export_batch(s, filters, before_id=before_id, size=EXPORT_BATCH)
+        return [service.csv_row(r) for r in rows] + ([str(rows[-1].id)] if rows else [])
+
     def batch(before_id: int | None) -> list[str]:
         with factory() as s:
-            rows = service.export_batch(s, filters, before_id=before_id, size=EXPORT_BATCH)
-            return [service.csv_row(r) for r in rows] + ([str(rows[-1].id)] if rows else [])
+            return read(s, before_id)
+
+    # The first batch is read before the answer starts, in the call's own session: a query
+    # that fails answers an error status instead of a 200 cut short.
+    first = read(session, None)
 
     async def body() -> AsyncIterator[str]:
         yield service.csv_header()
-        before: int | None = None
-        while True:
-            async with gate.slot():
-                lines = await run_in_threadpool(batch, before)
-            if not lines:
-                return
+        lines = first
+        while lines:
             before = int(lines.pop())
             yield "".join(lines)
             if len(lines) < EXPORT_BATCH:
                 return
+            async with gate.slot():
+                lines = await run_in_threadpool(batch, before)
 
     return StreamingResponse(body(), media_type="text/csv; charset=utf-8", headers={
         "Content-Disposition": 'attachment; filename="sanitas-audit-log.csv"',

@@ -5,7 +5,7 @@ from datetime import datetime
 from pydantic import Field, field_validator
 
 from sanitas.models.user import Role
-from sanitas.schemas import CamelModel
+from sanitas.schemas import CamelModel, Label
 
 
 class UserOut(CamelModel):
@@ -48,8 +48,8 @@ class RegisterIn(CamelModel):
     # Format and minimum lengths are checked by the service, with readable messages.
     email: str = Field(max_length=320)
     password: str = Field(max_length=256, json_schema_extra={"minLength": 6})
-    first_name: str | None = Field(default=None, max_length=100)
-    last_name: str | None = Field(default=None, max_length=100)
+    first_name: Label | None = Field(default=None, max_length=100)
+    last_name: Label | None = Field(default=None, max_length=100)
     username: str | None = Field(default=None, max_length=64)
 
     _strip = field_validator("first_name", "last_name", "username")(_strip_or_none)
@@ -69,8 +69,8 @@ class LogoutIn(CamelModel):
 
 
 class ProfileUpdateIn(CamelModel):
-    first_name: str | None = Field(default=None, max_length=100)
-    last_name: str | None = Field(default=None, max_length=100)
+    first_name: Label | None = Field(default=None, max_length=100)
+    last_name: Label | None = Field(default=None, max_length=100)
 
 
 class UsersProfileUpdateIn(ProfileUpdateIn):

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, EmailStr, Field
 
-from sanitas.schemas import CamelModel, Pagination
+from sanitas.schemas import CamelModel, Label, Pagination
 
 
 def _strip(value: str) -> str:
@@ -16,9 +16,9 @@ def _strip(value: str) -> str:
 
 class ContactIn(CamelModel):
     # Lengths are checked after surrounding whitespace is removed.
-    name: Annotated[str, BeforeValidator(_strip), Field(min_length=1, max_length=200)]
+    name: Annotated[Label, Field(min_length=1, max_length=200)]
     email: EmailStr
-    subject: Annotated[str, BeforeValidator(_strip), Field(min_length=1, max_length=200)]
+    subject: Annotated[Label, Field(min_length=1, max_length=200)]
     message: Annotated[str, BeforeValidator(_strip), Field(min_length=10, max_length=5000)]
 
 

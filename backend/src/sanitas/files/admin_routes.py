@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -11,7 +10,7 @@ from sanitas.deps import AdminUser, ExecutorDep, SessionDep, SettingsDep, Storag
 from sanitas.files import admin_service
 from sanitas.files.admin_schemas import AdminFileDeleted, AdminFileDetail, AdminFileList
 from sanitas.models import StatusFilter
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.schemas import Envelope, ErrorEnvelope, MomentOrUtc, ok
 
 router = APIRouter(prefix="/admin/files", tags=["admin"],
                    responses={401: {"model": ErrorEnvelope}, 403: {"model": ErrorEnvelope}})
@@ -28,9 +27,9 @@ def list_files(
     status: StatusFilter = StatusFilter.ALL,
     detected_type: str | None = Query(None, alias="type", max_length=64,
                                       description="Only files of this detected type"),
-    created_from: Annotated[datetime | None, Query(
+    created_from: Annotated[MomentOrUtc | None, Query(
         alias="createdFrom", description="Uploaded at or after (UTC if no zone)")] = None,
-    created_before: Annotated[datetime | None, Query(
+    created_before: Annotated[MomentOrUtc | None, Query(
         alias="createdBefore", description="Uploaded before (UTC if no zone)")] = None,
     sort_by: Literal["createdAt", "originalName", "originalSize", "status", "userEmail"] =
         Query("createdAt", alias="sortBy"),

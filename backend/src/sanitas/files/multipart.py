@@ -25,9 +25,9 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import ClientDisconnect, Request
 
 from sanitas.diskspace import is_short, room
-from sanitas.engine import strip_invisible
-from sanitas.errors import ApiError, insufficient_storage, is_out_of_space
+from sanitas.errors import ApiError, insufficient_storage, is_out_of_space, printable
 from sanitas.scratch import hold
+from sanitas.validation import clean_label, text_problem
 
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks
@@ -65,9 +65,6 @@ class Received:
             f.release()
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 def clean_filename(raw: str | None) -> str:
     """The name a person gave the file: no directories, no control characters, no invisible
     format characters (a right-to-left override shows "invoice\u202efdp.exe" as
@@ -75,9 +72,7 @@ def clean_filename(raw: str | None) -> str:
     Never used as a path on the server."""
     # Browsers escape '"' and line breaks in form-data names as %22, %0A, %0D (WHATWG).
     name = (raw or "").replace("%22", '"').replace("%0A", "").replace("%0D", "")
-    name = unicodedata.normalize("NFC", name)
-    name = re.split(r"[\\/]", name)[-1]
-    name = strip_invisible(_CONTROL.sub("", name)).strip()
+    name = clean_label(re.split(r"[\\/]", unicodedata.normalize("NFC", name))[-1])
     if name.strip(".") == "":
         return "file"
     if len(name) > 255:
@@ -190,8 +185,12 @@ class _Reader:
             self._current.sha256 = self._hash.hexdigest()
             self._current = None
         elif self._field_name is not None:
-            self.out.fields[self._field_name] = bytes(self._field_value).decode(
-                "utf-8", errors="replace")
+            value = bytes(self._field_value).decode("utf-8", errors="replace")
+            problem = text_problem(value)  # a NUL: refused like in any other request string
+            if problem is not None:
+                raise ApiError(422, f"Invalid request: {printable(self._field_name)}: "
+                                    f"{problem}", "validation_error")
+            self.out.fields[self._field_name] = value
             self._field_name = None
 
     def close(self) -> None:

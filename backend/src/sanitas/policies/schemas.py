@@ -23,7 +23,7 @@ from pydantic.alias_generators import to_camel
 from sanitas.engine.policy import CHOICES, MAX_PAGES_LIMIT, OUTPUTS, Rule
 from sanitas.models.policy import POLICY_DESCRIPTION_MAX, POLICY_NAME_MAX
 from sanitas.models.user import Role
-from sanitas.schemas import CamelModel, UtcTimestamp
+from sanitas.schemas import CamelModel, Label, UtcTimestamp
 
 MAX_ALLOWED_TYPES = 100
 
@@ -103,7 +103,7 @@ class PolicyRules(_Strict):
 
 assert {to_camel(f) for f in PolicyRules.model_fields} == {r.value for r in Rule}
 
-PolicyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
+PolicyName = Annotated[Label, StringConstraints(strip_whitespace=True, min_length=1,
                                               max_length=POLICY_NAME_MAX)]
 TypeName = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True,
                                             min_length=1, max_length=32)]
@@ -113,7 +113,7 @@ class PolicyIn(_Strict):
     """A policy as created (POST) or replaced (PUT)."""
 
     name: PolicyName
-    description: str | None = Field(None, max_length=POLICY_DESCRIPTION_MAX)
+    description: Label | None = Field(None, max_length=POLICY_DESCRIPTION_MAX)
     rules: PolicyRules
     allowed_types: list[TypeName] | None = Field(
         None, min_length=1, max_length=MAX_ALLOWED_TYPES,

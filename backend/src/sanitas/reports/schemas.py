@@ -5,21 +5,23 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, time, timedelta
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from sanitas.models.report import ReportFormat, ReportStatus
 from sanitas.schemas import CamelModel, Pagination, UtcTimestamp
+from sanitas.validation import bounded_utc
 
 
 def period_bound(value: str, *, end: bool) -> datetime:
     """A period bound as a UTC moment. A date (YYYY-MM-DD) means that whole day: `from` at its
     start, `to` through its end (the next day's start, excluded). A moment (ISO 8601) is taken
-    as it is, UTC when it has no zone."""
+    as it is, UTC when it has no zone. ValueError when it is neither, or outside the moments
+    a request may give (sanitas.validation.bounded_utc)."""
     if _DATE.fullmatch(value):
-        moment = datetime.combine(date.fromisoformat(value), time(0), tzinfo=UTC)
-        return moment + timedelta(days=1) if end else moment
-    parsed = datetime.fromisoformat(value)
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+        moment = bounded_utc(datetime.combine(date.fromisoformat(value), time(0), tzinfo=UTC),
+                             naive_is_utc=False)
+        return bounded_utc(moment + timedelta(days=1), naive_is_utc=False) if end else moment
+    return bounded_utc(datetime.fromisoformat(value), naive_is_utc=True)
 
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -40,11 +42,12 @@ class ReportIn(CamelModel):
 
     @field_validator("from_", "to")
     @classmethod
-    def _a_date_or_moment(cls, value: str) -> str:
+    def _a_date_or_moment(cls, value: str, info: ValidationInfo) -> str:
         try:
-            period_bound(value, end=False)
+            datetime.fromisoformat(value)  # a date parses too
         except ValueError:
             raise ValueError("must be a date (YYYY-MM-DD) or an ISO 8601 moment") from None
+        period_bound(value, end=info.field_name == "to")  # ValueError: out of range
         return value
 
 
