@@ -2,8 +2,11 @@
 way at once. A burst from one signed-in user must not starve everybody else.
 
 Two limits, both per API process:
-- **Per caller** (`SANITAS_USER_CONCURRENCY`): calls of one user (told apart by a valid access
-  token, without touching the database) or, for calls without one, of one client address.
+- **Per caller** (`SANITAS_USER_CONCURRENCY`): calls of one verified identity, told apart
+  without touching the database: the user of a valid access token, else the owner of an API
+  key this process has seen accepted (KnownKeys); every other call (no credentials, a bad
+  token, a made-up key) counts as its client address. A credential nobody has verified never
+  buys a fresh allowance.
   The call over the limit is refused at once with 429 and `Retry-After`; it never queues.
 - **Database slots** (`SANITAS_API_CONCURRENCY`): a call that needs the database waits for one
   of a fixed number of slots before it gets a session, for at most
@@ -16,6 +19,9 @@ Two limits, both per API process:
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -98,30 +104,94 @@ async def database_paused(request: Request, session) -> AsyncIterator[None]:
         yield
 
 
-def caller_key(tokens: AccessTokenCache, request: Request) -> str:
-    """The user of a valid access token, the API key presented, else the client's address
-    (no database read)."""
-    from sanitas.apikeys.service import hash_secret, looks_like_key
+class KnownKeys:
+    """The API keys this process has lately seen accepted, by the SHA-256 of the secret, with
+    their owner: so admission can count a key's calls as its owner's without reading the
+    database, while a made-up key (which nobody has verified) counts as its sender's address.
+    Knowing a key admits nothing: every call's key is still checked in the database (deps.py).
+
+    Bounded (the least recently used goes first) and short-lived (`ttl` seconds), and a key
+    that is revoked here, or refused anywhere, is forgotten at once. Filled and emptied from
+    the threads that run routes, read by the event loop: guarded by a lock."""
+
+    def __init__(self, size: int = 4096, ttl: float = 300.0) -> None:
+        self.size = size
+        self.ttl = ttl
+        self._owners: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _digest(secret: str) -> str | None:
+        from sanitas.apikeys.service import hash_secret, looks_like_key
+
+        return hash_secret(secret) if looks_like_key(secret) else None
+
+    def learn(self, secret: str, owner_id: str) -> None:
+        digest = self._digest(secret)
+        if digest is None:
+            return
+        with self._lock:
+            self._owners[digest] = (owner_id, time.monotonic() + self.ttl)
+            self._owners.move_to_end(digest)
+            while len(self._owners) > self.size:
+                self._owners.popitem(last=False)
+
+    def owner(self, secret: str) -> str | None:
+        digest = self._digest(secret)
+        if digest is None:
+            return None
+        with self._lock:
+            known = self._owners.get(digest)
+            if known is None:
+                return None
+            if known[1] <= time.monotonic():
+                del self._owners[digest]
+                return None
+            self._owners.move_to_end(digest)
+            return known[0]
+
+    def forget(self, secret: str) -> None:
+        digest = self._digest(secret)
+        with self._lock:
+            self._owners.pop(digest or "", None)
+
+    def forget_owner(self, owner_id: str) -> None:
+        """Forget every key of an account (one of them was revoked; the others are learnt
+        again on their next call)."""
+        with self._lock:
+            for digest in [d for d, (owner, _) in self._owners.items() if owner == owner_id]:
+                del self._owners[digest]
+
+
+def caller_key(tokens: AccessTokenCache, keys: KnownKeys, request: Request) -> str:
+    """Who a call is counted as, without reading the database: the user of a valid access
+    token; else the owner of an API key this process knows to exist (KnownKeys); else the
+    client's address, which unknown credentials (a made-up key, a bad token) share."""
+    from sanitas.apikeys.service import looks_like_key
 
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     token = token.strip()
-    key = request.headers.get("x-api-key") or (token if looks_like_key(token) else None)
-    if key:
-        return f"key:{hash_secret(key)[:32]}"
-    if scheme.lower() == "bearer" and token:
+    bearer = scheme.lower() == "bearer" and bool(token)
+    if bearer and not looks_like_key(token):
         payload = tokens.payload(token)
         if payload is not None:
             return f"user:{payload['sub']}"
+    key = request.headers.get("x-api-key") or (token if bearer and looks_like_key(token)
+                                                else None)
+    if key and (owner := keys.owner(key)) is not None:
+        return f"user:{owner}"
     return f"ip:{client_ip(request)}"
 
 
 class PerCallerLimit:
     """ASGI middleware: at most `limit` API calls under way per caller in this process."""
 
-    def __init__(self, app: ASGIApp, settings: Settings, tokens: AccessTokenCache) -> None:
+    def __init__(self, app: ASGIApp, settings: Settings, tokens: AccessTokenCache,
+                 keys: KnownKeys) -> None:
         self.app = app
         self.limit = settings.user_concurrency
         self.tokens = tokens
+        self.keys = keys
         self.in_flight: dict[str, int] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -129,7 +199,7 @@ class PerCallerLimit:
                 scope["path"].startswith("/api/") or scope["path"] == "/health"):
             await self.app(scope, receive, send)
             return
-        key = caller_key(self.tokens, Request(scope))
+        key = caller_key(self.tokens, self.keys, Request(scope))
         count = self.in_flight.get(key, 0)
         if count >= self.limit:
             answer = JSONResponse(error_body(429, TOO_MANY_AT_ONCE, "too_many_concurrent"),

@@ -92,6 +92,10 @@ class Settings(BaseSettings):
     rate_limit_reset_per_account: int = 5
     rate_limit_contact_per_ip: int = 5
     rate_limit_contact_per_account: int = 3
+    # Password changes (PUT /api/auth/password): attempts per account and per source address,
+    # so a stolen session cannot guess the current password (a success clears the account's).
+    rate_limit_password_per_ip: int = 20
+    rate_limit_password_per_account: int = 10
     # Calls per minute each API key may make (counted in the database, across processes).
     api_key_calls_per_minute: int = 120
     # Reverse proxies (IPs or CIDR networks) whose X-Forwarded-For is believed when telling

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -90,14 +91,30 @@ def get_current_user(
     return user
 
 
-def _file_caller(scope: ApiKeyScope) -> Callable[..., User]:
+@dataclass(frozen=True)
+class FileCaller:
+    """Who makes a file call: the account, and whether it came with an API key rather than a
+    signed-in session."""
+
+    user: User
+    by_api_key: bool
+
+    @property
+    def admin(self) -> bool:
+        """Admin powers (other accounts' files) come with an admin's signed-in session only. A
+        key acts as a plain owner of its account's files, whatever the owner's role, so a
+        leaked key reaches nothing beyond them."""
+        return self.user.role == Role.ADMIN and not self.by_api_key
+
+
+def _file_caller(scope: ApiKeyScope) -> Callable[..., FileCaller]:
     """A dependency for a file call needing `scope` when made with an API key."""
 
     def caller(
         request: Request, session: SessionDep,
         creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
         api_key: Annotated[str | None, Depends(_api_key_header)],
-    ) -> User:
+    ) -> FileCaller:
         """The caller of a file call: a signed-in session, or an API key with `scope` (as
         `X-API-Key` or `Authorization: Bearer sk_...`)."""
         from sanitas.apikeys import service as apikeys
@@ -105,13 +122,20 @@ def _file_caller(scope: ApiKeyScope) -> Callable[..., User]:
         token = creds.credentials if creds else None
         secret = api_key or (token if apikeys.looks_like_key(token) else None)
         if secret is not None:
-            request.state.api_key_auth = True
-            return apikeys.authenticate(session, request.app.state.settings, secret, scope)
+            known = request.app.state.known_keys
+            try:
+                owner = apikeys.authenticate(session, request.app.state.settings, secret, scope)
+            except ApiError as exc:
+                if exc.status_code == 401 or exc.error == "plan_required":
+                    known.forget(secret)  # admission counts its calls by address again
+                raise
+            known.learn(secret, owner.id)
+            return FileCaller(owner, by_api_key=True)
         user = _user_from_token(request, session, token)
         if user is None:
             raise ApiError(401, "Authentication required. Please sign in.", "unauthorized",
                            headers={"WWW-Authenticate": "Bearer"})
-        return user
+        return FileCaller(user, by_api_key=False)
 
     return caller
 
@@ -125,8 +149,8 @@ def get_optional_user(
 
 CurrentUser = Annotated[User, Depends(get_current_user)]
 # The file calls: a session or an API key with the scope (files:read / files:write).
-FileReader = Annotated[User, Depends(_file_caller(ApiKeyScope.FILES_READ))]
-FileWriter = Annotated[User, Depends(_file_caller(ApiKeyScope.FILES_WRITE))]
+FileReader = Annotated[FileCaller, Depends(_file_caller(ApiKeyScope.FILES_READ))]
+FileWriter = Annotated[FileCaller, Depends(_file_caller(ApiKeyScope.FILES_WRITE))]
 # What an API key may be refused with on a file call, for the routes' OpenAPI answers (429,
 # the key's rate limit, is among every call's answers).
 API_KEY_ERRORS: dict[int | str, dict[str, Any]] = {

@@ -11,7 +11,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from sanitas import health
-from sanitas.admission import DatabaseGate, PerCallerLimit
+from sanitas.admission import DatabaseGate, KnownKeys, PerCallerLimit
 from sanitas.api_docs import install_docs
 from sanitas.apikeys import routes as apikeys_routes
 from sanitas.audit import routes as audit_routes
@@ -89,8 +89,10 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     app.state.sessionmaker = make_sessionmaker(engine)
     app.state.db_gate = DatabaseGate(settings.api_concurrency, settings.api_queue_seconds)
     app.state.access_tokens = AccessTokenCache(settings)
+    app.state.known_keys = KnownKeys()
     install_error_handlers(app)
-    app.add_middleware(PerCallerLimit, settings=settings, tokens=app.state.access_tokens)
+    app.add_middleware(PerCallerLimit, settings=settings, tokens=app.state.access_tokens,
+                       keys=app.state.known_keys)
     # Outermost last: the security headers also go on the body limit's 413.
     app.add_middleware(BodyLimitMiddleware, path_caps=upload_caps(settings))
     app.add_middleware(UnknownMethodMiddleware)  # 501 before routing (any token is a method)

@@ -5,6 +5,7 @@ database-slot limits (admission.py) on both databases."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections import Counter
 
@@ -103,5 +104,131 @@ def test_database_gate_waits_then_answers_busy_and_a_paused_slot_is_lent():
                 pass
         async with gate.slot():  # given back at the end
             pass
+
+    asyncio.run(scenario())
+
+
+# -- who a call is counted as: verified identities only --------------------------------------
+LIMIT = 3  # SANITAS_USER_CONCURRENCY of the server below
+
+
+@pytest.fixture
+def served_small(settings):
+    """`sanitas serve` allowing LIMIT calls at once per caller."""
+    port = free_port()
+    proc = start_server(settings.data_dir, port, extra_env={
+        "SANITAS_DATABASE_URL": str(settings.database_url),
+        "SANITAS_SECRET_KEY": settings.secret_key, "SANITAS_USER_CONCURRENCY": str(LIMIT)})
+    try:
+        yield port
+    finally:
+        stop_server(proc)
+
+
+def random_key() -> str:
+    return "sk_live_" + secrets.token_hex(20)
+
+
+async def stall(port: int, headers: dict[str, str]) -> asyncio.StreamWriter:
+    """A PUT /api/auth/profile whose body never comes: once the server answers `100 Continue`
+    the route is waiting for the body, so the call is admitted and stays under way (holding
+    no database slot) until the connection is closed."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    lines = ["PUT /api/auth/profile HTTP/1.1", f"Host: 127.0.0.1:{port}",
+             "Content-Type: application/json", "Content-Length: 100", "Expect: 100-continue"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+    await writer.drain()
+    status = await asyncio.wait_for(reader.readline(), 20)
+    assert status.startswith(b"HTTP/1.1 100"), status + await reader.read(400)
+    return writer
+
+
+async def stalls(port: int, headers: list[dict[str, str]]) -> list[asyncio.StreamWriter]:
+    return [await stall(port, h) for h in headers]
+
+
+async def close(writers: list[asyncio.StreamWriter]) -> None:
+    for writer in writers:
+        writer.close()
+    await asyncio.gather(*(w.wait_closed() for w in writers), return_exceptions=True)
+
+
+async def until(client: httpx.AsyncClient, method: str, path: str, headers, status: int,
+                seconds: float = 15) -> httpx.Response:
+    """Repeat a call until it answers `status`, for at most `seconds` (closed connections end
+    their calls on the server a moment later); the last answer."""
+    deadline = time.monotonic() + seconds
+    while True:
+        answer = await client.request(method, path, headers=headers)
+        if answer.status_code == status or time.monotonic() > deadline:
+            return answer
+        await asyncio.sleep(0.1)
+
+
+def _error(answer: httpx.Response) -> str:
+    return answer.json().get("error") or str(answer.status_code)
+
+
+def test_made_up_keys_buy_no_allowance_beside_a_token(served_small, settings, db_session):
+    """A token with a new random X-API-Key on every call is still one user."""
+    token = auth_headers(settings, db_session, make_user(db_session))
+
+    async def scenario() -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{served_small}",
+                                     timeout=20) as c:
+            held = await stalls(served_small, [{**token, "X-API-Key": random_key()}
+                                               for _ in range(LIMIT)])
+            refused = await c.get("/api/auth/profile",
+                                  headers={**token, "X-API-Key": random_key()})
+            assert _error(refused) == "too_many_concurrent", refused.text
+            assert refused.headers["retry-after"] == "1"
+            await close(held)
+            assert (await until(c, "GET", "/api/auth/profile", token, 200)).status_code == 200
+
+    asyncio.run(scenario())
+
+
+def test_unknown_keys_share_the_addresss_allowance(served_small, settings, db_session):
+    token = auth_headers(settings, db_session, make_user(db_session))
+
+    async def scenario() -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{served_small}",
+                                     timeout=20) as c:
+            held = await stalls(served_small, [{"X-API-Key": random_key()}
+                                               for _ in range(LIMIT)])
+            for headers in ({"X-API-Key": random_key()},
+                            {"Authorization": f"Bearer {random_key()}"},
+                            {"Authorization": "Bearer not-a-token"}, {}):
+                refused = await c.get("/api/upload/info", headers=headers)
+                assert _error(refused) == "too_many_concurrent", (headers, refused.text)
+            # A signed-in user at the same address has an allowance of their own.
+            assert (await c.get("/api/auth/profile", headers=token)).status_code == 200
+            await close(held)
+
+    asyncio.run(scenario())
+
+
+def test_a_known_key_counts_as_its_owner_until_revoked(served_small, settings, db_session):
+    owner = make_user(db_session, role="ENTERPRISE")
+    token = auth_headers(settings, db_session, owner)
+
+    async def scenario() -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{served_small}",
+                                     timeout=20) as c:
+            created = (await c.post("/api/keys", headers=token, json={"name": "ci"})).json()
+            key = {"X-API-Key": created["data"]["secret"]}
+            assert (await c.get("/api/upload/info", headers=key)).status_code == 200  # known
+            held = await stalls(served_small, [token] * LIMIT)
+            refused = await c.get("/api/upload/info", headers=key)
+            assert _error(refused) == "too_many_concurrent", refused.text
+            await close(held)
+            revoked = await until(c, "DELETE", f"/api/keys/{created['data']['key']['id']}",
+                                  token, 200)
+            assert revoked.status_code == 200
+            # Revoked: counted by its address again, and refused for what it is.
+            held = await stalls(served_small, [token] * LIMIT)
+            assert _error(await c.get("/api/upload/info", headers=key)) == "invalid_api_key"
+            await close(held)
 
     asyncio.run(scenario())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
@@ -14,7 +15,8 @@ from sanitas.db import make_engine, make_sessionmaker, utcnow
 from sanitas.errors import ApiError
 from sanitas.main import create_app
 from sanitas.models import AuthSession, RateLimitHit
-from tests.factories import DEFAULT_PASSWORD, make_user
+from tests.factories import DEFAULT_PASSWORD, auth_headers, make_user
+from tests.live_server import app_server
 
 
 def login(client, email, password=DEFAULT_PASSWORD):
@@ -261,3 +263,79 @@ def test_keys_longer_than_the_column_are_counted_too(client, db_session, setting
         assert login(client, email, "wrong-password").status_code == 401
     assert login(client, email, "wrong-password").status_code == 429
     assert login(client, email[:-1] + "org", "wrong-password").status_code == 401
+
+
+# -- password changes ----------------------------------------------------------------------------
+def change_password(client, headers, current, new="a-new-password", address=None):
+    extra = {"X-Forwarded-For": address} if address else {}
+    return client.put("/api/auth/password", headers={**headers, **extra},
+                      json={"currentPassword": current, "newPassword": new})
+
+
+def test_password_change_is_limited_per_account(client, db_session, settings):
+    """A stolen session cannot guess the current password: attempts count per account, from
+    every address and session, and a success ends the count."""
+    settings.trusted_proxies = ["testclient"]
+    settings.rate_limit_password_per_account = 3
+    user = make_user(db_session)
+    one, two = (auth_headers(settings, db_session, user) for _ in range(2))
+    for _ in range(2):
+        assert change_password(client, one, "wrong-guess").json()["error"] == "wrong_password"
+    # The owner, elsewhere, changes it: the two strikes are forgotten.
+    assert change_password(client, two, DEFAULT_PASSWORD, "second-password",
+                           address="198.51.100.9").status_code == 200
+    codes = [change_password(client, two, "wrong-guess", address=f"203.0.113.{i}").status_code
+             for i in range(5)]
+    assert codes == [400] * 3 + [429] * 2  # spread over addresses: the account's limit
+    refused = change_password(client, two, "second-password")  # even the right one waits
+    assert refused.status_code == 429
+    assert refused.json() == {"success": False,
+                              "message": "Too many attempts. Please try again later.",
+                              "error": "too_many_requests"}
+    assert 1 <= int(refused.headers["Retry-After"]) <= settings.rate_limit_window_seconds
+    assert login(client, user.email, "second-password").status_code == 200  # unchanged
+
+
+def test_password_change_is_limited_per_source(client, db_session, settings):
+    settings.rate_limit_password_per_ip = 4
+    headers = [auth_headers(settings, db_session, make_user(db_session)) for _ in range(3)]
+    codes = [change_password(client, h, "wrong-guess").status_code
+             for h in headers for _ in range(2)]
+    assert codes == [400] * 4 + [429] * 2  # one address, several accounts
+
+
+def test_parallel_password_guesses_never_exceed_the_limit(settings, db_session):
+    """Twenty simultaneous wrong attempts against a real HTTP server, each on its own
+    connection: exactly the account's limit is checked, the rest answer 429."""
+    parallel, allowed = 20, 4
+    settings.rate_limit_password_per_account = allowed
+    settings.user_concurrency = parallel  # the database alone holds the limit here
+    user = make_user(db_session)
+    headers = auth_headers(settings, db_session, user)
+    barrier = threading.Barrier(parallel)
+    codes: list[str] = []
+
+    def guess(i: int) -> None:
+        with httpx.Client(base_url=base, timeout=60) as c:
+            barrier.wait()
+            answer = change_password(c, headers, f"wrong-guess-{i}")
+        codes.append(answer.json().get("error") or str(answer.status_code))
+
+    with app_server(settings) as port:
+        base = f"http://127.0.0.1:{port}"
+        threads = [threading.Thread(target=guess, args=(i,)) for i in range(parallel)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(90)
+    assert len(codes) == parallel
+    assert codes.count("wrong_password") == allowed, codes
+    assert codes.count("too_many_requests") == parallel - allowed, codes
+    hits = db_session.scalar(select(func.count()).select_from(RateLimitHit)
+                             .where(RateLimitHit.key == f"password:acct:{user.id}"))
+    assert hits == allowed
+
+
+def test_openapi_names_the_password_changes_429(client):
+    answers = client.get("/api/openapi.json").json()["paths"]["/api/auth/password"]["put"]
+    assert "too_many_requests" in answers["responses"]["429"]["description"]

@@ -42,6 +42,7 @@ def list_keys(user: CurrentUser, session: SessionDep):
 @router.delete("/{key_id}", response_model=Envelope[ApiKeyRevoked], responses={404: _NOT_FOUND})
 def revoke_key(key_id: str, request: Request, user: CurrentUser, session: SessionDep):
     service.revoke_key(session, user, user.id, key_id, ip=client_ip(request))
+    request.app.state.known_keys.forget_owner(user.id)  # admission: no longer its owner's
     return ok(ApiKeyRevoked(id=key_id), "API key revoked")
 
 
@@ -57,4 +58,5 @@ def list_user_keys(user_id: str, _: AdminUser, session: SessionDep):
 def revoke_user_key(user_id: str, key_id: str, request: Request, admin: AdminUser,
                     session: SessionDep):
     service.revoke_key(session, admin, user_id, key_id, ip=client_ip(request))
+    request.app.state.known_keys.forget_owner(user_id)
     return ok(ApiKeyRevoked(id=key_id), "API key revoked")

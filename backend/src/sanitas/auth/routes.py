@@ -128,12 +128,27 @@ def update_profile(body: ProfileUpdateIn, user: CurrentUser, session: SessionDep
     return ok(service.user_out(session, user), "Profile updated successfully")
 
 
-@router.put("/password", response_model=Envelope[None])
+@router.put("/password", response_model=Envelope[None], responses={
+    400: {"model": ErrorEnvelope, "description": "The current password is wrong "
+          "(`wrong_password`)"},
+    429: {"model": ErrorEnvelope, "description": "Too many attempts on this account or from "
+          "this address within the window (`too_many_requests`, with `Retry-After`), or too "
+          "many calls at once (`too_many_concurrent`)"}})
 def change_password(body: PasswordChangeIn, request: Request, user: CurrentUser,
                     session: SessionDep, settings: SettingsDep):
+    # Someone holding a session (a stolen token) must not be able to guess the current
+    # password and take the account over: attempts count per account and per source address,
+    # as sign-in's do, and a success ends the account's count.
+    account = f"password:acct:{user.id}"
+    ratelimit.hit(session, [
+        (f"password:ip:{ratelimit.source(client_ip(request))}",
+         settings.rate_limit_password_per_ip),
+        (account, settings.rate_limit_password_per_account),
+    ], settings.rate_limit_window_seconds)
     service.change_password(session, user, body.current_password, body.new_password,
                             keep_family=_access_family(request, settings),
                             ip=client_ip(request))
+    ratelimit.clear(session, account)
     return ok(None, "Password updated successfully")
 
 

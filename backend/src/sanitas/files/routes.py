@@ -45,7 +45,8 @@ router = APIRouter(tags=["files"], responses={401: {"model": ErrorEnvelope},
 
 # -- upload ----------------------------------------------------------------------------------
 @router.get("/upload/info", response_model=Envelope[UploadInfo])
-def upload_info(user: FileReader, settings: SettingsDep, session: SessionDep):
+def upload_info(caller: FileReader, settings: SettingsDep, session: SessionDep):
+    user = caller.user
     limits = settings.limits_for(user.role)
     default = policies_service.choose_for_upload(session, settings, user, None, None)
     return ok(UploadInfo(max_files=limits.max_files_per_upload,
@@ -138,10 +139,10 @@ _UPLOAD_ERRORS: dict[int | str, dict] = {
 
 @router.post("/upload/single", status_code=201, response_model=Envelope[UploadedFile],
              responses=_UPLOAD_ERRORS, openapi_extra=_multipart_body("file", many=False))
-async def upload_single(request: Request, user: FileWriter, session: SessionDep,
+async def upload_single(request: Request, caller: FileWriter, session: SessionDep,
                         settings: SettingsDep, storage: StorageDep, executor: ExecutorDep):
     try:
-        items = await _upload(request, user, session, settings, storage, executor,
+        items = await _upload(request, caller.user, session, settings, storage, executor,
                               field="file", max_files=1)
     except ApiError as exc:
         if exc.error == "too_many_files":
@@ -154,17 +155,18 @@ async def upload_single(request: Request, user: FileWriter, session: SessionDep,
 @router.post("/upload/multiple", status_code=201,
              response_model=Envelope[list[UploadedFile]], responses=_UPLOAD_ERRORS,
              openapi_extra=_multipart_body("files", many=True))
-async def upload_multiple(request: Request, user: FileWriter, session: SessionDep,
+async def upload_multiple(request: Request, caller: FileWriter, session: SessionDep,
                           settings: SettingsDep, storage: StorageDep, executor: ExecutorDep):
-    limits = settings.limits_for(user.role)
-    items = await _upload(request, user, session, settings, storage, executor, field="files",
+    limits = settings.limits_for(caller.user.role)
+    items = await _upload(request, caller.user, session, settings, storage, executor, field="files",
                           max_files=limits.max_files_per_upload)
     return ok(items, f"{len(items)} file(s) uploaded successfully. They are being processed.")
 
 # -- status and download ---------------------------------------------------------------------
 @router.get("/process/status/{file_id}", response_model=Envelope[FileStatusData])
-def process_status(file_id: str, user: FileReader, session: SessionDep):
-    return ok(service.file_status(session, user, file_id), "File status")
+def process_status(file_id: str, caller: FileReader, session: SessionDep):
+    return ok(service.file_status(session, caller.user, file_id, admin=caller.admin),
+              "File status")
 
 _UNSAFE_ASCII = re.compile(r'[^A-Za-z0-9 !#$&+,\-.^_`{}~()\[\]@=]')
 
@@ -185,8 +187,9 @@ def content_disposition(filename: str) -> str:
           "content": {"application/octet-stream": {
               "schema": {"type": "string", "format": "binary"}}}},
     409: {"model": ErrorEnvelope}, 410: {"model": ErrorEnvelope}})
-def download(file_id: str, user: FileReader, session: SessionDep, storage: StorageDep):
-    sanitized = service.open_download(session, storage, user, file_id)
+def download(file_id: str, caller: FileReader, session: SessionDep, storage: StorageDep):
+    sanitized = service.open_download(session, storage, caller.user, file_id,
+                                      admin=caller.admin)
     return StreamingResponse(sanitized.chunks, media_type="application/octet-stream", headers={
         "Content-Disposition": content_disposition(sanitized.name),
         "Content-Length": str(sanitized.size),
@@ -194,13 +197,13 @@ def download(file_id: str, user: FileReader, session: SessionDep, storage: Stora
 
 # -- a user's files --------------------------------------------------------------------------
 @router.get("/users/{user_id}/files", response_model=Envelope[FileHistory])
-def user_files(user_id: str, user: FileReader, session: SessionDep,
+def user_files(user_id: str, caller: FileReader, session: SessionDep,
                page: int = Query(1, ge=1, le=100000), limit: int = Query(20, ge=1, le=100),
                status: StatusFilter = StatusFilter.ALL,
                sortBy: Literal["createdAt", "originalName", "originalSize", "status"] = "createdAt",
                sortOrder: Literal["asc", "desc"] = "desc",
                search: str | None = Query(None, max_length=255)):
-    service.check_history_access(session, user, user_id)
+    service.check_history_access(session, caller.user, user_id, admin=caller.admin)
     history = service.file_history(session, user_id, page=page, limit=limit,
                                    status=status.file_status, search=search,
                                    sort_by=sortBy, sort_order=sortOrder)
@@ -239,13 +242,14 @@ class SanitizeAccepted(CamelModel):
         503: {"model": ErrorEnvelope, "description": "Processing failed for a reason of the "
               "service's, not the file's (`infrastructure_error`, `interrupted`, "
               "`internal_error`): upload again later"}})
-async def sanitize_now(request: Request, user: FileWriter, session: SessionDep,
+async def sanitize_now(request: Request, caller: FileWriter, session: SessionDep,
                        settings: SettingsDep, storage: StorageDep, executor: ExecutorDep,
                        wait: int = Query(30, ge=0, le=SYNC_WAIT_MAX, description=(
                            "Seconds to wait for the result before answering 202"))):
     """Upload one file (field `file`; optional `mode`, `policyId`, `password`) and, when it
     is processed within `wait` seconds, get the sanitized file back in the same answer. It
     counts against the quota like any upload and appears in the history."""
+    user = caller.user
     item = (await _upload(request, user, session, settings, storage, executor, field="file",
                           max_files=1))[0]
     deadline = time.monotonic() + wait
@@ -268,7 +272,7 @@ async def sanitize_now(request: Request, user: FileWriter, session: SessionDep,
 
 def _sanitized_answer(session: Session, storage: Storage, user: User,
                       file_id: str) -> StreamingResponse:
-    file = service.get_visible_file(session, user, file_id)
+    file = service.get_visible_file(session, user, file_id, admin=False)  # the caller's own
     if file.status == FileStatus.FAILED:
         code = file.error_code or "damaged"
         message = file.error_message or "The file could not be sanitized."
@@ -277,7 +281,7 @@ def _sanitized_answer(session: Session, storage: Storage, user: User,
         raise ApiError(422 if service.is_rejection(code) else 503, message, code,
                        headers={"X-Sanitas-File-Id": file.id})
     summary = service.report_summary(file)
-    sanitized = service.open_download(session, storage, user, file_id)
+    sanitized = service.open_download(session, storage, user, file_id, admin=False)
     report_url = f"/api/process/status/{file_id}"
     return StreamingResponse(sanitized.chunks, media_type="application/octet-stream", headers={
         "Content-Disposition": content_disposition(sanitized.name),

@@ -29,7 +29,7 @@ from sanitas.files.schemas import (
     FileSummary,
     JobOut,
 )
-from sanitas.models import File, FileStatus, Job, JobState, ProcessingMode, Report, Role, User
+from sanitas.models import File, FileStatus, Job, JobState, ProcessingMode, Report, User
 from sanitas.models._common import new_id
 from sanitas.policies.applied import BUILT_IN_NAMES, AppliedPolicy, applied_built_in
 from sanitas.schemas import Pagination
@@ -254,11 +254,12 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
 
 
 # -- reading ---------------------------------------------------------------------------------
-def get_visible_file(session: Session, user: User, file_id: str) -> File:
+def get_visible_file(session: Session, user: User, file_id: str, *, admin: bool) -> File:
     """The file if the caller may see it; another user's file is 'not found' (ids are not
-    probeable), admins see every file."""
+    probeable). `admin`: the caller has admin powers (deps.FileCaller.admin: an admin signed
+    in, never an API key) and sees every file."""
     file = session.get(File, file_id) if len(file_id) <= 64 else None
-    if file is None or (file.user_id != user.id and user.role != Role.ADMIN):
+    if file is None or (file.user_id != user.id and not admin):
         raise ApiError(404, "File not found", "not_found")
     return file
 
@@ -299,9 +300,9 @@ def job_out(job: Job | None) -> JobOut | None:
     return out
 
 
-def file_status(session: Session, user: User, file_id: str) -> FileStatusData:
+def file_status(session: Session, user: User, file_id: str, *, admin: bool) -> FileStatusData:
     """A file the caller may see, with its job (None once the job record was cleared)."""
-    file = get_visible_file(session, user, file_id)
+    file = get_visible_file(session, user, file_id, admin=admin)
     job = session.scalar(select(Job).where(Job.file_id == file.id))
     return FileStatusData(file=file_out(file), job=job_out(job))
 
@@ -314,10 +315,11 @@ class Download:
     name: str
 
 
-def open_download(session: Session, storage: Storage, user: User, file_id: str) -> Download:
+def open_download(session: Session, storage: Storage, user: User, file_id: str, *,
+                  admin: bool) -> Download:
     """The sanitized copy of a file the caller may see, counted as one more download; 410 once
     it expired (or its blob is gone), 409 before it is ready."""
-    file = get_visible_file(session, user, file_id)
+    file = get_visible_file(session, user, file_id, admin=admin)
     if is_expired(file):
         raise ApiError(410, "File has expired and was deleted.", "expired")
     if file.status != FileStatus.COMPLETED or not file.sanitized_key:
@@ -341,9 +343,10 @@ SORT_COLUMNS = {"createdAt": File.created_at, "originalName": func.lower(File.or
                 "originalSize": File.original_size, "status": File.status}
 
 
-def check_history_access(session: Session, user: User, user_id: str) -> None:
-    """Users see their own history; admins anyone's. Otherwise (or for no such user) 404."""
-    if user_id != user.id and (user.role != Role.ADMIN or session.get(User, user_id) is None):
+def check_history_access(session: Session, user: User, user_id: str, *, admin: bool) -> None:
+    """Users see their own history; callers with admin powers (`admin`, as for
+    get_visible_file) anyone's. Otherwise (or for no such user) 404."""
+    if user_id != user.id and (not admin or session.get(User, user_id) is None):
         raise ApiError(404, "User not found", "not_found")
 
 
