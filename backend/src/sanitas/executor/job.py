@@ -34,6 +34,7 @@ from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
 from sanitas.engine.report import RejectionCode
+from sanitas.engine.verdict import Verdict
 from sanitas.executor import job_secret
 from sanitas.models import AuditAction, File, FileStatus, Job, JobState, QueueState, User
 from sanitas.scratch import JobScratch
@@ -241,7 +242,7 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
             job.password_secret = None  # a final state: the sealed password goes
             job.error = file.error_message = INTERRUPTED_MESSAGE
             file.error_code = JobFailure.INTERRUPTED
-            file.status = FileStatus.FAILED
+            file.status, file.verdict = FileStatus.FAILED, Verdict.REFUSED
             file.processing_completed_at = now
             queued = _add_webhook_events(s, "file.failed", [file.id])
             s.commit()
@@ -257,7 +258,7 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
             failed_now = file is not None and file.status in (FileStatus.PENDING,
                                                               FileStatus.PROCESSING)
             if file is not None and failed_now:
-                file.status = FileStatus.FAILED
+                file.status, file.verdict = FileStatus.FAILED, Verdict.REFUSED
                 file.error_message, file.error_code = job.error, JobFailure.EXPIRED
             queued = (file is not None and failed_now
                       and _add_webhook_events(s, "file.failed", [file.id]))
@@ -392,6 +393,7 @@ def _run_claimed(job_id: str, token: str, file: File, job: Job, *,
                                 "sanitized_name": sanitized_name_for(file.original_name,
                                                                      result.output_type),
                                 "sanitized_size": size, "report": report,
+                                "verdict": report["verdict"],
                                 "sha256_sanitized": digest,
                                 "processing_completed_at": now,
                                 "processing_duration": duration,
@@ -435,6 +437,7 @@ def _fail(factory: sessionmaker[Session], job_id: str, token: str, message: str,
     now = utcnow()
     file_values: dict[str, object] = {
         "status": FileStatus.FAILED, "error_message": message, "error_code": str(code),
+        "verdict": Verdict.REFUSED,  # no copy: refused by the engine or not processed
         "processing_completed_at": now,
         "processing_duration": round(time.monotonic() - started, 3)}
     if detected_type:
@@ -489,7 +492,7 @@ def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int
                 f.original_key = None
                 f.sanitized_key = None
                 if f.status in (FileStatus.PENDING, FileStatus.PROCESSING):
-                    f.status = FileStatus.FAILED
+                    f.status, f.verdict = FileStatus.FAILED, Verdict.REFUSED
                     f.error_message = "The file expired before it could be processed."
                     f.error_code = JobFailure.EXPIRED
                 count += 1

@@ -164,7 +164,7 @@ def requeue_file(session: Session, settings: Settings, storage: Storage,
         update(File).where(File.id == file.id, File.status == "FAILED")
         .values(status="PENDING", error_message=None, error_code=None,
                 processing_started_at=None, processing_completed_at=None,
-                processing_duration=None, report=None)
+                processing_duration=None, report=None, verdict=None)
         .execution_options(synchronize_session=False))
     if rows_matched(result) != 1:
         session.rollback()

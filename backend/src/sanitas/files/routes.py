@@ -28,6 +28,7 @@ from sanitas.deps import (
     StorageDep,
 )
 from sanitas.engine import strip_invisible
+from sanitas.engine.verdict import Verdict
 from sanitas.errors import ApiError
 from sanitas.executor import Executor
 from sanitas.files import service
@@ -196,17 +197,21 @@ def download(file_id: str, caller: FileReader, session: SessionDep, storage: Sto
         "X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-store"})
 
 # -- a user's files --------------------------------------------------------------------------
+VERDICT_QUERY = Query(None, description="Only finished files with this verdict (`refused`: "
+                                        "every FAILED file); see docs/verdicts.md")
+
 @router.get("/users/{user_id}/files", response_model=Envelope[FileHistory])
 def user_files(user_id: str, caller: FileReader, session: SessionDep,
                page: int = Query(1, ge=1, le=100000), limit: int = Query(20, ge=1, le=100),
                status: StatusFilter = StatusFilter.ALL,
                sortBy: Literal["createdAt", "originalName", "originalSize", "status"] = "createdAt",
                sortOrder: Literal["asc", "desc"] = "desc",
-               search: str | None = Query(None, max_length=255)):
+               search: str | None = Query(None, max_length=255),
+               verdict: Verdict | None = VERDICT_QUERY):
     service.check_history_access(session, caller.user, user_id, admin=caller.admin)
     history = service.file_history(session, user_id, page=page, limit=limit,
                                    status=status.file_status, search=search,
-                                   sort_by=sortBy, sort_order=sortOrder)
+                                   sort_by=sortBy, sort_order=sortOrder, verdict=verdict)
     return ok(history, "Files retrieved successfully")
 
 # -- one call: file in, clean file out -------------------------------------------------------
@@ -227,8 +232,16 @@ class SanitizeAccepted(CamelModel):
     responses={
         200: {"description": "Processing finished within `wait`: the sanitized file, as an "
               "attachment under its safe name. `X-Sanitas-Report` holds a one-line JSON "
-              "summary (counts of findings by kind and action, hashes, policy); the `Link` "
-              "(rel=\"report\") and `X-Sanitas-Report-Url` headers point to the full report.",
+              "summary (the verdict, its counts and sentence, counts of findings by kind and "
+              "action, hashes, policy); the `Link` (rel=\"report\") and "
+              "`X-Sanitas-Report-Url` headers point to the full report. `X-Sanitas-Verdict` "
+              "is the verdict (`clean`, `cleaned`, `partial`) and `X-Sanitas-Verdict-Counts` "
+              "its counts (`threats=3; hiddenData=0; filesDropped=1; contentDropped=0; "
+              "textLayerDropped=0`); see docs/verdicts.md.",
+              "headers": {
+                  "X-Sanitas-Verdict": {"schema": {"type": "string", "enum": [
+                      v.value for v in Verdict if v is not Verdict.REFUSED]}},
+                  "X-Sanitas-Verdict-Counts": {"schema": {"type": "string"}}},
               "content": {"application/octet-stream": {
                   "schema": {"type": "string", "format": "binary"}}}},
         202: {"model": Envelope[SanitizeAccepted], "description": "Still processing after "
@@ -238,7 +251,8 @@ class SanitizeAccepted(CamelModel):
               "processed (`expired`)"},
         422: {"model": ErrorEnvelope, "description": "The file was refused: the reason, and "
               "the engine's rejection code as `error` (e.g. `refused_macros`, "
-              "`encrypted`); or a bad parameter (`validation_error`)"},
+              "`encrypted`), with `X-Sanitas-Verdict: refused`; or a bad parameter "
+              "(`validation_error`)"},
         503: {"model": ErrorEnvelope, "description": "Processing failed for a reason of the "
               "service's, not the file's (`infrastructure_error`, `interrupted`, "
               "`internal_error`): upload again later"}})
@@ -279,7 +293,7 @@ def _sanitized_answer(session: Session, storage: Storage, user: User,
         if code == "expired":
             raise ApiError(410, message, code)
         raise ApiError(422 if service.is_rejection(code) else 503, message, code,
-                       headers={"X-Sanitas-File-Id": file.id})
+                       headers={"X-Sanitas-File-Id": file.id, **service.verdict_headers(file)})
     summary = service.report_summary(file)
     sanitized = service.open_download(session, storage, user, file_id, admin=False)
     report_url = f"/api/process/status/{file_id}"
@@ -288,4 +302,5 @@ def _sanitized_answer(session: Session, storage: Storage, user: User,
         "Content-Length": str(sanitized.size),
         "X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-store",
         "X-Sanitas-File-Id": file_id, "X-Sanitas-Report": summary,
-        "X-Sanitas-Report-Url": report_url, "Link": f'<{report_url}>; rel="report"'})
+        "X-Sanitas-Report-Url": report_url, "Link": f'<{report_url}>; rel="report"',
+        **service.verdict_headers(file)})

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from sanitas.engine.report import RejectionCode
+from sanitas.engine.verdict import Verdict
 from sanitas.executor.job import JobFailure
 from sanitas.models.file import FileStatus, ProcessingMode
 from sanitas.models.job import JobState
@@ -50,6 +51,34 @@ class FilePolicy(CamelModel):
     version: int
 
 
+VERDICT_DESCRIPTION = (
+    "The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` "
+    "nothing was found; `cleaned` threats or hidden data were removed and the content kept; "
+    "`partial` something a person may want was left out (a file inside an archive or an "
+    "attachment, a part of the content, the text layer of pages rebuilt from pixels); "
+    "`refused` no copy (FAILED: errorCode says whether the file was refused or the service "
+    "failed). See docs/verdicts.md.")
+
+
+class VerdictCounts(CamelModel):
+    """What was taken out of the file, as the verdict counts it (docs/verdicts.md)."""
+
+    threats: int = Field(description="Active content removed or neutralised (macros, "
+                                     "scripts, actions, external references, links...)")
+    hidden_data: int = Field(description="Hidden data removed (metadata, comments, tracked "
+                                         "changes, hidden parts, bytes after the end...)")
+    files_dropped: int = Field(description="Files inside left out: archive members, "
+                                           "attachments")
+    content_dropped: int = Field(description="Parts of the visible content left out "
+                                             "(images, chapters, fonts that could not be "
+                                             "made safe)")
+    text_layer_dropped: bool = Field(description="Pages were rebuilt from pixels without "
+                                                 "an OCR text layer: text cannot be "
+                                                 "selected or searched")
+    dropped_files: list[str] = Field(description="The names of the files left out (at "
+                                                 "most 20)")
+
+
 class FileSummary(CamelModel):
     """A file as its owner's history lists it (FileOut without the report)."""
 
@@ -77,6 +106,14 @@ class FileSummary(CamelModel):
     sha256_sanitized: str | None = Field(
         None, description="SHA-256 (hex) of the sanitized copy, once stored")
     policy: FilePolicy | None = None
+    verdict: Verdict | None = Field(None, description=VERDICT_DESCRIPTION)
+    verdict_summary: str | None = Field(
+        None, description="The verdict in one sentence, as every channel shows it: "
+                          "\"3 threats removed, 1 file dropped: tool.exe\", \"Nothing "
+                          "found\", \"Refused: <reason>\"")
+    verdict_counts: VerdictCounts | None = Field(
+        None, description="The counts behind the verdict (null while unfinished and for a "
+                          "refused file)")
 
 
 class FileOut(FileSummary):

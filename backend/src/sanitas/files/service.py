@@ -16,6 +16,8 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sanitas import logs
 from sanitas.config import RoleLimits, Settings
 from sanitas.db import contains_text, utcnow
+from sanitas.engine import verdict as verdicts
+from sanitas.engine.verdict import Verdict
 from sanitas.errors import ApiError
 from sanitas.executor import job_secret
 from sanitas.executor.job import HIGH_PRIORITY, NORMAL_PRIORITY
@@ -28,6 +30,7 @@ from sanitas.files.schemas import (
     FileStatusData,
     FileSummary,
     JobOut,
+    VerdictCounts,
 )
 from sanitas.models import File, FileStatus, Job, JobState, ProcessingMode, Report, User
 from sanitas.models._common import new_id
@@ -278,10 +281,36 @@ def policy_ref(file: File) -> FilePolicy:
                       version=file.policy_version or 1)
 
 
+def file_outcome(file: File) -> verdicts.Outcome | None:
+    """The verdict on a file, its counts and sentence: refused when FAILED (its error message
+    says why), else the one its report stores (derived from the findings for reports stored
+    before verdicts existed); None while unfinished and for an ICAP transaction the engine
+    never saw."""
+    if file.status == FileStatus.FAILED:
+        return verdicts.refused(file.error_message)
+    if file.status != FileStatus.COMPLETED:
+        return None
+    report = file.report if isinstance(file.report, dict) else {}
+    icap = report.get("icap")
+    if ("verdict" in report and report["verdict"] is None) or \
+            (isinstance(icap, dict) and icap.get("outcome") == "passed"):
+        return None
+    return verdicts.of_report(report)
+
+
+def _with_verdict(out: FileSummary, file: File) -> None:
+    outcome = file_outcome(file)
+    out.verdict = outcome.verdict if outcome else None
+    out.verdict_summary = outcome.summary if outcome else None
+    out.verdict_counts = (VerdictCounts.model_validate(outcome.counts.to_json())
+                          if outcome and outcome.verdict is not Verdict.REFUSED else None)
+
+
 def file_out(file: File) -> FileOut:
     out = FileOut.model_validate(file)
     out.is_expired = is_expired(file)  # by the clock, not only once the sweep has run
     out.policy = policy_ref(file)
+    _with_verdict(out, file)
     return out
 
 
@@ -289,6 +318,7 @@ def file_summary(file: File) -> FileSummary:
     out = FileSummary.model_validate(file)
     out.is_expired = is_expired(file)
     out.policy = policy_ref(file)
+    _with_verdict(out, file)
     return out
 
 
@@ -362,13 +392,18 @@ def file_stats(session: Session, user_id: str) -> FileStats:
 
 def file_history(session: Session, user_id: str, *, page: int, limit: int,
                  status: FileStatus | None = None, search: str | None = None,
-                 sort_by: str = "createdAt", sort_order: str = "desc") -> FileHistory:
+                 sort_by: str = "createdAt", sort_order: str = "desc",
+                 verdict: Verdict | None = None) -> FileHistory:
     """One page of a user's files (newest first unless `sort_by`/`sort_order` say otherwise),
-    optionally of one status and/or whose name contains `search`, with the counts of all the
-    user's files by status."""
+    optionally of one status, of one verdict and/or whose name contains `search`, with the
+    counts of all the user's files by status."""
     conditions = [File.user_id == user_id]
     if status is not None:
         conditions.append(File.status == status)
+    if verdict is Verdict.REFUSED:  # every FAILED file, whatever its row says
+        conditions.append(File.status == FileStatus.FAILED)
+    elif verdict is not None:
+        conditions.extend((File.status == FileStatus.COMPLETED, File.verdict == verdict.value))
     if search and search.strip():
         conditions.append(contains_text(File.original_name, search.strip()))
     total = session.scalar(select(func.count()).select_from(File).where(*conditions)) or 0
@@ -414,8 +449,10 @@ def report_summary(file: File) -> str:
             kinds[kind] = kinds.get(kind, 0) + 1
             actions[action] = actions.get(action, 0) + 1
     ref = policy_ref(file)
+    outcome = file_outcome(file)
     summary: dict[str, object] = {
         "fileId": file.id, "status": file.status, "detectedType": file.detected_type,
+        **(outcome.to_json() if outcome else {}),
         "findings": sum(kinds.values()), "actions": actions,
         "kinds": dict(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[:25]),
         "policy": {"id": ref.id, "name": ref.name, "version": ref.version},
@@ -425,5 +462,18 @@ def report_summary(file: File) -> str:
     if len(text) > SUMMARY_HEADER_MAX:
         summary["kinds"] = {}
         summary["truncated"] = True
+        if outcome:  # the names dropped are in the status call's answer
+            summary["verdictSummary"] = outcome.summary[:200]
+            summary["verdictCounts"] = {**outcome.counts.to_json(), "droppedFiles": []}
         text = json.dumps(summary, ensure_ascii=True, separators=(",", ":"))
     return text
+
+
+def verdict_headers(file: File) -> dict[str, str]:
+    """`X-Sanitas-Verdict` (the word) and `X-Sanitas-Verdict-Counts` (`threats=3;
+    hiddenData=0; filesDropped=1; contentDropped=0; textLayerDropped=0`) of a finished file."""
+    outcome = file_outcome(file)
+    if outcome is None:
+        return {}
+    return {"X-Sanitas-Verdict": outcome.verdict.value,
+            "X-Sanitas-Verdict-Counts": outcome.counts.header()}

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas.auth.service import normalise_email
 from sanitas.db import utcnow
+from sanitas.engine import verdict
 from sanitas.engine.report import Result
 from sanitas.executor.job import sanitized_name_for
 from sanitas.files.multipart import clean_filename
@@ -66,6 +67,10 @@ def record(factory: sessionmaker[Session], user_id: str, tx: Transaction) -> Non
     report["icap"] = {"method": tx.method, "url": (tx.url or "")[:1000], "outcome": tx.outcome,
                       "code": tx.code, "reason": (tx.reason or "")[:1000]}
     failed = tx.outcome == "blocked"
+    if failed:  # refused by the engine or by a rule of the ICAP service: its reason
+        report.update(verdict.refused(tx.reason).to_json())
+    elif tx.outcome == "passed":  # the engine never saw it: no verdict
+        report.update(verdict=None, verdictCounts=None, verdictSummary=None)
     name = clean_filename(tx.name)
     file = File(user_id=user_id, original_name=name, original_size=tx.size,
                 detected_type=(result.detected_type if result else None),
@@ -81,7 +86,7 @@ def record(factory: sessionmaker[Session], user_id: str, tx: Transaction) -> Non
                 expires_at=now, is_expired=True, download_count=0,
                 policy_id=tx.applied.id, policy_version=tx.applied.version,
                 policy_name=tx.applied.name, policy_body=tx.applied.body,
-                sha256_original=tx.sha256)
+                sha256_original=tx.sha256, verdict=report["verdict"])
     try:
         with factory() as session:
             session.add(file)

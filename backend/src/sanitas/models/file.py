@@ -81,3 +81,7 @@ class File(Base):
     # SHA-256 (hex) of the bytes received and of the sanitized copy stored.
     sha256_original: Mapped[str | None] = mapped_column(String(64))
     sha256_sanitized: Mapped[str | None] = mapped_column(String(64))
+    # The verdict on the file once finished (engine/verdict.py: clean, cleaned, partial,
+    # refused), kept beside the report for the history's filter; NULL while it is pending or
+    # processing, and for an ICAP transaction the engine never saw (passed as it came).
+    verdict: Mapped[str | None] = mapped_column(String(16), index=True)
