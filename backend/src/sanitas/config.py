@@ -118,6 +118,13 @@ class Settings(BaseSettings):
 
     # Files and processing
     file_ttl_hours: int = 24
+    # The status page's preview (GET /api/process/preview/{id}): a PNG of the sanitized
+    # output's first page or picture, drawn by the job's sandbox after its result, at most
+    # preview_max_side pixels a side (0: no previews), within preview_seconds more.
+    preview_max_side: int = Field(default=800, ge=0, le=4096)
+    preview_seconds: float = Field(default=10.0, gt=0, le=300)
+    # POST /api/process/download-batch: file ids one ZIP may hold.
+    download_batch_max_files: int = Field(default=100, ge=1, le=10000)
     # Compliance reports (sanitas/reports/), per account and the same on every plan (their
     # bytes count against the plan's storage quota): reports waiting or being generated at
     # once, and reports kept (any status, until the expiry sweep deletes them); beyond either

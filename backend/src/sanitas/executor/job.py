@@ -38,7 +38,7 @@ from sanitas.engine.verdict import Verdict
 from sanitas.executor import job_secret
 from sanitas.models import AuditAction, File, FileStatus, Job, JobState, QueueState, User
 from sanitas.scratch import JobScratch
-from sanitas.storage import BlobNotFound, Storage, StorageError, sanitized_key
+from sanitas.storage import BlobNotFound, Storage, StorageError, preview_key, sanitized_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -320,7 +320,7 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
 def _run_claimed(job_id: str, token: str, file: File, job: Job, *,
                  factory: sessionmaker[Session], settings: Settings,
                  storage: Storage) -> Outcome:
-    from sanitas.sandbox import SandboxError, run_sanitizer
+    from sanitas.sandbox import PreviewRequest, SandboxError, run_sanitizer
 
     assert file.original_key is not None
     started = time.monotonic()
@@ -347,10 +347,14 @@ def _run_claimed(job_id: str, token: str, file: File, job: Job, *,
                 output_dir = workdir / "out"
                 output_dir.mkdir()
                 mode, policy = job_policy(file)
+                preview_path = workdir / "preview.png"
+                preview = (PreviewRequest(preview_path, settings.preview_max_side,
+                                          settings.preview_seconds)
+                           if settings.preview_max_side > 0 else None)
                 result = run_sanitizer(input_path, output_dir, mode=mode, settings=settings,
                                        on_progress=_Progress(factory, job_id, token),
                                        original_name=file.original_name, password=password,
-                                       policy=policy)
+                                       policy=policy, preview=preview)
                 metrics.job_finished(result, mode, time.monotonic() - started)
                 if result.status != "ok" or not result.output:
                     if _short_of_room(settings, workdir, file.original_size):
@@ -368,6 +372,7 @@ def _run_claimed(job_id: str, token: str, file: File, job: Job, *,
                 key = sanitized_key(file.id)
                 digest = sha256_of(out_path)  # the output, before it leaves the scratch dir
                 size = storage.put_file(key, out_path, move=True)
+                _store_preview(storage, file.id, preview_path)
             except (SandboxError, StorageError, OSError) as exc:
                 if isinstance(exc, SandboxError):
                     metrics.sandbox_failed()
@@ -409,6 +414,17 @@ def _run_claimed(job_id: str, token: str, file: File, job: Job, *,
             return "completed"
     finally:
         scratch.close()
+
+
+def _store_preview(storage: Storage, file_id: str, path: Path) -> None:
+    """Store the preview the sandbox drew beside the sanitized blob (it expires with it); a
+    preview that cannot be stored is left out, never failing the job."""
+    if not path.exists():
+        return
+    try:
+        storage.put_file(preview_key(file_id), path, move=True)
+    except StorageError:
+        log.warning("preview of file %s not stored", file_id, exc_info=True)
 
 
 def job_policy(file: File) -> tuple[str, Policy | None]:
@@ -482,7 +498,8 @@ def expire_files(factory: sessionmaker[Session], storage: Storage, *, batch: int
                 return count
             for f in files:
                 try:
-                    for key in (f.original_key, f.sanitized_key):
+                    for key in (f.original_key, f.sanitized_key,
+                                preview_key(f.id) if f.sanitized_key else None):
                         if key:
                             storage.delete(key)
                 except StorageError:
@@ -538,7 +555,7 @@ class OrphanSweeper:
     to commit), and storage is listed at most every `interval` seconds (listing a large bucket
     is not free). Local storage's half-written `.put-*` files of that age go too."""
 
-    PREFIXES = ("originals/", "sanitized/")
+    PREFIXES = ("originals/", "sanitized/", "previews/")
 
     def __init__(self, interval: float = 3600.0, min_age: float = 3600.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -567,6 +584,11 @@ class OrphanSweeper:
                     File.original_key.in_(chunk))) if k)
                 named.update(k for k in s.scalars(select(File.sanitized_key).where(
                     File.sanitized_key.in_(chunk))) if k)
+                # a preview lives as long as the sanitized copy beside it
+                named.update(preview_key(i) for i in s.scalars(select(File.id).where(
+                    File.id.in_([k.removeprefix("previews/") for k in chunk
+                                 if k.startswith("previews/")]),
+                    File.sanitized_key.is_not(None))))
         orphans = set(keys) - named
         self.first_seen = {k: self.first_seen.get(k, now) for k in orphans}
         removed = 0

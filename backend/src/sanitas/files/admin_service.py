@@ -27,7 +27,7 @@ from sanitas.files.admin_schemas import (
 from sanitas.files.service import file_out, file_summary, is_expired, job_out
 from sanitas.models import AuditAction, File, FileStatus, Job, User
 from sanitas.schemas import Pagination
-from sanitas.storage import Storage, StorageError
+from sanitas.storage import Storage, StorageError, preview_key
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,8 @@ def delete_file(session: Session, storage: Storage, file_id: str, *,
         session.rollback()
         raise ApiError(409, "The file is being processed; delete it once it has finished.",
                        "file_processing")
-    keys = [key for key in (file.original_key, file.sanitized_key) if key]
+    keys = [key for key in (file.original_key, file.sanitized_key,
+                            preview_key(file.id) if file.sanitized_key else None) if key]
     record(session, action=AuditAction.FILE_DELETED, actor=actor, ip=ip,
            target=("file", file.id),
            detail={"name": file.original_name, "ownerId": file.user_id, "ownerEmail": email,

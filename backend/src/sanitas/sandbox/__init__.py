@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from sanitas.engine.report import Mode, Policy, Result
     from sanitas.sandbox.bwrap import SandboxLimits
 
-__all__ = ["SandboxError", "require_working_sandbox", "run_sanitizer"]
+__all__ = ["PreviewRequest", "SandboxError", "require_working_sandbox", "run_sanitizer"]
 
 log = logging.getLogger(__name__)
 
@@ -33,16 +33,29 @@ class SandboxError(Exception):
     """The sandbox itself failed (not the file)."""
 
 
+@dataclass(frozen=True)
+class PreviewRequest:
+    """Draw a preview of the sanitized output (engine/preview.py) at `path`: a PNG of at
+    most `max_side` pixels a side, within `seconds` after the result (else there is none)."""
+
+    path: Path
+    max_side: int
+    seconds: float
+
+
 def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str = "basic",
                   settings: Settings, on_progress: Callable[[int], None] | None = None,
                   original_name: str | None = None, policy: Policy | None = None,
                   limits: SandboxLimits | None = None, prewarm: bool = True,
-                  password: str | None = None) -> Result:
+                  password: str | None = None, preview: PreviewRequest | None = None) -> Result:
     """Sanitize `input_path` into `output_dir` in a fresh sandbox.
 
     The output is named after `original_name` (default: the input's name) with the safe
     extension. `limits` overrides the per-job limits (tests); `prewarm` keeps one started
-    sandbox ready for the next job so Python start-up is off the critical path."""
+    sandbox ready for the next job so Python start-up is off the critical path. `preview`:
+    the same sandbox then draws a PNG of the output's first page or picture at
+    `preview.path` (engine/preview.py), within its own time budget; the file is missing when
+    there is none (a type without previews, a failure, the budget ran out)."""
     input_path, output_dir = Path(input_path), Path(output_dir)
     if mode not in ("basic", "advanced"):
         raise ValueError(f"unknown mode {mode!r}")
@@ -63,14 +76,31 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str =
 
         output_dir.mkdir(parents=True, exist_ok=True)
         engine_mode: Mode = "advanced" if mode == "advanced" else "basic"  # checked above
-        return sanitize_file(input_path, output_dir, mode=engine_mode, policy=policy,
-                             on_progress=on_progress, original_name=original_name,
-                             password=password)
+        result = sanitize_file(input_path, output_dir, mode=engine_mode, policy=policy,
+                               on_progress=on_progress, original_name=original_name,
+                               password=password)
+        if preview is not None and result.status == "ok" and result.output:
+            _preview_unsandboxed(Path(result.output), result.output_type, preview)
+        return result
     from sanitas.sandbox.bwrap import run_in_bwrap
 
     return run_in_bwrap(input_path, output_dir, mode=mode, settings=settings,
                         on_progress=on_progress, original_name=original_name, policy=policy,
-                        limits=limits, prewarm=prewarm, password=password)
+                        limits=limits, prewarm=prewarm, password=password, preview=preview)
+
+
+def _preview_unsandboxed(output: Path, output_type: str | None,
+                         preview: PreviewRequest) -> None:
+    from sanitas.engine.preview import PreviewUnavailable, can_preview, render_preview
+
+    if not can_preview(output_type):
+        return
+    assert output_type is not None
+    try:
+        with open(preview.path, "wb") as target:
+            render_preview(output, output_type, target, preview.max_side)
+    except (PreviewUnavailable, OSError):
+        preview.path.unlink(missing_ok=True)
 
 
 SANDBOX_HELP = ("docs/deploying.md, 'What the sandbox needs': in a container, user namespaces, "

@@ -50,7 +50,7 @@ from sanitas import metrics
 from sanitas.engine import formats
 from sanitas.engine.detect import HEAD_SIZE, sniff
 from sanitas.engine.report import Rejected, RejectionCode, Result
-from sanitas.sandbox import SandboxError, cgroups
+from sanitas.sandbox import PreviewRequest, SandboxError, cgroups
 from sanitas.sandbox.cgroups import CgroupHost, JobCgroup
 
 if TYPE_CHECKING:
@@ -466,7 +466,8 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
                  on_progress: Callable[[int], None] | None = None,
                  original_name: str | None = None, policy: Policy | None = None,
                  limits: SandboxLimits | None = None, prewarm: bool = True,
-                 password: str | None = None) -> Result:
+                 password: str | None = None,
+                 preview: PreviewRequest | None = None) -> Result:
     from sanitas.engine import safe_output_name, unique_output_path
 
     started = time.perf_counter()
@@ -493,8 +494,13 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
     output_dir.mkdir(parents=True, exist_ok=True)
     partial = output_dir / f".sanitas-partial-{os.getpid()}-{time.monotonic_ns()}"
     out_fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    preview_partial = preview_fd = None
     try:
         in_fd = os.open(input_path, os.O_RDONLY | os.O_CLOEXEC)
+        if preview is not None:
+            preview_partial = preview.path.with_name(f".sanitas-preview-{time.monotonic_ns()}")
+            preview_fd = os.open(preview_partial,
+                                 os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     except OSError:
         os.close(out_fd)
         partial.unlink()
@@ -502,23 +508,33 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
         raise
     job = {"mode": mode, "name": name, "policy": policy.to_json() if policy else {},
            "limits": job_limits}
+    if preview is not None:
+        job["preview"] = {"max_side": preview.max_side}
+    preview_event: dict[str, Any] = {}
     if password:
         # Only in the job message over the private socket pair: never in argv, the
         # environment or a file, so nothing outside this process and the child sees it.
         job["password"] = password
     try:
         try:
-            socket.send_fds(sandbox.sock, [json.dumps(job).encode() + b"\n"], [in_fd, out_fd])
+            socket.send_fds(sandbox.sock, [json.dumps(job).encode() + b"\n"],
+                            [in_fd, out_fd] + ([] if preview_fd is None else [preview_fd]))
         except OSError as exc:
             stderr = _drain(sandbox)
             raise SandboxError(f"The sandbox did not start: {stderr or exc}") from exc
         finally:
             os.close(in_fd)
             os.close(out_fd)
-        payload, outcome = _collect(sandbox, limits, on_progress)
+            if preview_fd is not None:
+                os.close(preview_fd)
+        payload, outcome = _collect(sandbox, limits, on_progress,
+                                    preview_seconds=preview.seconds if preview else None,
+                                    preview_event=preview_event)
     except BaseException:
         sandbox.kill()
         partial.unlink(missing_ok=True)
+        if preview_partial is not None:
+            preview_partial.unlink(missing_ok=True)
         raise
     out_of_memory = sandbox.cgroup is not None and sandbox.cgroup.oom_kills() > 0
     sandbox.kill(wait_for_cgroup=False)
@@ -553,6 +569,9 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
     except Rejected as exc:
         partial.unlink(missing_ok=True)
         result = Result(input=name, status="rejected", reason=exc.reason, code=exc.code)
+    if preview is not None and preview_partial is not None:
+        _keep_preview(preview_partial, preview, result.status == "ok" and
+                      preview_event.get("status") == "ok")
     result.duration_ms = int((time.perf_counter() - started) * 1000)
     if prewarm:
         _start_spare(layout, host, 1 if office else _spare_target(settings))
@@ -572,9 +591,13 @@ def _drain(sandbox: _Sandbox) -> str:
 
 def _collect(sandbox: _Sandbox, limits: SandboxLimits,
              on_progress: Callable[[int], None] | None,
+             preview_seconds: float | None = None,
+             preview_event: dict[str, Any] | None = None,
              ) -> tuple[dict[str, Any] | None, Rejected | None]:
     """Read progress and the result within the wall-clock limit. Returns (result payload,
-    explanation when there is none). Raises SandboxError when the sandbox never started."""
+    explanation when there is none). Raises SandboxError when the sandbox never started.
+    With `preview_seconds`, a result is followed by the preview's event, awaited that long
+    more (into `preview_event`); missing it leaves the result as it is."""
     proc = sandbox.proc
     assert proc.stdout is not None and proc.stderr is not None
     # The job's clock starts when the child is ready (it reads the job only then); a sandbox
@@ -628,9 +651,15 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
                     percent = event.get("percent")
                     if isinstance(percent, int):
                         on_progress(max(0, min(100, percent)))
-                elif kind == "result" and isinstance(event.get("result"), dict):
+                elif kind == "result" and isinstance(event.get("result"), dict) \
+                        and result is None:
                     result = event["result"]
-        if result is not None:
+                    if preview_seconds is not None:  # the preview's own budget, from now
+                        deadline = time.monotonic() + preview_seconds
+                elif kind == "preview" and result is not None and preview_event is not None:
+                    preview_event.update(event)
+                    preview_seconds = None
+        if result is not None and preview_seconds is None:
             break
     selector.close()
     if result is not None:
@@ -667,6 +696,29 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
     return None, Rejected("The sanitizer crashed on this file (it is damaged or hostile)"
                           + (f", signal {signal_number}." if signal_number else "."),
                           RejectionCode.CRASHED)
+
+
+MAX_PREVIEW_BYTES = 8 * MB
+
+
+def _keep_preview(partial: Path, preview: PreviewRequest, drawn: bool) -> None:
+    """Move the sandbox's preview into place when it says it drew one and the file looks like
+    what was asked for (a bounded header read: a PNG of at most max_side pixels a side, not
+    over MAX_PREVIEW_BYTES); otherwise drop it."""
+    from sanitas.engine.preview import png_size
+
+    try:
+        if drawn:
+            size = os.lstat(partial).st_size
+            with open(partial, "rb") as fh:
+                dimensions = png_size(fh.read(24))
+            if 0 < size <= MAX_PREVIEW_BYTES and dimensions is not None and \
+                    all(0 < side <= preview.max_side for side in dimensions):
+                os.replace(partial, preview.path)
+                return
+            log.warning("sandbox preview refused (%d bytes, %s)", size, dimensions)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _result_from_payload(payload: dict[str, Any], name: str, mode: str) -> Result:

@@ -160,9 +160,10 @@ def main() -> int:
     sock = socket.socket(fileno=int(sys.argv[1]))
     _import_while_idle(sock, formats.idle_modules(), emit)
     job, fds = _receive_job(sock)
-    if len(fds) != 2:
-        raise SystemExit("expected two descriptors (input, output)")
-    input_fd, output_fd = fds
+    if len(fds) not in (2, 3):
+        raise SystemExit("expected two descriptors (input, output) and maybe a preview's")
+    input_fd, output_fd = fds[:2]
+    preview_fd = fds[2] if len(fds) == 3 else None
     limits = job.get("limits", {})
     _apply_limits(limits)
 
@@ -214,7 +215,33 @@ def main() -> int:
                              else f"The sanitized file could not be written ({exc.strerror}).")
             result.code = RejectionCode.TOO_LARGE if exc.errno == 27 else RejectionCode.DISK_LIMIT
     emit({"event": "result", "result": result.to_json()})
+    if preview_fd is not None:  # after the result: a preview never delays or fails the job
+        _render_preview(result, preview_fd, job.get("preview"), emit)
     return 0
+
+
+def _render_preview(result: Any, fd: int, options: object,
+                    emit: Callable[[dict[str, Any]], None]) -> None:
+    """Draw the preview of the sanitized output (never the input, deleted by now) into `fd`
+    and report {"event": "preview", "status": "ok" | "unavailable", ...}."""
+    from pathlib import Path
+
+    from sanitas.engine import preview
+
+    max_side = options.get("max_side") if isinstance(options, dict) else None
+    with os.fdopen(fd, "wb") as target:
+        if result.status != "ok" or not result.output or \
+                not preview.can_preview(result.output_type) or not isinstance(max_side, int):
+            emit({"event": "preview", "status": "unavailable"})
+            return
+        try:
+            width, height = preview.render_preview(Path(result.output), result.output_type,
+                                                   target, max_side)
+        except Exception as exc:  # noqa: BLE001 - any failure only means no preview
+            print(f"preview: {type(exc).__name__}: {exc}"[:500], file=sys.stderr)
+            emit({"event": "preview", "status": "unavailable"})
+            return
+    emit({"event": "preview", "status": "ok", "width": width, "height": height})
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Blob storage for originals and sanitized files: a local directory (default) or an
-S3-compatible bucket, behind one small interface. Keys look like `originals/<fileId>` and
-`sanitized/<fileId>`; the database holds the keys, storage holds the bytes."""
+S3-compatible bucket, behind one small interface. Keys look like `originals/<fileId>`,
+`sanitized/<fileId>` and `previews/<fileId>`; the database holds the keys, storage holds
+the bytes."""
 
 from __future__ import annotations
 
@@ -59,6 +60,12 @@ def original_key(file_id: str) -> str:
 
 def sanitized_key(file_id: str) -> str:
     return f"sanitized/{file_id}"
+
+
+def preview_key(file_id: str) -> str:
+    """The PNG preview of a sanitized file (engine/preview.py), beside it: stored by the job,
+    deleted with the sanitized copy."""
+    return f"previews/{file_id}"
 
 
 def make_storage(settings: Settings) -> Storage:
