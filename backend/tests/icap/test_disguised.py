@@ -13,7 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.icap.icapkit import BOUNDARY, Answer, Icap, client, form_body, form_part
+from tests.icap.icapkit import (
+    BOUNDARY,
+    Answer,
+    Icap,
+    client,
+    form_body,
+    form_part,
+    start_icap,
+    stop_icap,
+)
 
 JUNK = bytes(range(16))  # binary: the engine's sniff cannot name it
 SCRIPT_PAGE = b"<html><body><script>document.title='pwned'</script></body></html>"
@@ -149,3 +158,16 @@ def test_gzip_encoded_body_is_judged_after_decoding(icap: Icap, tmp_path):
     answer = _respmod(icap, tmp_path, gzip.compress(JUNK + _exe_zip()),
                       "-rhx", "Content-Encoding: gzip")
     _blocked(answer, "unsupported_archive")
+
+
+def test_unsupported_action_block_still_blocks_the_true_unknown(tmp_path):
+    """SANITAS_ICAP_UNSUPPORTED_ACTION=block keeps its meaning for bodies nothing points at."""
+    server = start_icap(tmp_path / "strict", icap_unsupported_action="block")
+    try:
+        for extra in PREVIEWS:
+            answer = _respmod(server, tmp_path, bytes(range(256)) * 40, *extra,
+                              "-rhx", "Content-Type: application/octet-stream")
+            page = _blocked(answer, "unsupported_type")
+            assert "not recognised" in page
+    finally:
+        stop_icap(server)
