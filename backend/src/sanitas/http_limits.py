@@ -322,6 +322,11 @@ class EdgeProtocol(H11Protocol):
         if head_size(event) > MAX_HEADER_BYTES:
             raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
 
+    def _should_upgrade(self) -> bool:
+        """Never: the app serves no WebSocket, and an upgraded connection would leave this
+        protocol (and its count) behind. An Upgrade header is ignored; the call is plain HTTP."""
+        return False
+
     def on_response_complete(self) -> None:
         if not self.transport.is_closing():
             self._await_head()  # the next request's head (a pipelined one stops it at once)

@@ -199,3 +199,21 @@ def health_or_refused(port: int, source: str) -> int:
         return health(port, source)
     except httpx.HTTPError:
         return 0
+
+
+def test_upgrade_requests_do_not_leak_the_count(capped):
+    """The app serves no WebSocket: an Upgrade request is answered as plain HTTP, and its
+    connection's count is given back when it closes (an upgraded one used to keep it)."""
+    port, _, _ = capped
+    answers = []
+    for _ in range(PER_ADDRESS + 5):
+        with connect(port, "127.0.0.4") as sock:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                         b"Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+                         b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+            answers.append(sock.recv(65536).split(b"\r\n", 1)[0])
+    deadline = time.monotonic() + 20
+    while health_or_refused(port, "127.0.0.4") != 200 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert health_or_refused(port, "127.0.0.4") == 200, answers[-5:]
+    assert set(answers) == {b"HTTP/1.1 200 OK"}, set(answers)
