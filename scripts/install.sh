@@ -12,13 +12,19 @@ say() { echo "[install] $*"; }
 # --- Debian packages -------------------------------------------------------------------
 APT_PACKAGES=(bubblewrap acl python3-venv python3-dev libmagic1 fonts-dejavu-core fonts-liberation2
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
-  libreoffice-draw-nogui nodejs npm)
-# qpdf: the PDF byte scan in engine tests; tesseract: the optional OCR text layer (SANITAS_OCR)
+  libreoffice-draw-nogui nodejs npm tesseract-ocr)
+# tesseract: advanced mode's OCR text layer (SANITAS_OCR, on by default), with the language data
+# of each language of SANITAS_OCR_LANGUAGES ("eng+deu" -> tesseract-ocr-eng tesseract-ocr-deu).
+OCR_LANGUAGES=${SANITAS_OCR_LANGUAGES:-eng}
+for lang in ${OCR_LANGUAGES//+/ }; do
+  APT_PACKAGES+=("tesseract-ocr-$(echo "$lang" | tr '[:upper:]_' '[:lower:]-')")
+done
+# qpdf: the PDF byte scan in engine tests
 # prometheus (+ promtool): the metrics tests scrape a running server and check the alert rules
 # c-icap (c-icap-client) and squid: the ICAP tests drive `sanitas icap` with real clients.
 # squid-openssl is Debian's Squid built with OpenSSL (it replaces the GnuTLS `squid` package):
 # only that build speaks icaps:// with tls-cafile/tls-cert (docs/icap.md, TLS).
-[ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf tesseract-ocr tesseract-ocr-eng prometheus
+[ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf tesseract-ocr-eng prometheus
   c-icap squid-openssl)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

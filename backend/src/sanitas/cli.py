@@ -250,9 +250,9 @@ def create_admin(email: str, password: str | None) -> None:
 @click.option("--mode", type=click.Choice(["basic", "advanced"]), default="basic",
               show_default=True, help="advanced also rebuilds documents from pixels.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of results.")
-@click.option("--ocr", is_flag=True,
-              help="advanced mode: add a searchable OCR text layer (needs tesseract-ocr; "
-                   "default SANITAS_OCR).")
+@click.option("--ocr/--no-ocr", default=None,
+              help="advanced mode: add a searchable OCR text layer to the pages rebuilt from "
+                   "pixels, or not (needs tesseract-ocr; default SANITAS_OCR, on).")
 @click.option("--no-sandbox", is_flag=True,
               help="Run in this process (needs SANITAS_ALLOW_UNSANDBOXED=1; development only).")
 @click.option("--password", envvar="SANITAS_PASSWORD", default=None, show_envvar=True,
@@ -266,7 +266,7 @@ def create_admin(email: str, password: str | None) -> None:
                    "allowedTypes, output, maxPages; name and description are ignored). Its "
                    "output decides pixels; --mode advanced upgrades output \"same\" to \"pdf\".")
 def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
-             ocr: bool, no_sandbox: bool, password: str | None, password_file,
+             ocr: bool | None, no_sandbox: bool, password: str | None, password_file,
              policy_file) -> None:
     """Sanitize FILE... into --output-dir. Exit 0 if all ok, 1 if any was rejected.
 
@@ -295,8 +295,8 @@ def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
         click.echo("WARNING: sanitizing WITHOUT a sandbox; a hostile file runs with your "
                    "privileges. Development use only.", err=True)
         settings = settings.model_copy(update={"sandbox": "none", "allow_unsandboxed": True})
-    if ocr:
-        settings = settings.model_copy(update={"ocr": True})
+    if ocr is not None:
+        settings = settings.model_copy(update={"ocr": ocr})
     out = Path(output_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -334,7 +334,7 @@ def sanitize(files: tuple[str, ...], output_dir: str, mode: str, as_json: bool,
     sys.exit(0 if all(r.status == "ok" for r in results) else 1)
 
 
-def _read_policy(handle, ocr: bool):
+def _read_policy(handle, ocr: bool | None):
     """The policy in the --policy file (the API's body form), or exit 2 naming what is wrong."""
     import json
     from dataclasses import replace
@@ -361,8 +361,8 @@ def _read_policy(handle, ocr: bool):
         listed = "; ".join(f"{field}: {why}" for field, why in errors.items())
         click.echo(f"Error: --policy {where}: {listed}", err=True)
         sys.exit(2)
-    if ocr and policy.output == "pdf":
-        policy = replace(policy, output="pdf+ocr")
+    if ocr is not None and policy.output != "same":  # --ocr/--no-ocr decides the text layer
+        policy = replace(policy, output="pdf+ocr" if ocr else "pdf")
     return policy
 
 

@@ -177,7 +177,12 @@ class Settings(BaseSettings):
     sandbox_user: str = "sanitas-sandbox"
     # Per-job cgroup: auto | off | required | a delegated cgroup v2 path (sandbox/cgroups.py).
     sandbox_cgroup: str = "auto"
-    ocr: bool = False  # advanced mode adds a searchable text layer (needs tesseract-ocr)
+    # Advanced mode adds an OCR text layer to the pages it rebuilds from pixels (needs
+    # tesseract-ocr; a policy whose output is "pdf" turns it off), in these tesseract languages
+    # ("eng+deu"; each needs its tesseract-ocr-LANG package).
+    ocr: bool = True
+    ocr_languages: str = Field(default="eng",
+                               pattern=r"^[A-Za-z0-9_]{1,40}(\+[A-Za-z0-9_]{1,40}){0,9}$")
 
     # ICAP server (`sanitas icap`, sanitas/icap/; docs/icap.md).
     icap_host: str = "127.0.0.1"

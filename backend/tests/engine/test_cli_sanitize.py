@@ -52,8 +52,8 @@ def test_ocr_flag_adds_a_text_layer_in_advanced_mode(corpus, tmp_path):
                "advanced", "--ocr", "--json")
     assert proc.returncode == 0, proc.stderr
     (result,) = json.loads(proc.stdout)
-    details = [f["detail"] for f in result["findings"] if f["kind"] == "pixel_reconstruction"]
-    assert details and "OCR text layer added" in details[0]
+    details = [f["detail"] for f in result["findings"] if f["kind"] == "ocr"]
+    assert details and "text layer rebuilt by OCR" in details[0]
 
 
 def test_policy_file_decides(corpus, tmp_path):

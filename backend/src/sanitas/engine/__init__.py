@@ -67,11 +67,13 @@ def safe_output_name(original_name: str | None, extension: str, prefix: str = ""
 def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode = "basic",
                   policy: Policy | None = None, on_progress: Callable[[int], None] | None = None,
                   workdir: Path | str | None = None, original_name: str | None = None,
-                  password: str | None = None) -> Result:
+                  password: str | None = None, ocr_languages: str = "eng") -> Result:
     """Sanitize one file into `output_dir`. Bad input never raises: the result is 'rejected'
     with a reason. `original_name` (default: the input's name) gives the output its stem and
     is compared with the detected type; it never decides the type. `password` opens an
-    encrypted input (PDF, OOXML, ZIP; see decrypt.py); it is never part of the result."""
+    encrypted input (PDF, OOXML, ZIP; see decrypt.py); it is never part of the result.
+    `ocr_languages` (tesseract's, "eng+deu") recognise the text layer of pages rebuilt from
+    pixels when the policy's output is "pdf+ocr" (SANITAS_OCR_LANGUAGES)."""
     started = time.perf_counter()
     input_path, output_dir = Path(input_path), Path(output_dir)
     name = original_name or input_path.name
@@ -79,7 +81,7 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode 
         raise ValueError(f"unknown mode {mode!r}")
     policy = effective(mode, policy)  # `mode` is a shortcut; the policy's output decides
     ctx = Context(mode=policy.mode, policy=policy, on_progress=on_progress,
-                  password=password or None)
+                  password=password or None, ocr_languages=ocr_languages)
     result = Result(input=name, status="rejected")
     with tempfile.TemporaryDirectory(dir=workdir, prefix="sanitas-") as scratch:
         ctx.workdir = Path(scratch)

@@ -54,7 +54,7 @@ def nested_context(ctx: Context, size: int, *, mode: Mode = "basic",
                        f"{MAX_TOTAL_UNCOMPRESSED // 2**20} MB (bomb protection).",
                        RejectionCode.BOMB)
     return Context(mode=mode, policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth + 1,
-                   password=password, nested=budget)
+                   password=password, nested=budget, ocr_languages=ctx.ocr_languages)
 
 
 def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int, *,

@@ -40,17 +40,18 @@ generated one, fonts not embedded (3 KB a page), 223x, 20x. Symbol coding takes 
 under 2x (figures in symbols.py) and is at least as faithful at 72 DPI as G4 (the "G4" SSIM
 column above is the bitmap both encode). Palette pages cost what JPEG pages did.
 
-Optional OCR text layer (policy `ocr`, setting SANITAS_OCR): each page image also goes through
-`tesseract ... pdf` and its invisible text layer is overlaid, so the text stays searchable.
-It costs about a second per page, so it is off by default.
+Text: pixels carry none, so a rebuilt page cannot be searched, copied from or read aloud. When
+the policy's output is "pdf+ocr" (the built-in advanced mode's, unless SANITAS_OCR=false), the
+pages whose original had text or whose pixels look like text are recognised by tesseract in
+the background while the next pages render, and get an invisible text layer (`ocr.py`); the
+`ocr` finding says so ("text layer rebuilt by OCR"). Output "pdf" keeps the pixels only and the
+report says "pages rebuilt from pixels: original text not kept".
 """
 
 from __future__ import annotations
 
 import io
-import os
 import shutil
-import subprocess
 import zlib
 from collections import Counter
 from dataclasses import dataclass
@@ -63,9 +64,10 @@ import pypdfium2 as pdfium
 from pikepdf import Array, Dictionary, Name
 from PIL import Image, ImageChops, TiffImagePlugin
 
+from sanitas.engine import ocr
 from sanitas.engine.pdf import check_output
 from sanitas.engine.report import Context, Rejected, RejectionCode
-from sanitas.engine.symbols import SymbolPages
+from sanitas.engine.symbols import SymbolPages, looks_like_text
 
 DPI = 150
 MIN_SHORT_SIDE = 1000  # pixels on a page's short side: small pages are rendered at more DPI
@@ -105,9 +107,9 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
     except pdfium.PdfiumError as exc:
         raise Rejected("The document cannot be rendered (PDFium refused it).",
                        RejectionCode.DAMAGED) from exc
-    ocr = shutil.which("tesseract") if ctx.policy.ocr else None
     kinds: Counter[str] = Counter()
     raised = 0
+    recogniser: ocr.Recogniser | None = None
     try:
         count = len(document)
         if count == 0:
@@ -115,8 +117,10 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
         if count > MAX_PAGES:
             raise Rejected(f"The document has too many pages for pixel reconstruction "
                            f"({count}; the limit is {MAX_PAGES}).", RejectionCode.TOO_COMPLEX)
+        recogniser, no_ocr = _recogniser(ctx, count)
         out = pikepdf.new()
         symbols = SymbolPages(out)
+        sizes: dict[int, tuple[float, float]] = {}
         for index in range(count):
             page = document[index]
             try:
@@ -129,6 +133,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                 if picture.mode != "RGB":
                     picture = picture.convert("RGB")
                 kind, colours = classify(picture)
+                ink = None
                 if kind == "bilevel":
                     ink = _ink(picture.convert("L"))
                     symbol_page = symbols.add_page(np.asarray(ink), points, _group4_mask)
@@ -141,26 +146,93 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                     _add_image_page(out, _palette(picture, colours) if colours
                                     else _jpeg(picture), picture.size, points)
                 kinds[kind] += 1
-                if ocr:
-                    _overlay_ocr(out, picture, points, ocr, ctx)
+                if recogniser is not None and _has_words(page, picture, ink):
+                    recogniser.add(index, picture, scale * 72)
+                    sizes[index] = points
                 bitmap.close()
             finally:
                 page.close()
             ctx.pages_rebuilt.append(index + 1)
-            ctx.progress(10 + 85 * (index + 1) // count)
+            share = 25 if recogniser is not None else 85  # the rest is recognition
+            ctx.progress(10 + share * (index + 1) // count)
         symbols.finish()
+        text_pages: list[int] = []
+        failed: list[int] = []
+        if recogniser is not None:
+            found, failed = recogniser.finish(lambda done: ctx.progress(35 + int(60 * done)))
+            recogniser = None
+            font = None
+            for index, recognised in sorted(found.items()):
+                font = font or ocr.glyphless_font(out)
+                if ocr.add_text_layer(out, out.pages[index], recognised.lines,
+                                      recognised.pixels, sizes[index], font):
+                    text_pages.append(index + 1)
         # No deterministic_id: with it, qpdf throws from a destructor when the job's file-size
         # limit cuts the write, which aborts the process instead of raising (pikepdf 10).
         out.save(dst, compress_streams=True, object_stream_mode=pikepdf.ObjectStreamMode.generate)
         out.close()
     finally:
+        if recogniser is not None:
+            recogniser.close()
         document.close()
     check_output(dst, count)  # read back by qpdf and PDFium before it is accepted
     ctx.add("pixel_reconstruction", f"{count} page(s)", action="converted",
-            detail=_detail(dpi, raised, kinds, ocr, ctx.policy.ocr))
-    if ocr:  # the verdict reads this: rebuilt pages keep a text layer (engine/verdict.py)
-        ctx.add("ocr", f"{count} page(s)", action="converted", detail="OCR text layer added")
+            detail=_detail(dpi, raised, kinds) + (f"; {no_ocr}" if no_ocr else ""))
+    if no_ocr is None:  # the verdict reads this: rebuilt pages keep a text layer (verdict.py)
+        _report_ocr(ctx, count, len(sizes), text_pages, failed)
     return "pdf"
+
+
+NOT_KEPT = "pages rebuilt from pixels: original text not kept"
+
+
+def _recogniser(ctx: Context, pages: int) -> tuple[ocr.Recogniser | None, str | None]:
+    """The page recogniser when this job adds a text layer, else None and why not (the
+    report's words)."""
+    if not ctx.policy.ocr:
+        return None, NOT_KEPT + " (this policy adds no OCR text layer)"
+    tesseract = shutil.which("tesseract")
+    if tesseract is None:
+        return None, NOT_KEPT + " (no text layer: OCR requested but tesseract is not installed)"
+    missing = ocr.missing_languages(ctx.ocr_languages)
+    if missing:
+        return None, (NOT_KEPT + " (no text layer: the OCR language data for "
+                      + ", ".join(missing) + " is not installed)")
+    assert ctx.workdir is not None
+    return ocr.Recogniser(tesseract, ctx.ocr_languages, ctx.workdir, pages), None
+
+
+def _has_words(page: pdfium.PdfPage, picture: Image.Image, ink: Image.Image | None) -> bool:
+    """Whether a page is worth recognising: its original had text (letters or digits PDFium
+    extracts), or its pixels look like text (a scan: `symbols.looks_like_text`)."""
+    textpage = page.get_textpage()
+    try:
+        chars = textpage.count_chars()
+        text = textpage.get_text_range(0, min(chars, 4000)) if chars > 0 else ""
+    finally:
+        textpage.close()
+    if any(ch.isalnum() for ch in text):
+        return True
+    if ink is None:
+        ink = _ink(picture.convert("L"))
+    return looks_like_text(np.asarray(ink))
+
+
+def _report_ocr(ctx: Context, count: int, chosen: int, text_pages: list[int],
+                failed: list[int]) -> None:
+    languages = ctx.ocr_languages
+    if chosen == 0:
+        detail = "no page had text or looked like text: nothing to recognise"
+    else:
+        detail = (f"text layer rebuilt by OCR ({languages}) on {len(text_pages)} of {count} "
+                  "page(s); the words were recognised again from the pixels and may contain "
+                  "errors")
+        if chosen < count:
+            detail += f"; {count - chosen} page(s) without text were not recognised"
+    ctx.add("ocr", f"{count} page(s)", action="converted", detail=detail)
+    for index in failed[:20]:
+        ctx.add("ocr", f"page {index + 1}", action="removed",
+                detail="OCR failed: this page has no text layer")
 
 
 def _page_points(page: pdfium.PdfPage, index: int) -> tuple[float, float]:
@@ -180,20 +252,14 @@ def page_scale(width: float, height: float, dpi: int = DPI) -> float:
     return scale
 
 
-def _detail(dpi: int, raised: int, kinds: Counter[str], ocr: str | None,
-            ocr_requested: bool) -> str:
+def _detail(dpi: int, raised: int, kinds: Counter[str]) -> str:
     detail = f"every page rebuilt from {dpi} DPI pixels"
     if raised:
         detail += f" ({raised} small page(s) at more DPI: {MIN_SHORT_SIDE} px on the short side)"
     names = {"symbols": "black-and-white (symbol-coded)", "bilevel": "black-and-white (CCITT G4)",
              "palette": "palette (Flate)", "jpeg": "JPEG"}
-    detail += "; pages encoded as " + ", ".join(
+    return detail + "; pages encoded as " + ", ".join(
         f"{kinds[kind]} {name}" for kind, name in names.items() if kinds[kind])
-    if ocr:
-        return detail + "; OCR text layer added"
-    if ocr_requested:
-        return detail + "; no text layer (OCR requested but tesseract is not installed)"
-    return detail
 
 
 # --- choosing and writing the encoding ------------------------------------------------------
@@ -321,22 +387,3 @@ def _add_image_page(out: pikepdf.Pdf, encoded: Encoded, pixels: tuple[int, int],
     page = Dictionary(Type=Name.Page, MediaBox=Array([0, 0, width, height]),
                       Resources=Dictionary(XObject=Dictionary(P0=image)), Contents=content)
     out.pages.append(pikepdf.Page(page))
-
-
-def _overlay_ocr(out: pikepdf.Pdf, picture: Image.Image, points: tuple[float, float],
-                 tesseract: str, ctx: Context) -> None:
-    """Add tesseract's invisible text (its 'textonly_pdf' output) over the last page."""
-    assert ctx.workdir is not None
-    base = ctx.workdir / "ocr"
-    picture.save(base.with_suffix(".png"))
-    try:
-        # One OpenMP thread: tesseract's default team spins on 2 cores (5 s a page, not 1).
-        subprocess.run([tesseract, str(base.with_suffix(".png")), str(base), "-c",  # noqa: S603 - argv list, no shell
-                        "textonly_pdf=1", "pdf"], check=True, capture_output=True, timeout=120,
-                       env={**os.environ, "OMP_THREAD_LIMIT": "1"})
-        with pikepdf.open(base.with_suffix(".pdf")) as text_pdf:
-            page = out.pages[-1]
-            page.add_overlay(text_pdf.pages[0], pikepdf.Rectangle(0, 0, *points))
-    except (subprocess.SubprocessError, OSError, pikepdf.PdfError):
-        ctx.add("ocr", f"page {len(out.pages)}", action="removed",
-                detail="OCR failed; no text layer")

@@ -118,6 +118,7 @@ class Context:
     # never part of the result.
     password: str | None = field(default=None, repr=False)
     nested: Nested = field(default_factory=Nested, repr=False)
+    ocr_languages: str = "eng"  # tesseract's languages for advanced mode's text layer
 
     _seen: set[tuple[str, str, str, str]] = field(default_factory=set, repr=False)
     _per_kind: dict[str, int] = field(default_factory=dict, repr=False)

@@ -26,8 +26,9 @@ repeats), or that has more than MAX_LARGE_PIECES large pieces, is not worth codi
 `SymbolPages.add_page` refuses it and the caller keeps the page as one Group 4 image.
 
 The codes carry no text: each font maps every code to a space and the text sits in marked
-content with an empty /ActualText, so copying or searching the page finds nothing there (an OCR
-layer, when asked for, is the page's text).
+content with an empty /ActualText, so copying or searching the page finds nothing there (the
+OCR layer, ocr.py, is the page's text; `looks_like_text` tells it which pages without text in
+the original are worth recognising).
 
 Measured (150 DPI; output / input, Group 4 pages then glyphs): a 6-page LibreOffice article
 with embedded fonts 3.8x then 1.5x; a 6-page monospaced report 9.1x then 1.4x; a generated
@@ -257,6 +258,28 @@ class SymbolPages:
         page = Dictionary(Type=Name.Page, MediaBox=Array([0, 0, *points]),
                           Resources=resources, Contents=content)
         return pikepdf.Page(page)
+
+
+MIN_TEXT_PIECES = 40  # glyph-sized pieces on text-like lines that make a page look like text
+MIN_LINE_PIECES = 4  # a text-like line has at least this many of them
+MIN_GLYPH_HEIGHT = 4  # pixels: smaller pieces are dots, noise or punctuation
+
+
+def looks_like_text(ink: np.ndarray) -> bool:
+    """Whether a page's 1-bit ink (as `SymbolPages.add_page` takes it) looks like text: at
+    least MIN_TEXT_PIECES glyph-sized pieces on lines of at least MIN_LINE_PIECES of them (the
+    cut into lines and pieces that symbol coding uses; it stops as soon as it has seen enough).
+    For the OCR layer's choice of pages whose original had no text (scans)."""
+    seen = 0
+    for line in _lines(ink):
+        heights = line.bottoms - line.tops
+        glyphs = int(((heights >= MIN_GLYPH_HEIGHT) & (heights <= MAX_GLYPH_SIDE)
+                      & (line.rights - line.lefts <= MAX_GLYPH_SIDE)).sum())
+        if glyphs >= MIN_LINE_PIECES:
+            seen += glyphs
+            if seen >= MIN_TEXT_PIECES:
+                return True
+    return False
 
 
 def _words(ink: np.ndarray, line: _Line, fits: np.ndarray) -> list[bytes]:

@@ -61,8 +61,10 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str =
         raise ValueError(f"unknown mode {mode!r}")
     from sanitas.engine.policy import ADVANCED, effective
 
-    if policy is None and settings.ocr and mode == "advanced":
-        policy = replace(ADVANCED, output="pdf+ocr")
+    if settings.ocr and mode == "advanced" and (policy is None or policy.output == "same"):
+        # SANITAS_OCR (on by default): advanced mode's pages get an OCR text layer, unless a
+        # policy's output says "pdf" (pixels only).
+        policy = replace(policy or ADVANCED, output="pdf+ocr")
     policy = effective(mode, policy)  # the policy's output decides pixels; mode is a shortcut
     mode = policy.mode
     if settings.sandbox == "none":
@@ -78,7 +80,7 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str =
         engine_mode: Mode = "advanced" if mode == "advanced" else "basic"  # checked above
         result = sanitize_file(input_path, output_dir, mode=engine_mode, policy=policy,
                                on_progress=on_progress, original_name=original_name,
-                               password=password)
+                               password=password, ocr_languages=settings.ocr_languages)
         if preview is not None and result.status == "ok" and result.output:
             _preview_unsandboxed(Path(result.output), result.output_type, preview)
         return result

@@ -507,7 +507,7 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
         sandbox.kill()
         raise
     job = {"mode": mode, "name": name, "policy": policy.to_json() if policy else {},
-           "limits": job_limits}
+           "limits": job_limits, "ocr_languages": settings.ocr_languages}
     if preview is not None:
         job["preview"] = {"max_side": preview.max_side}
     preview_event: dict[str, Any] = {}

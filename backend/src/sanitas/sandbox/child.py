@@ -197,10 +197,12 @@ def main() -> int:
 
     policy = Policy.from_json(job.get("policy") or {})
     password = job.pop("password", None)
+    languages = job.get("ocr_languages")
     result = sanitize_file(input_path, f"{work}/out", mode=job.get("mode", "basic"),
                            policy=policy, on_progress=on_progress, workdir=work,
                            original_name=job.get("name") or "file",
-                           password=password if isinstance(password, str) else None)
+                           password=password if isinstance(password, str) else None,
+                           ocr_languages=languages if isinstance(languages, str) else "eng")
     del password
     os.unlink(input_path)
     if result.status == "rejected" and disk_full.seen:

@@ -1,0 +1,139 @@
+"""Advanced mode's OCR text layer (engine/ocr.py): which pages are recognised, what the layer
+is made of, what the report says. Through the sandbox: tests/sandbox/test_ocr_sandbox.py."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pikepdf
+import pypdfium2 as pdfium
+import pytest
+
+from sanitas.config import Settings
+from sanitas.engine import ocr, raster, sanitize_file
+from sanitas.engine.report import Policy
+from sanitas.engine.symbols import looks_like_text
+from sanitas.engine.verdict import of_findings
+from tests.engine.fidelity import min_page_ssim
+from tests.engine.ocrtext import letter_and_photo_pdf, letter_pdf, page_texts, word_recall
+from tests.engine.papers import photo_pdf
+from tests.engine.pdfscan import pdf_dangers
+
+OCR = Policy(output="pdf+ocr")
+
+
+@pytest.fixture(autouse=True)
+def _tesseract():
+    assert shutil.which("tesseract"), "tesseract-ocr missing: run scripts/install.sh"
+
+
+def _ink(pdf: pikepdf.Pdf, tmp_path: Path) -> np.ndarray:
+    path = tmp_path / "page.pdf"
+    pdf.save(path)
+    document = pdfium.PdfDocument(str(path))
+    try:
+        picture = document[0].render(scale=150 / 72, fill_color=(255, 255, 255, 255)).to_pil()
+    finally:
+        document.close()
+    return np.asarray(raster._ink(picture.convert("L")))
+
+
+def test_looks_like_text_tells_text_from_photographs(tmp_path):
+    assert looks_like_text(_ink(letter_pdf(pages=1), tmp_path))
+    assert not looks_like_text(_ink(photo_pdf(1), tmp_path))
+    assert not looks_like_text(np.zeros((1650, 1275), dtype=np.bool_))
+
+
+def test_text_pages_recognised_photo_page_not(out_dir, tmp_path):
+    source = tmp_path / "mixed.pdf"
+    letter_and_photo_pdf().save(source)
+    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR)
+    assert result.status == "ok", result.reason
+    original, rebuilt = page_texts(source), page_texts(Path(result.output))
+    assert word_recall(original[0], rebuilt[0]) >= 0.9
+    assert rebuilt[1].strip() == ""  # the photograph got no words
+    with pikepdf.open(result.output) as out:
+        assert "/OCR" in out.pages[0].Resources.Font
+        assert "/Font" not in out.pages[1].Resources  # not recognised at all
+    (finding,) = [f for f in result.findings if f.kind == "ocr"]
+    assert finding.action == "converted"
+    assert "text layer rebuilt by OCR (eng) on 1 of 2 page(s)" in finding.detail
+    assert "1 page(s) without text were not recognised" in finding.detail
+    assert not of_findings([f.__dict__ for f in result.findings]).counts.text_layer_dropped
+    assert pdf_dangers(Path(result.output)) == set()
+    assert min_page_ssim(source, Path(result.output)) >= 0.95  # the layer is invisible
+
+
+def test_scanned_page_without_text_is_recognised(out_dir, tmp_path):
+    """A page whose original has no text, only a picture of text (a scan), looks like text."""
+    letter = tmp_path / "letter.pdf"
+    letter_pdf(pages=1).save(letter)
+    document = pdfium.PdfDocument(str(letter))
+    try:
+        scan = document[0].render(scale=150 / 72, fill_color=(255, 255, 255, 255)).to_pil()
+    finally:
+        document.close()
+    source = tmp_path / "scan.pdf"
+    scan.convert("L").save(source, "PDF", resolution=150)
+    assert page_texts(source)[0].strip() == ""
+    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR)
+    assert result.status == "ok", result.reason
+    assert word_recall(page_texts(letter)[0], page_texts(Path(result.output))[0]) >= 0.9
+
+
+def test_pixels_only_policy_keeps_no_text_and_says_so(out_dir, tmp_path):
+    source = tmp_path / "letter.pdf"
+    letter_pdf(pages=1).save(source)
+    result = sanitize_file(source, out_dir, mode="advanced", policy=Policy(output="pdf"))
+    assert result.status == "ok", result.reason
+    assert page_texts(Path(result.output))[0].strip() == ""
+    assert not [f for f in result.findings if f.kind == "ocr"]
+    (rebuilt,) = [f for f in result.findings if f.kind == "pixel_reconstruction"]
+    assert "pages rebuilt from pixels: original text not kept" in rebuilt.detail
+    assert of_findings([f.__dict__ for f in result.findings]).counts.text_layer_dropped
+
+
+def test_missing_language_data_is_reported(out_dir, tmp_path):
+    source = tmp_path / "letter.pdf"
+    letter_pdf(pages=1).save(source)
+    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR,
+                           ocr_languages="eng+zzz")
+    assert result.status == "ok", result.reason
+    (rebuilt,) = [f for f in result.findings if f.kind == "pixel_reconstruction"]
+    assert "OCR language data for zzz is not installed" in rebuilt.detail
+    assert page_texts(Path(result.output))[0].strip() == ""
+
+
+def test_text_layer_words_cannot_become_pdf_syntax():
+    """Recognised words reach the content stream only as escaped string bytes: a word made of
+    delimiters and operators, and UTF-16 codes whose bytes are "(", ")", "\\" or line ends,
+    parse back as the same strings inside one TJ, in text rendering mode 3."""
+    hostile = [") Tj /Evil Do (", "<>\\", "\u0a28\u0d0a\u285c", "\U0001F600x\x07"]
+    tsv = ("level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth"
+           "\theight\tconf\ttext\n4\t1\t1\t1\t1\t0\t100\t50\t600\t30\t-1\t\n"
+           + "".join(f"5\t1\t1\t1\t1\t{n}\t{100 + 120 * n}\t50\t100\t30\t90\t{word}\n"
+                     for n, word in enumerate(hostile))
+           + "5\t1\t1\t1\t1\t9\t700\t50\t80\t30\t-1\tignored\ngarbage line\n5\tx\n")
+    (line,) = ocr.parse_tsv(tsv)[1]
+    words = [text for _l, _r, text in line.words]
+    assert words == [")Tj/EvilDo(", "<>\\", "\u0a28\u0d0a\u285c", "x"]
+    pdf = pikepdf.new()
+    page = pdf.add_blank_page(page_size=(500, 500))
+    assert ocr.add_text_layer(pdf, page, [line], (1000, 1000), (500.0, 500.0),
+                              ocr.glyphless_font(pdf))
+    operators = [(str(op), operands) for operands, op in pikepdf.parse_content_stream(page)]
+    assert [op for op, _ in operators] == ["BT", "Tr", "Tf", "Tz", "Tm", "TJ", "ET"]
+    assert int(operators[1][1][0]) == 3  # invisible
+    shown = [bytes(item) for item in operators[5][1][0] if isinstance(item, pikepdf.String)]
+    assert [text.decode("utf-16-be").rstrip(" ") for text in shown] == words
+
+
+def test_settings_language_pattern_is_the_engines():
+    pattern = Settings.model_fields["ocr_languages"].metadata[0].pattern
+    assert pattern == ocr.LANGUAGES_PATTERN
+    with pytest.raises(ValueError):
+        Settings(ocr_languages="-l eng")
+    with pytest.raises(ValueError):
+        ocr.Recogniser("tesseract", "eng --oem 0", Path("/nonexistent"), 1)
