@@ -19,11 +19,11 @@ The layer: tesseract's TSV (word boxes and text) parsed here, and each line writ
 code into a new content stream of the page as one `TJ` of UTF-16 codes (literal strings, every
 delimiter, backslash and line end escaped) in text rendering mode 3 (invisible), with a
 glyphless CID font shared by every page (tesseract's own `pdf.ttf`, one blank glyph, embedded
-when the language data folder has it) whose ToUnicode maps every code to itself. The words
-are derived from untrusted pixels, but they only ever become escaped bytes of a string this
-code writes: nothing of them is parsed as PDF. Words are placed on their boxes (font size the line's height, the line's horizontal scaling fitting its letters to
-its words, a kerning step to each word's left edge), so search hits and selections land on the
-picture of the word.
+when the language data folder has it) whose ToUnicode maps every code to itself. The words are
+derived from untrusted pixels, but they only ever become escaped bytes of a string this code
+writes: nothing of them is parsed as PDF. Words are placed on their boxes (font size the line's
+height, the line's horizontal scaling fitting its letters to its words, a kerning step to each
+word's left edge), so search hits and selections land on the picture of the word.
 
 Languages: SANITAS_OCR_LANGUAGES ("eng"; "eng+deu" for several), each needs its
 tesseract-ocr-LANG package. Recognition errors happen (the report says the text was
