@@ -16,8 +16,20 @@ import { extensionValidator, useUploadFiles } from '../api';
 /** One text per mode of the API (a mode the API adds fails the type check until it has one). */
 const MODE_TEXT: Record<Mode, string> = {
   basic: 'Basic — rebuild in the same format, active content and metadata removed',
-  advanced: 'Advanced — also flatten risky formats to PDF and convert legacy Office files',
+  advanced: 'Advanced — also rebuild documents from pixels as PDF, text recognised again by OCR',
 };
+
+/** What each mode does to the file, in plain words (shown under the choice). */
+const MODE_HELP: Record<Mode, string> = {
+  basic: 'The file keeps its format, text and layout; macros, scripts, embedded files and metadata are removed.',
+  advanced: 'PDF and office documents are rebuilt from pixels: every page becomes a picture, so nothing active can survive and the layout is kept as an image. '
+    + 'The text is recognised again by OCR so it can still be searched, copied and read aloud, but it may contain errors; the report says whether a text layer was added. '
+    + 'Rebuilt files are larger and take longer (about a second per page of text). Pictures stay pictures.',
+};
+
+function isMode(value: string): value is Mode {
+  return value in MODE_HELP;
+}
 
 export default function UploadPage() {
   const info = useUploadInfo();
@@ -113,9 +125,11 @@ export default function UploadPage() {
           {ready && !picker && modes.length > 1 && (
             <div className="card p-5">
               <label htmlFor="mode" className="label">Sanitization mode</label>
-              <select id="mode" className="input" value={mode} onChange={(e) => setMode(e.target.value)} disabled={upload.isPending}>
+              <select id="mode" className="input" value={mode} onChange={(e) => setMode(e.target.value)} disabled={upload.isPending}
+                aria-describedby="mode-help">
                 {modes.map((m) => <option key={m} value={m}>{MODE_TEXT[m]}</option>)}
               </select>
+              {isMode(mode) && <p id="mode-help" className="mt-2 text-sm text-slate-500">{MODE_HELP[mode]}</p>}
             </div>
           )}
           {ready && (
