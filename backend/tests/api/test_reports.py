@@ -97,8 +97,20 @@ def expected_rows(db_session, start, end, user_id=None):
             "policy_name": f.policy_name or BUILT_IN_NAMES[f.mode],
             "policy_version": str(f.policy_version or 1), "result": f.status,
             "error_code": f.error_code or "", "findings_total": str(sum(kinds.values())),
-            "findings_by_kind": "; ".join(f"{k}={v}" for k, v in sorted(kinds.items()))})
+            "findings_by_kind": "; ".join(f"{k}={v}" for k, v in sorted(kinds.items())),
+            "verdict": VERDICTS[f.original_name][0],
+            "verdict_summary": VERDICTS[f.original_name][1]})
     return rows
+
+
+# The verdict of each seeded file (engine/verdict.py), derived from its findings or status.
+VERDICTS = {
+    "=HYPERLINK(\"http://x\")report.pdf": (
+        "cleaned", "5 threats removed, 1 item of hidden data removed"),
+    "macro.docm": ("refused", "Refused: Macros are refused."),
+    "later.txt": ("", ""),
+    "photo.jpg": ("cleaned", "1 item of hidden data removed"),
+    "before.pdf": ("cleaned", "1 threat removed"), "after.pdf": ("cleaned", "1 threat removed")}
 
 
 def wait_ready(client, headers, report_id, timeout=30):
@@ -167,7 +179,9 @@ def test_own_csv_report_lists_every_file_of_the_period(live, db_session, setting
     assert summary == {
         "period_from": "2026-03-10T00:00:00Z", "period_to": "2026-03-13T00:00:00Z",
         "scope": "own", "generated_at": summary["generated_at"], "files": "3",
-        "completed": "1", "failed": "1", "findings_total": "6", "findings:javascript": "5",
+        "completed": "1", "failed": "1", "verdict:clean": "0", "verdict:cleaned": "1",
+        "verdict:partial": "0", "verdict:refused": "1",
+        "findings_total": "6", "findings:javascript": "5",
         "findings:metadata": "1"}
     # Kept through the Storage protocol, under its own prefix.
     assert make_storage(settings).keys("reports/") == [f"reports/{report_id}.csv"]
@@ -195,7 +209,7 @@ def test_admin_pdf_report_of_everyone_has_the_table_totals_and_chart(live, db_se
     for row in expected:
         for column in ("name", "user_email", "detected_type", "size_bytes", "result",
                        "error_code", "sha256_original", "sha256_sanitized",
-                       "findings_by_kind"):
+                       "findings_by_kind", "verdict_summary"):
             assert "".join(row[column].split()) in flat, (column, row[column])
         assert "".join(f"{row['policy_name']} v{row['policy_version']}".split()) in flat
     for outside in ("before.pdf", "after.pdf"):
@@ -203,6 +217,7 @@ def test_admin_pdf_report_of_everyone_has_the_table_totals_and_chart(live, db_se
     # Totals, and the chart's title and bar labels (drawn by reportlab's chart module).
     assert "Findingsbykind" in flat
     for item, value in (("files", 4), ("completed", 2), ("failed", 1), ("findings_total", 7),
+                        ("verdict:cleaned", 2), ("verdict:refused", 1),
                         ("findings:javascript", 5), ("findings:exif", 1)):
         assert f"{item}{value}" in flat, item
     assert "Scope:all" in flat

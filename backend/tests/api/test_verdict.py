@@ -171,3 +171,19 @@ def test_the_migration_fills_the_verdict_of_finished_files(db_url, settings, db_
     assert {ids[i]: v for i, v in rows.items()} == {
         "a.zip": "partial", "b.pdf": "cleaned", "c.bin": None, "d.pdf": "refused",
         "e.pdf": None}
+
+
+def test_dashboard_counts_files_by_verdict(api, settings, db_session, pro):
+    user, headers = pro
+    for name, status, word in [("a.zip", "COMPLETED", "partial"), ("b.pdf", "COMPLETED",
+                                                                    "cleaned"),
+                               ("c.png", "COMPLETED", "clean"), ("d.png", "COMPLETED", "clean"),
+                               ("e.pdf", "FAILED", None), ("f.pdf", "PENDING", None)]:
+        file = add_file(db_session, settings, user, status=status, name=name)
+        file.verdict = word
+    add_file(db_session, settings, make_user(db_session), status="FAILED", name="other.pdf")
+    db_session.commit()
+    answer = api.get("/api/usage/stats", headers=headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"]["verdicts"] == {"clean": 2, "cleaned": 1, "partial": 1,
+                                                 "refused": 1}

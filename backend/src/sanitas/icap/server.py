@@ -244,7 +244,7 @@ class IcapServer:
     def _block(self, conn: Conn, chosen: ServicePolicy, verdict: Verdict) -> None:
         head, body = service.block_response(verdict.reason, verdict.code)
         self._message(conn, chosen, head, body, as_request=False,
-                      note=f"blocked; {verdict.code}")
+                      note=f"blocked; {verdict.code}; verdict=refused")
 
     # -- REQMOD / RESPMOD ------------------------------------------------------------------
     async def _modify(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy) -> None:
@@ -465,7 +465,8 @@ class IcapServer:
         new_head = self._rewritten(message, result, name, output.stat().st_size)
         findings = sum(1 for f in result.findings if f.action != "kept")
         await self._message_from(conn, chosen, new_head, output, None, as_request=as_request,
-                                 note=f"sanitized; findings={findings}")
+                                 note=f"sanitized; findings={findings}; "
+                                      f"{service.verdict_tokens([result])}")
         tx.outcome, tx.output_size = "sanitized", output.stat().st_size
         self._audit(tx, None, started)
 
@@ -510,6 +511,7 @@ class IcapServer:
             self._audit(tx, unread, started)
             return
         changed = findings = 0
+        results: list[Result] = []  # of the parts replaced by the engine's copy
         for number, part in enumerate(parts):
             if not part.is_file or part.blank:
                 continue
@@ -538,6 +540,7 @@ class IcapServer:
                         if service.renamed(name, result.output_type) else None
                     part.replace(output, service.media_type(result.output_type), new_name)
                     changed += 1
+                    results.append(result)
                     findings += sum(1 for f in result.findings if f.action != "kept")
                     ptx.outcome, ptx.output_size = "sanitized", part.size
                     self._audit(ptx, None, part_started)
@@ -559,7 +562,8 @@ class IcapServer:
         body = workdir / "form"
         size = await asyncio.to_thread(form.assemble, parts, boundary, body)
         new_head = self._fresh(message, size)
-        note = f"sanitized; parts={changed}; findings={findings}"
+        note = f"sanitized; parts={changed}; findings={findings}; " \
+            f"{service.verdict_tokens(results)}"
         new_head.set("X-Sanitas", note)
         await self._message_from(conn, chosen, new_head, body, None, as_request=as_request,
                                  note=note)
@@ -587,7 +591,8 @@ class IcapServer:
                 .lower().startswith("attachment") or renamed else "inline"
             ascii_name = new_name.encode("ascii", "replace").decode().replace('"', "_")
             head.set("Content-Disposition", f'{disposition}; filename="{ascii_name}"')
-        head.set("X-Sanitas", f"sanitized; findings={len(result.findings)}")
+        head.set("X-Sanitas", f"sanitized; findings={len(result.findings)}; "
+                               f"{service.verdict_tokens([result])}")
         return head
 
     def _audit(self, tx: audit.Transaction, verdict: Verdict | None, started: float) -> None:

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas.config import Settings
 from sanitas.engine import formats
+from sanitas.engine import verdict as verdicts
 from sanitas.engine.policy import BUILT_IN, Policy
 from sanitas.engine.report import Rejected, RejectionCode, Result
 from sanitas.icap import form, signals
@@ -255,6 +256,19 @@ def is_clean(result: Result, chosen: ServicePolicy, found: list[signals.Signal])
     if signals.unexplained(found, result.detected_type):
         return False
     return kind is not None and (result.output_type or "") in kind.extensions
+
+
+def verdict_tokens(results: list[Result]) -> str:
+    """The `X-Sanitas` tokens of the verdict on the engine's results for one message (a form's
+    parts together: the worst verdict, the counts added up): `verdict=partial; threats=3;
+    hiddenData=0; filesDropped=1; contentDropped=0; textLayerDropped=0`."""
+    counts = verdicts.Counts()
+    words = []
+    for result in results:
+        outcome = result.outcome()
+        counts.add(outcome.counts)
+        words.append(outcome.verdict)
+    return f"verdict={verdicts.worst(words)}; {counts.header()}"
 
 
 def media_type(extension: str | None) -> str:

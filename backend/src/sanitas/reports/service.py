@@ -22,8 +22,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
+from sanitas.engine.verdict import Verdict
 from sanitas.errors import ApiError
-from sanitas.files.service import lock_quotas, policy_ref, storage_used
+from sanitas.files.service import file_outcome, lock_quotas, policy_ref, storage_used
 from sanitas.models import AuditAction, File, FileStatus, Role, User
 from sanitas.models.report import Report, ReportFormat, ReportStatus
 from sanitas.reports.schemas import ReportIn, ReportList, ReportOut, period_bound
@@ -210,6 +211,8 @@ class FileRow:
     result: str
     error_code: str | None
     findings: Counter[str]
+    verdict: str = ""  # engine/verdict.py's word; empty while unfinished
+    verdict_summary: str = ""
 
 
 @dataclass
@@ -218,12 +221,15 @@ class Totals:
     completed: int = 0
     failed: int = 0
     findings: Counter[str] = field(default_factory=Counter)
+    verdicts: Counter[str] = field(default_factory=lambda: Counter(dict.fromkeys(Verdict, 0)))
 
     def add(self, row: FileRow) -> None:
         self.files += 1
         self.completed += row.result == FileStatus.COMPLETED
         self.failed += row.result == FileStatus.FAILED
         self.findings.update(row.findings)
+        if row.verdict:
+            self.verdicts[row.verdict] += 1
 
 
 def report_rows(session: Session, report: Report, batch: int = 500) -> Iterator[FileRow]:
@@ -235,13 +241,16 @@ def report_rows(session: Session, report: Report, batch: int = 500) -> Iterator[
         query = query.where(File.user_id == report.scope_user_id)
     for file, email in session.execute(query):
         policy = policy_ref(file)
+        outcome = file_outcome(file)
         yield FileRow(id=file.id, uploaded_at=file.created_at, name=file.original_name,
                       user_email=email, detected_type=file.detected_type,
                       size=file.original_size, sha256_original=file.sha256_original,
                       sha256_sanitized=file.sha256_sanitized, policy_id=policy.id,
                       policy_name=policy.name, policy_version=policy.version,
                       result=file.status, error_code=file.error_code,
-                      findings=findings_by_kind(file.report))
+                      findings=findings_by_kind(file.report),
+                      verdict=outcome.verdict.value if outcome else "",
+                      verdict_summary=outcome.summary if outcome else "")
 
 
 # -- expiry --------------------------------------------------------------------------------------

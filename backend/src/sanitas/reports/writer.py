@@ -15,7 +15,8 @@ from sanitas.schemas import iso
 
 CSV_COLUMNS = ("file_id", "uploaded_at", "name", "user_email", "detected_type", "size_bytes",
                "sha256_original", "sha256_sanitized", "policy_id", "policy_name",
-               "policy_version", "result", "error_code", "findings_total", "findings_by_kind")
+               "policy_version", "result", "error_code", "findings_total", "findings_by_kind",
+               "verdict", "verdict_summary")
 PDF_MAX_FILES = 20_000  # a longer table belongs in the CSV form
 
 
@@ -33,7 +34,8 @@ def _csv_cells(row: FileRow) -> list[str]:
             row.detected_type or "", str(row.size), row.sha256_original or "",
             row.sha256_sanitized or "", row.policy_id, row.policy_name,
             str(row.policy_version), row.result, row.error_code or "",
-            str(sum(row.findings.values())), kinds_text(row.findings)]
+            str(sum(row.findings.values())), kinds_text(row.findings), row.verdict,
+            row.verdict_summary]
 
 
 def summary(meta: dict[str, str], totals: Totals) -> list[tuple[str, str]]:
@@ -41,6 +43,7 @@ def summary(meta: dict[str, str], totals: Totals) -> list[tuple[str, str]]:
     lines = list(meta.items())
     lines += [("files", str(totals.files)), ("completed", str(totals.completed)),
               ("failed", str(totals.failed)),
+              *((f"verdict:{word}", str(n)) for word, n in totals.verdicts.items()),
               ("findings_total", str(sum(totals.findings.values())))]
     lines += [(f"findings:{kind}", str(n)) for kind, n in sorted(totals.findings.items())]
     return lines
@@ -159,7 +162,10 @@ def write_pdf(path: Path, rows: Iterable[FileRow], meta: dict[str, str]) -> Tota
             Paragraph(f"{row.sha256_original or '-'}<br/>{row.sha256_sanitized or '-'}",
                       hashes),
             Paragraph(escape(f"{row.policy_name} v{row.policy_version}"), cell),
-            Paragraph(escape(row.result), cell), Paragraph(escape(row.error_code or ""), cell),
+            Paragraph(escape(row.result) + (f"<br/>{escape(row.verdict)}: "
+                                            f"{escape(row.verdict_summary)}"
+                                            if row.verdict else ""), cell),
+            Paragraph(escape(row.error_code or ""), cell),
             Paragraph(escape(kinds_text(row.findings)), cell)])
 
     story: list[Any] = [
@@ -174,7 +180,7 @@ def write_pdf(path: Path, rows: Iterable[FileRow], meta: dict[str, str]) -> Tota
                        style=TableStyle([("GRID", (0, 0), (-1, -1), 0.25, colors.grey)])))
     story += [Spacer(1, 4 * mm), _chart(dict(totals.findings), regular), Spacer(1, 4 * mm)]
     if totals.files:
-        widths = [52, 96, 88, 36, 44, 190, 70, 54, 58, 96]
+        widths = [52, 80, 76, 36, 44, 190, 70, 100, 48, 88]
         story.append(LongTable(table_rows, colWidths=widths, repeatRows=1, style=TableStyle([
             ("GRID", (0, 0), (-1, -1), 0.25, colors.grey),
             ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e5e7eb")),

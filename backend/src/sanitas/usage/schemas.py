@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from pydantic import Field
+
 from sanitas.engine.report import RejectionCode
 from sanitas.models.file import FileStatus
 from sanitas.models.user import Role
@@ -47,11 +49,22 @@ class UsageOverall(CamelModel):
     storage_utilization: float
 
 
+class VerdictTotals(CamelModel):
+    """The user's files by verdict (docs/verdicts.md); unfinished files are in none."""
+
+    clean: int
+    cleaned: int
+    partial: int
+    refused: int
+
+
 class UsageStats(CamelModel):
     user: UsageUser
     current_period: UsagePeriod
     limits: UsageLimits
     overall: UsageOverall
+    verdicts: VerdictTotals = Field(description="The user's files (all kept in the history) "
+                                                "by verdict")
 
 
 class UsageMonth(CamelModel):

@@ -18,6 +18,7 @@ from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.engine import formats
 from sanitas.engine.report import RejectionCode
+from sanitas.engine.verdict import Verdict
 from sanitas.errors import ApiError
 from sanitas.files import service as files
 from sanitas.models import AuditAction, File, FileStatus, Role, User
@@ -44,6 +45,7 @@ from sanitas.usage.schemas import (
     UsagePeriod,
     UsageStats,
     UsageUser,
+    VerdictTotals,
 )
 
 NEAR_QUOTA = 0.8
@@ -81,7 +83,18 @@ def usage_stats(session: Session, settings: Settings, user: User) -> UsageStats:
             max_file_size=limits.max_file_size, max_files=limits.max_files_per_upload),
         overall=UsageOverall(total_files=total_files, total_storage_used=stored,
                              storage_quota=limits.storage_quota,
-                             storage_utilization=percent(stored, limits.storage_quota)))
+                             storage_utilization=percent(stored, limits.storage_quota)),
+        verdicts=verdict_totals(session, user.id))
+
+
+def verdict_totals(session: Session, user_id: str) -> VerdictTotals:
+    """A user's files by verdict (the stored column; every FAILED file is refused)."""
+    word = case((File.status == FileStatus.FAILED, literal(Verdict.REFUSED.value)),
+                else_=File.verdict)
+    counts: dict[str | None, int] = dict(session.execute(select(word, func.count()).where(
+        File.user_id == user_id, File.status.in_([FileStatus.COMPLETED, FileStatus.FAILED]))
+        .group_by(word)).all())
+    return VerdictTotals(**{v.value: counts.get(v.value, 0) for v in Verdict})
 
 
 def usage_history(session: Session, user: User, months: int) -> list[UsageMonth]:
