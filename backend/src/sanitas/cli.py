@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import click
 
 from sanitas.config import Settings, get_settings
+
+if TYPE_CHECKING:
+    from sanitas.http_limits import EdgeProtocol
 
 
 @click.group()
@@ -62,7 +65,7 @@ class _ServeOptions(TypedDict):
     port: int
     log_level: str
     proxy_headers: bool
-    http: Literal["h11"]
+    http: type[EdgeProtocol]
     h11_max_incomplete_event_size: int
     log_config: None  # uvicorn keeps the logging `main` set up (logs.py)
 
@@ -83,7 +86,7 @@ def serve(host: str | None, port: int | None, no_migrate: bool, workers: int | N
     if workers > 1:  # one metrics view over the API processes and this one (metrics.py)
         _shared_metrics_dir(settings)
 
-    from sanitas.http_limits import MAX_HEADER_BYTES
+    from sanitas.http_limits import MAX_HEADER_BYTES, EdgeProtocol, raise_open_file_limit
     from sanitas.main import create_app
     from sanitas.migrate import upgrade_to_head
 
@@ -91,11 +94,14 @@ def serve(host: str | None, port: int | None, no_migrate: bool, workers: int | N
         _require_sandbox(settings)
     if not no_migrate:
         upgrade_to_head(str(settings.database_url))
+    # Each connection is a file: the soft limit (often 1,024) goes up to the hard one.
+    raise_open_file_limit()
     # h11, not httptools: h11 refuses a request head (line + headers) past the cap before
-    # parsing it, where httptools buffers headers of any size (see http_limits.py).
+    # parsing it, where httptools buffers headers of any size; EdgeProtocol adds the head
+    # deadline, the per-address connection cap and the cap on complete heads (http_limits.py).
     options = _ServeOptions(host=host or settings.host, port=port or settings.port,
                             log_level=os.environ.get("SANITAS_LOG_LEVEL", "info").lower(),
-                            proxy_headers=False, http="h11",
+                            proxy_headers=False, http=EdgeProtocol,
                             h11_max_incomplete_event_size=MAX_HEADER_BYTES, log_config=None)
     if workers == 1:
         uvicorn.run(create_app(settings), **options)
