@@ -38,6 +38,12 @@ CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance
 # Calls that would end the fuzzer's own session (its token stops working) are left out, and
 # the browser-only Google redirect (schemathesis 4.32's coverage phase crashes on it).
 EXCLUDED = ["/api/auth/logout", "/api/auth/password", "/api/auth/google/callback"]
+# The coverage phase also sends methods no route takes and expects 405; QUERY (an IETF draft
+# method) is one the API does not recognise, which RFC 9110 answers 501 (http_limits.py,
+# UnknownMethodMiddleware), so it is left out of that list.
+CONFIG = """[phases.coverage]
+unexpected-methods = ["get", "put", "post", "delete", "options", "patch", "trace"]
+"""
 
 
 @contextmanager
@@ -77,6 +83,7 @@ def fuzz(kind: str, max_time: int, workers: str) -> int:
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "fuzz_hooks",
            "PYTHONPATH": os.pathsep.join([str(ROOT / "scripts"),
                                           os.environ.get("PYTHONPATH", "")])}
+    (data_dir / "schemathesis.toml").write_text(CONFIG)
     try:
         with scratch_database(kind) as database_url:
             # Bursts of the fuzzer's workers are not what is tested here.
@@ -88,7 +95,8 @@ def fuzz(kind: str, max_time: int, workers: str) -> int:
                      for role in ("ADMIN", "USER")}
             for role, headers in roles.items():
                 print(f"== schemathesis on {kind} as {role} ({max_time} s) ==", flush=True)
-                command = [str(SCHEMATHESIS), "run",
+                command = [str(SCHEMATHESIS), "--config-file",
+                           str(data_dir / "schemathesis.toml"), "run",
                            f"http://127.0.0.1:{port}/api/openapi.json",
                            "--checks", CHECKS, "--max-time", str(max_time),
                            "--workers", workers, "--suppress-health-check", "all",

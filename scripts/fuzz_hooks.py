@@ -12,7 +12,8 @@ The API must answer each with a documented status (422 for the bad ones), never 
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
+from functools import partial
 
 import schemathesis
 from hypothesis import strategies as st
@@ -26,13 +27,21 @@ POISON = ["a\x00b", "\x00", "\x00" * 3, "x\u202eexe.pdf", "\u200b\x07",
 
 _zones = st.sampled_from([None, UTC, timezone(timedelta(hours=14)),
                           timezone(-timedelta(hours=12))])
+
+
+def _iso(value: date) -> str:
+    """Named functions here, not lambdas: hypothesis parses a lambda's source to describe it,
+    which schemathesis's worker threads can trip on Python 3.11 ("AST constructor recursion
+    depth mismatch")."""
+    return value.isoformat()
+
+
 _moments = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31),
-                        timezones=_zones).map(lambda d: d.isoformat())
+                        timezones=_zones).map(_iso)
 
 schemathesis.openapi.format("date-time", st.one_of(st.sampled_from(EXTREME_MOMENTS), _moments))
-schemathesis.openapi.format("date", st.one_of(
-    st.sampled_from(EXTREME_DAYS),
-    st.dates(min_value=datetime(1, 1, 1).date()).map(lambda d: d.isoformat())))
+schemathesis.openapi.format("date", st.one_of(st.sampled_from(EXTREME_DAYS),
+                                              st.dates().map(_iso)))
 
 
 def _string_paths(value, path=()):
@@ -62,8 +71,7 @@ def _poisoned(value):
     paths = list(_string_paths(value))
     if not paths:
         return st.just(value)
-    bad = st.tuples(st.sampled_from(paths), st.sampled_from(POISON)).map(
-        lambda choice: _replaced(value, *choice))
+    bad = st.builds(partial(_replaced, value), st.sampled_from(paths), st.sampled_from(POISON))
     return st.one_of(st.just(value), st.just(value), bad)
 
 
