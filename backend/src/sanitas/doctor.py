@@ -60,14 +60,25 @@ def _sandbox(settings: Settings) -> Check:
     return Check("sandbox", "ok", "bubblewrap starts, has no network and no host files")
 
 
-def _program(name: str, what: str, needed: bool, package: str) -> Callable[[Settings], Check]:
-    def check(settings: Settings) -> Check:
-        found = shutil.which(name)
-        if found:
-            return Check(name, "ok", f"{what}: {found}")
-        return Check(name, "fail" if needed else "warn", f"{what}: not installed",
-                     f"apt-get install {package}")
-    return check
+def _ocr(settings: Settings) -> Check:
+    """Advanced mode's OCR text layer: tesseract and the language data SANITAS_OCR_LANGUAGES
+    names (without them, rebuilt pages keep no text and the report says so)."""
+    if not settings.ocr:
+        return Check("tesseract", "ok", "OCR text layer off (SANITAS_OCR=false)")
+    packages = " ".join(f"tesseract-ocr-{lang.lower().replace('_', '-')}"
+                        for lang in settings.ocr_languages.split("+"))
+    found = shutil.which("tesseract")
+    if not found:
+        return Check("tesseract", "warn", "OCR text layer: tesseract is not installed, so "
+                     "pages rebuilt from pixels keep no text", f"apt-get install tesseract-ocr "
+                     f"{packages} (or SANITAS_OCR=false)")
+    from sanitas.engine.ocr import missing_languages
+
+    missing = missing_languages(settings.ocr_languages)
+    if missing:
+        return Check("tesseract", "warn", "OCR text layer: no language data for "
+                     + ", ".join(missing), f"apt-get install {packages}")
+    return Check("tesseract", "ok", f"OCR text layer ({settings.ocr_languages}): {found}")
 
 
 def _libreoffice(settings: Settings) -> Check:
@@ -238,7 +249,7 @@ def _icap_tls(settings: Settings) -> Check:
 
 CHECKS: list[Callable[[Settings], Check]] = [
     _sandbox, _libreoffice, _fonts,
-    _program("tesseract", "OCR text layer (optional)", False, "tesseract-ocr tesseract-ocr-eng"),
+    _ocr,
     _database, _storage, _broker, _secret_key, _public_url, _smtp, _webhook_ca_bundle,
     _icap_tls]
 

@@ -137,3 +137,13 @@ def test_settings_language_pattern_is_the_engines():
         Settings(ocr_languages="-l eng")
     with pytest.raises(ValueError):
         ocr.Recogniser("tesseract", "eng --oem 0", Path("/nonexistent"), 1)
+
+
+def test_doctor_names_missing_language_data():
+    from sanitas import doctor
+
+    assert doctor._ocr(Settings()).status == "ok"
+    check = doctor._ocr(Settings(ocr_languages="eng+zzz"))
+    assert check.status == "warn" and "zzz" in check.detail
+    assert "tesseract-ocr-zzz" in check.fix
+    assert "off" in doctor._ocr(Settings(ocr=False)).detail

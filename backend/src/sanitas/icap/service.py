@@ -116,7 +116,8 @@ def istag(fingerprint: str, settings: Settings, chosen: ServicePolicy) -> str:
     policy (id, version, body) and the settings that change answers."""
     parts = {"engine": fingerprint, "service": chosen.service, "mode": chosen.mode,
              "policy": [chosen.applied.id, chosen.applied.version, chosen.applied.body],
-             "ocr": settings.ocr, "pass": sorted(settings.icap_pass_types),
+             "ocr": [settings.ocr, settings.ocr_languages],
+             "pass": sorted(settings.icap_pass_types),
              "actions": [settings.icap_oversize_action, settings.icap_unsupported_action,
                          settings.icap_undecodable_action, settings.icap_max_body_bytes]}
     text = json.dumps(parts, sort_keys=True, default=str)
