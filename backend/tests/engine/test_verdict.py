@@ -6,6 +6,7 @@ from __future__ import annotations
 from sanitas.engine import sanitize_file
 from sanitas.engine import verdict as v
 from sanitas.engine.kinds import KINDS
+from sanitas.engine.policy import Policy
 from sanitas.engine.report import Result
 from tests.engine.corpus import FAKE_EXE, clean_pdf, save_pdf, zip_bytes
 from tests.engine.corpus_office import hostile_docm, png_bytes
@@ -57,7 +58,8 @@ def test_refused_file_says_why(tmp_path, out_dir):
 
 def test_pages_rebuilt_without_text_layer_are_partial(tmp_path, out_dir):
     upload = save_pdf(clean_pdf(pages=1, with_image=False), tmp_path / "letter.pdf")
-    outcome = sanitize_file(upload, out_dir, mode="advanced").outcome()
+    no_ocr = Policy.from_json({"output": "pdf"})  # pixels only, no OCR text layer
+    outcome = sanitize_file(upload, out_dir, mode="advanced", policy=no_ocr).outcome()
     assert outcome.verdict is v.Verdict.PARTIAL and outcome.counts.text_layer_dropped
     assert "text layer dropped" in outcome.summary
 
