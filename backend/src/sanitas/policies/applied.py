@@ -12,8 +12,9 @@ BUILT_IN_NAMES = {"basic": "Basic", "advanced": "Advanced"}
 BUILT_IN_DESCRIPTIONS = {
     "basic": "The basic mode: active content, embedded files, external references and "
              "metadata removed; the file keeps its format.",
-    "advanced": "The advanced mode: the basic mode's cleaning, then documents and pictures "
-                "rebuilt from pixels as PDF.",
+    "advanced": "The advanced mode: the basic mode's cleaning, then PDF and office documents "
+                "rebuilt from pixels as PDF, their text recognised again by OCR (it may "
+                "contain errors).",
 }
 assert set(BUILT_IN_NAMES) == set(BUILT_IN) == set(BUILT_IN_DESCRIPTIONS)
 
