@@ -24,6 +24,7 @@ from sanitas.errors import error_body, install_error_handlers
 from sanitas.executor import executor_connections
 from sanitas.executor import routes as queue_routes
 from sanitas.files import admin_routes as files_admin_routes
+from sanitas.files import download_routes as files_download_routes
 from sanitas.files import routes as files_routes
 from sanitas.http_limits import BodyLimitMiddleware, UnknownMethodMiddleware, upload_caps
 from sanitas.logs import RequestIdMiddleware, install_record_factory
@@ -103,7 +104,8 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
 
     app.include_router(health.router)
     app.include_router(metrics_routes_router)
-    for module in (auth_routes, users_routes, files_routes, files_admin_routes, queue_routes,
+    for module in (auth_routes, users_routes, files_routes, files_download_routes,
+                   files_admin_routes, queue_routes,
                    usage_routes, contact_routes, policies_routes, audit_routes, reports_routes,
                    apikeys_routes, webhooks_routes):
         app.include_router(module.router, prefix="/api", responses=COMMON_RESPONSES)

@@ -112,14 +112,20 @@ def test_every_route_gives_an_admins_key_no_admin_power(api, db_session, admin_a
             "GET /api/policies/{policy_id}"} <= set(kinds["account"])
     # The file calls, each looked at with another account's ids.
     assert sorted(kinds["file"]) == [
-        "GET /api/process/download/{file_id}", "GET /api/process/status/{file_id}",
-        "GET /api/upload/info", "GET /api/users/{user_id}/files", "POST /api/upload/multiple",
+        "GET /api/process/download/{file_id}", "GET /api/process/preview/{file_id}",
+        "GET /api/process/status/{file_id}",
+        "GET /api/upload/info", "GET /api/users/{user_id}/files",
+        "POST /api/process/download-batch", "POST /api/upload/multiple",
         "POST /api/upload/single", "POST /api/v1/sanitize"]
     for headers in _key_headers(a["secret"]):
         for path in (f"/api/process/download/{a['theirs'].id}",
+                     f"/api/process/preview/{a['theirs'].id}",
                      f"/api/process/status/{a['theirs'].id}",
                      f"/api/users/{a['other'].id}/files"):
             assert api.get(path, headers=headers).status_code == 404, path
+        batch = api.post("/api/process/download-batch", headers=headers,
+                         json={"fileIds": [a["theirs"].id]})
+        assert batch.status_code == 404 and b"secret" not in batch.content
         assert api.get("/api/upload/info", headers=headers).status_code == 200
         upload = api.post("/api/upload/single", headers=headers,
                           files={"file": ("a.txt", TEXT)})
