@@ -38,10 +38,10 @@ def free_port() -> int:
 
 
 # -- `sanitas serve` as a subprocess -------------------------------------------------------------
-def start_server(data_dir: Path, port: int,
-                 extra_env: dict[str, str] | None = None) -> subprocess.Popen:
-    """`sanitas serve` on `data_dir` (its own SQLite database unless `extra_env` names one),
-    signing tokens with SECRET; returns once /health answers."""
+def start_server(data_dir: Path, port: int, extra_env: dict[str, str] | None = None,
+                 args: tuple[str, ...] = ()) -> subprocess.Popen:
+    """`sanitas serve [args]` on `data_dir` (its own SQLite database unless `extra_env` names
+    one), signing tokens with SECRET; returns once /health answers on `port`."""
     # Only executor tuning passes through (e.g. SANITAS_EXECUTOR_WORKERS, _NICE).
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("SANITAS_") or k.startswith("SANITAS_EXECUTOR_")}
@@ -50,7 +50,7 @@ def start_server(data_dir: Path, port: int,
                SANITAS_ACCESS_TOKEN_TTL_SECONDS="7200")
     env.update(extra_env or {})
     log = open(data_dir / "serve.log", "ab")  # noqa: SIM115 (kept open for the child)
-    proc = subprocess.Popen([str(BIN / "sanitas"), "serve"], env=env, stdout=log,
+    proc = subprocess.Popen([str(BIN / "sanitas"), "serve", *args], env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -163,6 +163,9 @@ async function main() {
 
   const fx = spawnSync(PYTHON, [path.join(HERE, 'e2e/make_fixtures.py'), fixtures], { encoding: 'utf8' });
   assert(fx.status === 0, `fixture generation failed: ${fx.stderr}`);
+  // create-admin acts on an installation: `migrate` makes this one (serve would too).
+  const migrated = spawnSync(SANITAS, ['migrate'], { env, encoding: 'utf8' });
+  assert(migrated.status === 0, `migrate failed: ${migrated.stderr}`);
   const admin = spawnSync(SANITAS, ['create-admin', ADMIN.email], { env: { ...env, SANITAS_ADMIN_PASSWORD: ADMIN.password }, encoding: 'utf8' });
   assert(admin.status === 0, `create-admin failed: ${admin.stderr}`);
 

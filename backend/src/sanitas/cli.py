@@ -81,6 +81,12 @@ def serve(host: str | None, port: int | None, no_migrate: bool, workers: int | N
     """Run the API, the executor and the web UI."""
     import uvicorn
 
+    # --host and --port stand for SANITAS_HOST and SANITAS_PORT: the default public URL (the
+    # links in e-mails) follows them, here and in the API processes of --workers.
+    if host:
+        os.environ["SANITAS_HOST"] = host
+    if port:
+        os.environ["SANITAS_PORT"] = str(port)
     settings = _service_settings()
     workers = max(1, workers or settings.api_workers)
     if workers > 1:  # one metrics view over the API processes and this one (metrics.py)
@@ -99,7 +105,7 @@ def serve(host: str | None, port: int | None, no_migrate: bool, workers: int | N
     # h11, not httptools: h11 refuses a request head (line + headers) past the cap before
     # parsing it, where httptools buffers headers of any size; EdgeProtocol adds the head
     # deadline, the per-address connection cap and the cap on complete heads (http_limits.py).
-    options = _ServeOptions(host=host or settings.host, port=port or settings.port,
+    options = _ServeOptions(host=settings.host, port=settings.port,
                             log_level=os.environ.get("SANITAS_LOG_LEVEL", "info").lower(),
                             proxy_headers=False, http=EdgeProtocol,
                             h11_max_incomplete_event_size=MAX_HEADER_BYTES, log_config=None)
@@ -215,7 +221,16 @@ def _require_sandbox(settings: Settings) -> None:
 @click.option("--password", envvar="SANITAS_ADMIN_PASSWORD", default=None,
               help="Password (else SANITAS_ADMIN_PASSWORD, else prompted).")
 def create_admin(email: str, password: str | None) -> None:
-    """Create an ADMIN account, or promote an existing account to ADMIN."""
+    """Create an ADMIN account, or promote an existing account to ADMIN, in the installation
+    `serve` uses from this folder (SANITAS_DATA_DIR, default ./data); refuses where there is
+    none, creating nothing."""
+    from sanitas.datadir import missing_installation
+
+    missing = missing_installation(get_settings())
+    if missing:
+        click.echo(f"Error: {missing}", err=True)
+        sys.exit(2)
+
     from sqlalchemy import func, select
 
     from sanitas.auth.passwords import hash_password

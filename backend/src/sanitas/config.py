@@ -39,6 +39,17 @@ DEFAULT_ROLE_LIMITS: dict[str, RoleLimits] = {
 }
 
 
+WILDCARD_HOSTS = {"", "0.0.0.0", "::"}  # noqa: S104 - names of a bind to every interface
+
+
+def listen_url(host: str, port: int) -> str:
+    """The URL of `sanitas serve` listening on host:port, as this machine opens it: a wildcard
+    bind (0.0.0.0, ::) is not an address, so its loopback stands in."""
+    if host in WILDCARD_HOSTS:
+        host = "::1" if host == "::" else "127.0.0.1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SANITAS_", extra="ignore")
 
@@ -53,7 +64,9 @@ class Settings(BaseSettings):
     data_dir: Path = Path("./data")
     database_url: str | None = None
     secret_key: str | None = None
-    public_url: str = "http://127.0.0.1:8000"
+    # Base of the links in e-mails and of the Google callback. Unset (or empty): the address
+    # `serve` listens on, http://{host}:{port}, a wildcard bind read as loopback (listen_url).
+    public_url: str = ""
     host: str = "127.0.0.1"
     port: int = 8000
 
@@ -221,6 +234,8 @@ class Settings(BaseSettings):
         self.data_dir = self.data_dir.resolve()
         if self.database_url is None:
             self.database_url = f"sqlite:///{self.data_dir / 'sanitas.db'}"
+        if not self.public_url:
+            self.public_url = listen_url(self.host, self.port)
         if self.env == "production" and (
                 not self.secret_key or self.secret_key.strip().lower() in INSECURE_SECRETS
                 or len(self.secret_key) < 32):

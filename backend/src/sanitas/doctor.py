@@ -8,6 +8,7 @@ so scripts and container health checks can use it; `--json` prints the same as o
 
 from __future__ import annotations
 
+import ipaddress
 import shutil
 import smtplib
 import socket
@@ -107,20 +108,24 @@ def _fonts(settings: Settings) -> Check:
     return Check("fonts", "ok", ", ".join(wanted))
 
 
+# Run from another folder, the default ./data is not the installation's: say so, create nothing.
+_WHERE = ("Run it from the folder `sanitas serve` (`make run`) was started in, or with its "
+          "SANITAS_DATA_DIR (or SANITAS_DATABASE_URL); a new installation: run `sanitas migrate`.")
+
+
 def _database(settings: Settings) -> Check:
-    from alembic.runtime.migration import MigrationContext
     from alembic.script import ScriptDirectory
 
-    from sanitas.db import make_engine
-    from sanitas.migrate import alembic_config
+    from sanitas.datadir import sqlite_path
+    from sanitas.migrate import alembic_config, current_revision
 
     url = str(settings.database_url)
     shown = url.split("@")[-1] if "@" in url else url  # never the password
+    db = sqlite_path(url)
+    if db is not None and not db.is_file():
+        return Check("database", "fail", f"no database at {db}", _WHERE)
     try:
-        engine = make_engine(url)
-        with engine.connect() as connection:
-            current = MigrationContext.configure(connection).get_current_revision()
-        engine.dispose()
+        current = current_revision(url)
     except Exception as exc:  # noqa: BLE001 - any failure to connect is the answer
         return Check("database", "fail", f"{shown}: cannot connect ({type(exc).__name__})",
                      "Check SANITAS_DATABASE_URL and that the server is up.")
@@ -135,6 +140,8 @@ def _storage(settings: Settings) -> Check:
     from sanitas.storage import make_storage
 
     key = "doctor/probe"
+    if settings.storage == "local" and not settings.data_dir.is_dir():
+        return Check("storage", "fail", f"local: {settings.data_dir} does not exist", _WHERE)
     try:
         storage = make_storage(settings)
         with tempfile.TemporaryDirectory() as folder:
@@ -180,11 +187,41 @@ def _secret_key(settings: Settings) -> Check:
     return Check("secret key", "ok", f"{len(key)} characters")
 
 
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost" or host.endswith(".localhost")
+
+
 def _public_url(settings: Settings) -> Check:
+    """Beside being a URL: when it names this machine's loopback or the address `serve` is
+    bound to, it must reach `serve` there (a public host name is taken for a reverse proxy)."""
+    from sanitas.config import WILDCARD_HOSTS, listen_url
+
     parts = urlsplit(settings.public_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        port = 0
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port:
         return Check("public url", "fail", f"{settings.public_url!r} is not a URL",
                      "Set SANITAS_PUBLIC_URL to the address users open.")
+    host, bound = parts.hostname.lower(), settings.host.strip("[]").lower()
+    listening = (f"every interface, port {settings.port}" if bound in WILDCARD_HOSTS
+                 else listen_url(settings.host, settings.port).removeprefix("http://"))
+    # Does the URL name the socket `serve` binds (the same host, or loopback it listens on)?
+    here = host == bound or (_loopback(host) and (bound in WILDCARD_HOSTS or _loopback(bound)))
+    if (here and port != settings.port) or (_loopback(host) and not here):
+        return Check("public url", "warn", f"links in e-mails go to {settings.public_url}, but "
+                     f"`sanitas serve` listens on {listening} (SANITAS_HOST, SANITAS_PORT)",
+                     "Set SANITAS_PUBLIC_URL to the address users open, or unset it to "
+                     "follow SANITAS_HOST and SANITAS_PORT.")
+    if _loopback(host) and bound in WILDCARD_HOSTS:
+        return Check("public url", "warn", f"`sanitas serve` listens on {listening}, but links "
+                     f"in e-mails go to {settings.public_url}, which only this machine opens",
+                     "Set SANITAS_PUBLIC_URL to the address other machines open (e.g. "
+                     f"http://<this machine's name>:{settings.port}).")
     if parts.hostname in ("127.0.0.1", "localhost") and settings.env == "production":
         return Check("public url", "warn", f"{settings.public_url}: links in e-mails point to "
                      "this machine", "Set SANITAS_PUBLIC_URL to the public address.")

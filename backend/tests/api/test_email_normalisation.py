@@ -115,6 +115,7 @@ def test_create_admin_uses_the_one_spelling(tmp_path):
 
     cli = Path(sys.executable).with_name("sanitas")
     env = {"PATH": "/usr/bin:/bin", "SANITAS_DATA_DIR": str(tmp_path / "data")}
+    subprocess.run([str(cli), "migrate"], env=env, capture_output=True, timeout=120, check=True)
     outputs = []
     for address in ("jos\u00e9@example.com", "JOSE\u0301@example.com"):
         done = subprocess.run([str(cli), "create-admin", address, "--password", "longenough1"],
