@@ -153,3 +153,27 @@ def test_the_admins_delete_takes_the_preview(api, settings, db_session):
                         headers=auth_headers(settings, db_session, admin))
     assert answer.status_code == 200, answer.text
     assert not make_storage(settings).exists(preview_key(file.id))
+
+
+def test_the_orphan_sweep_keeps_live_previews_only(settings, db_session):
+    from sanitas.executor.job import OrphanSweeper
+
+    user = make_user(db_session)
+    live_file = add_file(db_session, settings, user, status="COMPLETED")
+    _with_preview(settings, live_file)
+    gone = add_file(db_session, settings, user, status="COMPLETED")
+    _with_preview(settings, gone)
+    db_session.execute(update(File).where(File.id == gone.id).values(sanitized_key=None))
+    db_session.commit()
+    storage = make_storage(settings)
+    stray = settings.data_dir / "stray"
+    stray.write_bytes(PNG)
+    storage.put_file(preview_key("00000000-0000-0000-0000-00000000dead"), stray)
+    engine = make_engine(str(settings.database_url))
+    try:
+        sweeper = OrphanSweeper(interval=0, min_age=0, clock=lambda: 1000.0)
+        # the stray preview, and the preview and sanitized copy no row names any more
+        assert sweeper.run(make_sessionmaker(engine), storage, 1000.0) == 3
+    finally:
+        engine.dispose()
+    assert storage.keys("previews/") == [preview_key(live_file.id)]
