@@ -15,6 +15,7 @@ import itertools
 import posixpath
 import re
 import stat
+import struct
 import zipfile
 import zlib
 from pathlib import Path
@@ -57,10 +58,11 @@ def nested_context(ctx: Context, size: int, *, mode: Mode = "basic",
                    password=password, nested=budget, ocr_languages=ctx.ocr_languages)
 
 
-def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int, *,
+def check_names_and_limits(zf: zipfile.ZipFile, src: Path, *,
                            password_given: bool = False) -> list[zipfile.ZipInfo]:
     """Refuse the whole archive before anything is decompressed. Encrypted members are
     refused unless a password was given (the extraction then decrypts them)."""
+    archive_size = src.stat().st_size
     infos = zf.infolist()
     if len(infos) > MAX_MEMBERS:
         raise Rejected(f"The archive has too many members ({len(infos)}; the limit is "
@@ -70,6 +72,7 @@ def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int, *,
     for info in infos:
         if info.flag_bits & 0x1 and not password_given:
             raise EncryptedInput("zip")
+        _use_declared_name(info)
         reason = unsafe_name_reason(info)
         if reason:
             raise Rejected(f"The archive contains an unsafe member name ({reason}): "
@@ -94,8 +97,34 @@ def check_names_and_limits(zf: zipfile.ZipFile, archive_size: int, *,
     if total > RATIO_FLOOR and total > MAX_RATIO * max(archive_size, 1):
         raise Rejected("The archive has an extreme compression ratio (zip bomb protection).",
                        RejectionCode.BOMB)
-    _check_overlaps(infos, archive_size)
+    _check_overlaps(infos, src)
     return infos
+
+
+UNICODE_PATH_FIELD = 0x7075  # Info-ZIP: the UTF-8 spelling of a name stored in another encoding
+
+
+def _use_declared_name(info: zipfile.ZipInfo) -> None:
+    """A name stored without the UTF-8 flag is read as CP437 (zipfile's default, what the
+    format specifies); when the directory also carries its UTF-8 spelling (the Info-ZIP
+    Unicode Path field, checked against the stored name's CRC) that spelling is the name."""
+    if info.flag_bits & 0x800:
+        return
+    extra, offset = info.extra, 0
+    while offset + 4 <= len(extra):
+        tag, size = struct.unpack_from("<HH", extra, offset)
+        body = extra[offset + 4:offset + 4 + size]
+        offset += 4 + size
+        if tag != UNICODE_PATH_FIELD or len(body) < 5 or body[0] != 1:
+            continue
+        try:
+            raw = info.orig_filename.encode("cp437")
+            name = body[5:].decode("utf-8")
+        except UnicodeError:
+            return
+        if zlib.crc32(raw) == struct.unpack_from("<I", body, 1)[0] and name:
+            info.filename = name
+        return
 
 
 def unsafe_name_reason(info: zipfile.ZipInfo) -> str | None:
@@ -121,10 +150,34 @@ def unsafe_name_reason(info: zipfile.ZipInfo) -> str | None:
     return None
 
 
-def _check_overlaps(infos: list[zipfile.ZipInfo], archive_size: int) -> None:
-    """Overlapping entries (one compressed stream shared by many members) are a bomb trick."""
-    spans = sorted((info.header_offset, info.header_offset + 30 + len(info.filename.encode())
-                    + info.compress_size) for info in infos if not info.is_dir())
+LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, then the name and extra-field lengths
+DATA_DESCRIPTOR_MIN = 12  # crc, sizes: what follows a member whose sizes trail its data
+
+
+def _check_overlaps(infos: list[zipfile.ZipInfo], src: Path) -> None:
+    """Overlapping entries (one compressed stream shared by many members) are a bomb trick.
+
+    Each member's extent comes from its own local header: its name and extra field there
+    can differ in length from the central directory's (an NTFS timestamp only in the
+    directory, a name the directory spells in another encoding), so neither the directory's
+    extra field nor the decoded name's length says where the data starts."""
+    spans: list[tuple[int, int]] = []
+    with open(src, "rb") as fh:
+        for info in infos:
+            if info.is_dir():
+                continue
+            fh.seek(info.header_offset)
+            header = fh.read(LOCAL_HEADER.size)
+            if len(header) < LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
+                raise Rejected(f"The archive member {info.filename[:100]!r} has no valid local "
+                               "header.", RejectionCode.DAMAGED)
+            _signature, name_length, extra_length = LOCAL_HEADER.unpack(header)
+            end = info.header_offset + LOCAL_HEADER.size + name_length + extra_length \
+                + info.compress_size
+            if info.flag_bits & 0x8:
+                end += DATA_DESCRIPTOR_MIN
+            spans.append((info.header_offset, end))
+    spans.sort()
     for (_start_a, end_a), (start_b, _end_b) in itertools.pairwise(spans):
         if start_b < end_a:
             raise Rejected("The archive has overlapping members (zip bomb technique).",
@@ -152,8 +205,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
     written_total = 0
     with zf, zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED,
                              compresslevel=6) as out:
-        infos = check_names_and_limits(zf, src.stat().st_size,
-                                       password_given=bool(ctx.password))
+        infos = check_names_and_limits(zf, src, password_given=bool(ctx.password))
         if zf.comment:
             ctx.add("archive_comment", "archive comment", action="removed")
         used_names: set[str] = set()

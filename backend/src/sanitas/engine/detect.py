@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import posixpath
 import re
 import struct
 import zipfile
@@ -290,7 +291,8 @@ def _detect_zip(path: Path) -> Detected:
             raise EncryptedInput("zip")  # the password given with the upload may open it
         names = {info.filename: info for info in infos}
         types = names.get("[Content_Types].xml")
-        kind, types_readable = _ooxml_kind(zf, types) if types else (None, False)
+        claimed, main = _office_document_part(zf, infos)
+        kind, types_readable = _ooxml_kind(zf, types, main, infos) if types else (None, False)
         if kind:
             return _found(kind)
         if "mimetype" in names and names["mimetype"].file_size < 200:
@@ -307,14 +309,17 @@ def _detect_zip(path: Path) -> Detected:
                                    "files cannot be inspected and are not accepted.",
                                    RejectionCode.ENCRYPTED)
                 return _found(kind)
-        claimed, kind = _ooxml_by_structure(zf, infos)
+        kind = _ooxml_by_structure(zf, main) if main is not None else None
         if kind:
             return _found(kind)  # content types missing or damaged: the sanitizer rebuilds them
-        if claimed and not types_readable:
-            raise Rejected("The file is an Office package whose [Content_Types].xml is missing "
-                           "or damaged and whose main part does not show whether it is a Word, "
-                           "Excel or PowerPoint document; it cannot be repaired.",
-                           RejectionCode.DAMAGED)
+        if claimed:
+            # Its relationships name an office document: it is certainly an Office package,
+            # never an archive whose parts would be sanitized (and renamed) one by one.
+            state = "readable" if types_readable else "missing or damaged"
+            raise Rejected("The file is an Office package whose main part's type cannot be "
+                           f"determined (its [Content_Types].xml is {state} and the part does "
+                           "not show whether it is a Word, Excel or PowerPoint document); it "
+                           "cannot be repaired.", RejectionCode.DAMAGED)
         if "classes.dex" in names or "AndroidManifest.xml" in names:
             raise Rejected("The file is an Android application (APK); executables are not "
                            "accepted.", RejectionCode.EXECUTABLE)
@@ -324,8 +329,14 @@ def _detect_zip(path: Path) -> Detected:
         return _found("zip")
 
 
-def _ooxml_kind(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[str | None, bool]:
-    """(the kind the content types name, whether they could be read at all)."""
+def _ooxml_kind(zf: zipfile.ZipFile, info: zipfile.ZipInfo, main: zipfile.ZipInfo | None,
+                infos: list[zipfile.ZipInfo]) -> tuple[str | None, bool]:
+    """(the kind the content types give the package, whether they could be read at all).
+
+    Resolved the way OPC does: the main part (`main`, the relationships' office document) has
+    the type of its `Override`, else the `Default` of its extension (a real .xlsb types its
+    workbook.bin by `<Default Extension="bin">`). Without a main part, any part whose
+    Override, or whose extension's Default, is a main document type names the kind."""
     if info.file_size > MAX_CONTENT_TYPES_XML:
         raise Rejected("The Office document's content type list is implausibly large.",
                        RejectionCode.DAMAGED)
@@ -339,12 +350,32 @@ def _ooxml_kind(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[str | None,
     except (ElementTree.ParseError, zipfile.BadZipFile, zlib.error, EOFError, ValueError,
             NotImplementedError, RuntimeError, UnicodeError):
         return None, False  # damaged: the package's structure may still name its kind
-    main_types = formats.by_main_type("ooxml")
+    defaults: dict[str, str] = {}
+    overrides: dict[str, str] = {}
     for element in root:
-        if element.tag.endswith("Override"):
-            kind = main_types.get((element.get("ContentType") or "").strip().lower())
-            if kind:
-                return kind, True
+        content_type = (element.get("ContentType") or "").strip().lower()
+        if element.tag.endswith("}Default") or element.tag == "Default":
+            defaults.setdefault((element.get("Extension") or "").casefold(), content_type)
+        elif element.tag.endswith("}Override") or element.tag == "Override":
+            part = (element.get("PartName") or "").lstrip("/").casefold()
+            overrides.setdefault(part, content_type)
+    main_types = formats.by_main_type("ooxml")
+
+    def type_of(name: str) -> str:
+        folded = name.casefold()
+        if folded in overrides:
+            return overrides[folded]
+        return defaults.get(posixpath.splitext(folded)[1].lstrip("."), "")
+
+    if main is not None:
+        return main_types.get(type_of(main.filename)), True
+    for content_type in overrides.values():
+        if content_type in main_types:
+            return main_types[content_type], True
+    for member in infos:
+        kind = main_types.get(type_of(member.filename))
+        if kind:
+            return kind, True
     return None, True
 
 
@@ -354,10 +385,10 @@ def _read_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> byt
         return fh.read(limit)
 
 
-def _ooxml_by_structure(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo],
-                        ) -> tuple[bool, str | None]:
-    """(whether the package's relationships name an office document, the kind its main
-    part's root element names) for packages whose content types do not say it."""
+def _office_document_part(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo],
+                          ) -> tuple[bool, zipfile.ZipInfo | None]:
+    """(whether the package's `_rels/.rels` names an office document, its main part when
+    the package holds it)."""
     by_fold = {info.filename.casefold(): info for info in infos}
     rels = by_fold.get("_rels/.rels")
     if rels is None or rels.file_size > MAX_CONTENT_TYPES_XML:
@@ -366,14 +397,25 @@ def _ooxml_by_structure(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo],
 
     try:
         target = ooxml.office_document_target(_read_bounded(zf, rels, MAX_CONTENT_TYPES_XML))
-        main = by_fold.get(target.casefold()) if target else None
-        head = _read_bounded(zf, main, HEAD_SIZE) if main else b""
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError,
             RuntimeError, zlib.error):
         return True, None
     if target is None:
         return False, None
-    return True, ooxml.kind_of_root(head) if head else None
+    return True, by_fold.get(target.casefold())
+
+
+def _ooxml_by_structure(zf: zipfile.ZipFile, main: zipfile.ZipInfo) -> str | None:
+    """The kind the main part's root element names, for packages whose content types do
+    not say it."""
+    from sanitas.engine import ooxml
+
+    try:
+        head = _read_bounded(zf, main, HEAD_SIZE)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError,
+            RuntimeError, zlib.error):
+        return None
+    return ooxml.kind_of_root(head) if head else None
 
 
 def _decode_text_head(head: bytes) -> str | None:

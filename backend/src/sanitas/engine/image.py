@@ -410,15 +410,22 @@ def _save_frames(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
                  ctx: Context, kept: dict[str, object] | None = None) -> None:
     frames: list[Image.Image] = []
     durations: list[int] = []
+    disposals: list[int] = []
     loop = image.info.get("loop", 0)
     total = getattr(image, "n_frames", 1)
     for index, frame in enumerate(ImageSequence.Iterator(image)):
         durations.append(int(frame.info.get("duration", 100) or 100))
+        # Pillow hands over GIF frames already composed (disposal applied), so a frame is
+        # drawn whole: "leave in place" (0, 1) stays, "restore to background/previous" (2, 3)
+        # becomes 2 (the next whole frame is drawn on a cleared, transparent canvas).
+        disposals.append(1 if getattr(image, "disposal_method", 2) in (0, 1) else 2)
         clean = frame.copy()
         if (kind == "gif" and clean.mode not in ("P", "L", "RGB", "RGBA")) or \
                 (kind == "avif" and clean.mode not in ("RGB", "RGBA")):
             clean = clean.convert("RGBA")
-        clean.info = {}
+        # A palette frame's transparent index is pixel data, not metadata: it stays.
+        transparency = clean.info.get("transparency") if clean.mode in ("P", "L") else None
+        clean.info = {} if transparency is None else {"transparency": transparency}
         frames.append(clean)
         if index % 20 == 0:
             ctx.progress(20 + 60 * index // max(total, 1))
@@ -426,7 +433,7 @@ def _save_frames(image: Image.Image, dst: Path, kind: str, icc: bytes | None,
     if kind in ("gif", "png", "webp"):
         params.update(duration=durations, loop=int(loop) if isinstance(loop, int) else 0)
     if kind == "gif":
-        params["disposal"] = 2
+        params["disposal"] = disposals
         params.update(_kept_metadata("gif", kept or {}))  # comments the policy keeps
     if kind == "webp":
         params.update(_webp_params(image))

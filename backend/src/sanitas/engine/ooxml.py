@@ -527,6 +527,7 @@ def _walk(state: _State, root_rels: list[Rel]) -> None:
         state.rels_out[source] = kept_rels
     if state.ctx.decides(Rule.HIDDEN_CONTENT) is not Decision.KEEP:
         _drop_hidden_parts(state)
+    _drop_unreadable_parts(state)
     # Clean the XML parts only now: a part may drop a relationship whose target fails checks.
     for part in list(state.kept):
         if state.kept[part] is None:
@@ -538,6 +539,38 @@ def _walk(state: _State, root_rels: list[Rel]) -> None:
         state.kept.pop(part, None)
     for source, rels in state.rels_out.items():
         state.rels_out[source] = [r for r in rels if r.external or r.part in state.kept]
+
+
+def _drop_unreadable_parts(state: _State) -> None:
+    """An XML part (other than the main one) that is empty or not well-formed leaves the
+    package with its relationships before any part is cleaned, so no part keeps a reference
+    to it; it is reported. Every XML part of the output then parses. (A part declaring a DTD
+    is left to `parse_xml`, which refuses it as an attack.)"""
+    for part, pending in list(state.kept.items()):
+        ct = state.kept_ct.get(part, "")
+        if pending is not None or part == state.main_part or "vml" in ct or \
+                part.casefold().endswith(".vml"):
+            continue  # binary parts are kept as they are; VML is parsed leniently
+        data = state.members[part]
+        if _DTD_DECLARATION.search(data[:65536]):
+            continue
+        problem = "it is empty" if not data.strip() else None
+        if problem is None:
+            try:  # the tree is dropped at once: one part's tree in memory at a time
+                etree.fromstring(data, xml_parser())
+            except etree.XMLSyntaxError as exc:
+                problem = f"it is not well-formed XML ({str(exc)[:120]})"
+        if problem is not None:
+            state.ctx.add("invalid_part", part, detail=f"removed with its relationships: "
+                          f"{problem}")
+            state.reported.add("part|" + part)
+            state.rejected_parts.add(part)
+            del state.kept[part]
+    for source, rels in state.rels_out.items():
+        state.rels_out[source] = [r for r in rels if r.external or r.part in state.kept]
+
+
+_DTD_DECLARATION = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 
 
 _HIDDEN_SHEET = re.compile(rb"""state\s*=\s*["'](?:hidden|veryHidden)["']""")
@@ -621,7 +654,7 @@ def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
     if key in ("image", "media", "audio", "video") or ct.startswith(("image/", "audio/",
                                                                        "video/")):
         return _keep_binary(state, real, ct, data, key)
-    if any(f in ct for f in FONT_CT):
+    if any(f in ct for f in FONT_CT) and not ct.endswith("xml"):  # not fontTable+xml
         state.kept[real], state.kept_ct[real] = data, ct
         return True
     if key in ("pivotcachedefinition", "pivottable") and _external_pivot(state, real, key):

@@ -63,7 +63,10 @@ ALLOWED_ATTRIBUTES = frozenset([
     "color-interpolation", "color-interpolation-filters", "color-rendering", "color-profile",
     "vector-effect", "paint-order", "overflow", "mix-blend-mode", "isolation", "pathLength",
     "enable-background", "kerning", "glyph-orientation-horizontal", "glyph-orientation-vertical",
-    "systemLanguage", "lang", "role", "aria-label", "aria-hidden", "focusable", "attributeName",
+    # Conditional processing: a <switch> draws its first child whose conditions hold, so
+    # removing them would draw a fallback instead. They only name features and languages.
+    "systemLanguage", "requiredExtensions", "requiredFeatures",
+    "lang", "role", "aria-label", "aria-hidden", "focusable", "attributeName",
     "attributeType", "begin", "dur", "end", "repeatCount", "repeatDur", "from", "to", "by",
     "keyTimes", "keySplines", "calcMode", "additive", "accumulate", "restart", "keyPoints", "min",
     "max", "href"

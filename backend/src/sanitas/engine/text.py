@@ -58,13 +58,49 @@ def decode(data: bytes) -> tuple[str, str]:
         return data.decode("cp1252", "replace"), "cp1252"
 
 
+# The encoding a markup document declares: an XML declaration, or the charset of a <meta>
+# (the HTML prescan looks at the first 1024 bytes).
+_XML_ENCODING = re.compile(
+    rb"^\s*<\?xml\s[^>]{0,200}?encoding\s*=\s*[\"']([A-Za-z0-9._:-]{1,40})[\"']")
+_META_CHARSET = re.compile(rb"<meta\s[^>]{0,400}?charset\s*=\s*[\"']?\s*([A-Za-z0-9._:-]{1,40})",
+                           re.IGNORECASE)
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """The codec name a markup document declares for itself (XML declaration, then <meta
+    charset> / http-equiv content charset in its first 1024 bytes), or None when it declares
+    none Python knows. UTF-16/32 declarations are ignored: such text has a BOM or is not
+    readable as ASCII."""
+    found = _XML_ENCODING.match(data[:1024]) or _META_CHARSET.search(data[:1024])
+    if found is None:
+        return None
+    try:
+        name = codecs.lookup(found.group(1).decode("ascii")).name
+    except LookupError:
+        return None
+    if name.startswith(("utf-16", "utf-32")):
+        return None
+    return "cp1252" if name in ("ascii", "iso8859-1") else name  # as browsers read them
+
+
+def decode_markup(data: bytes) -> tuple[str, str]:
+    """`decode` for HTML/XHTML: a BOM wins, then the encoding the document declares (an XML
+    declaration or a <meta charset>), then strict UTF-8, then Windows-1252."""
+    declared = None if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE,
+                                        codecs.BOM_UTF16_BE)) else declared_encoding(data)
+    if declared is None or declared == "utf-8":
+        return decode(data)
+    return data.decode(declared, "replace"), declared
+
+
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     if src.stat().st_size > MAX_TEXT_BYTES:
         raise Rejected("The text file is too large.", RejectionCode.TOO_LARGE)
     if kind == "xml":
         dst.write_bytes(sanitize_xml(src.read_bytes(), ctx))
         return "xml"
-    text, encoding = decode(src.read_bytes())
+    data = src.read_bytes()
+    text, encoding = decode_markup(data) if kind == "html" else decode(data)
     if encoding not in ("utf-8",):
         ctx.add("encoding", "whole file", action="converted",
                 detail=f"{encoding} converted to UTF-8")
@@ -194,10 +230,13 @@ def sanitize_html(text: str, ctx: Context) -> str:
     from lxml import etree
 
     text = CONTROL_CHARS.sub("", text)
+    # Parsed as UTF-8 bytes: lxml refuses text that starts with an XML declaration naming an
+    # encoding (XHTML), and the declaration has already been honoured by the decoding.
     parser = lxml.html.HTMLParser(remove_comments=True, remove_pis=True, no_network=True,
-                                  default_doctype=False, huge_tree=False)
+                                  default_doctype=False, huge_tree=False, encoding="utf-8")
     try:
-        document = lxml.html.document_fromstring(text, parser=parser)
+        document = lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"),
+                                                 parser=parser)
     except (etree.ParserError, ValueError) as exc:
         raise Rejected(f"The HTML file cannot be parsed ({exc}).", RejectionCode.DAMAGED) from None
     removed: dict[tuple[str, str], int] = {}

@@ -25,7 +25,8 @@ file is not a valid file of its format. `output` runs it and turns a failure int
   is unsafe or repeated, no member is encrypted.
 - OOXML (docx, xlsx, pptx and their templates and slideshow): the ZIP checks, then
   `[Content_Types].xml`, the package relationships and the main part parse, and the main
-  part's content type is the one the registry declares for the kind.
+  part's content type is the one the registry declares for the kind; every other XML part
+  (typed XML by its override or its extension's default) and relationship part parses too.
 - OpenDocument: the ZIP checks, the first member is `mimetype`, stored, naming the kind the
   registry declares; `content.xml` parses.
 - epub: the ZIP checks, the first member is `mimetype`, stored, `application/epub+zip`; the
@@ -352,6 +353,25 @@ def ooxml(path: Path, spec: Output) -> None:
             raise Invalid(f"the main part {part!r:.100} is {content_type!r:.120}, "
                           f"not {expected}")
         _parse(zf.read(part), part)
+        _xml_parts_parse(zf, types, skip={"[content_types].xml", "_rels/.rels", part.lower()})
+
+
+def _xml_parts_parse(zf: zipfile.ZipFile, types: etree._Element, skip: set[str]) -> None:
+    """Every XML part of a package parses (an empty or broken one would make Office repair or
+    refuse the document): the parts whose content type, by override or by the default of
+    their extension, is XML, and every relationship part."""
+    overrides = {o.get("PartName", "").lstrip("/").lower(): o.get("ContentType", "").lower()
+                 for o in types.iter(_CONTENT_TYPES + "Override")}
+    defaults = {d.get("Extension", "").lower(): d.get("ContentType", "").lower()
+                for d in types.iter(_CONTENT_TYPES + "Default")}
+    for info in zf.infolist():
+        name = info.filename.lower()
+        if info.is_dir() or name in skip:
+            continue
+        extension = name.rsplit(".", 1)[-1] if "." in posixpath.basename(name) else ""
+        content_type = overrides.get(name, defaults.get(extension, ""))
+        if content_type.endswith("xml") or extension == "rels":
+            _parse(zf.read(info), info.filename[:100])
 
 
 def _stored_mimetype(zf: zipfile.ZipFile, expected: str) -> None:
