@@ -12,7 +12,8 @@ say() { echo "[install] $*"; }
 # --- Debian packages -------------------------------------------------------------------
 APT_PACKAGES=(bubblewrap acl python3-venv python3-dev libmagic1 fonts-dejavu-core fonts-liberation2
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
-  libreoffice-draw-nogui nodejs npm tesseract-ocr)
+  libreoffice-draw-nogui nodejs npm tesseract-ocr ffmpeg)
+# ffmpeg (ffprobe too): the audio and video families remux inside the sandbox (engine/media.py)
 # tesseract: advanced mode's OCR text layer (SANITAS_OCR, on by default), with the language data
 # of each language of SANITAS_OCR_LANGUAGES ("eng+deu" -> tesseract-ocr-eng tesseract-ocr-deu).
 OCR_LANGUAGES=${SANITAS_OCR_LANGUAGES:-eng}
@@ -24,8 +25,9 @@ done
 # c-icap (c-icap-client) and squid: the ICAP tests drive `sanitas icap` with real clients.
 # squid-openssl is Debian's Squid built with OpenSSL (it replaces the GnuTLS `squid` package):
 # only that build speaks icaps:// with tls-cafile/tls-cert (docs/icap.md, TLS).
+# libimage-exiftool-perl: the media tests judge outputs with exiftool
 [ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf tesseract-ocr-eng prometheus
-  c-icap squid-openssl)
+  c-icap squid-openssl libimage-exiftool-perl)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

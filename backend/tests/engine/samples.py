@@ -287,6 +287,9 @@ def all_samples(folder: Path) -> dict[str, Path]:
     """A sample of every kind the registry declares (office originals included)."""
     folder.mkdir(parents=True, exist_ok=True)
     made = office_originals(folder / "office")
+    from tests.engine.media_corpus import media_samples
+
+    made.update(media_samples(folder / "media"))  # audio and video, made by ffmpeg
     for kind, make in SAMPLES.items():
         kind_dir = folder / kind
         kind_dir.mkdir()

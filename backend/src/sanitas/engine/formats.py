@@ -146,6 +146,17 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            Advanced.OFFICE_PIXELS, office=True, preload=False,
            summary="Converted by LibreOffice (macros never run) to the matching OOXML type, "
                    "then cleaned like it; macros and OLE objects do not survive."),
+    # Audio and video: ffmpeg remuxes in the sandbox (engine/media.py); advanced mode
+    # re-encodes the streams into the same container type.
+    Family("audio", "sanitas.engine.media:sanitize", Advanced.SAME,
+           summary="Remuxed without re-encoding: tags (ID3, APE, Vorbis comments, RIFF and "
+                   "iTunes tags), cover pictures, chapters and encoder names removed; the "
+                   "audio kept bit for bit."),
+    Family("video", "sanitas.engine.media:sanitize", Advanced.SAME,
+           summary="Remuxed without re-encoding: tags, GPS and device tags, data tracks "
+                   "(GPS, timecode), chapters, cover pictures, attachments (fonts, files) and "
+                   "subtitle track names removed; video, audio and subtitle streams kept bit "
+                   "for bit."),
 )}
 
 _ZIP, _OLE = "zip", "ole"
@@ -263,6 +274,35 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "application/vnd.ms-powerpoint", "PowerPoint 97-2003 presentation", container=_OLE),
     Kind("rtf", "legacy_office", ("rtf", "doc"), ("docx",), "application/rtf",
          "Rich Text document"),
+    # Audio. MP3: an ID3v2 tag or an MPEG audio frame sync (more in EXTRA_MAGIC); Ogg: the
+    # codec's identification header in the first page names Vorbis or Opus.
+    Kind("mp3", "audio", ("mp3",), ("mp3",), "audio/mpeg", "MP3 audio",
+         magic=((0, b"ID3"),)),
+    Kind("flac", "audio", ("flac",), ("flac",), "audio/flac", "FLAC audio",
+         magic=((0, b"fLaC"),)),
+    Kind("ogg", "audio", ("ogg", "oga"), ("ogg",), "audio/ogg", "Ogg Vorbis audio",
+         magic=((0, b"OggS"), (28, b"\x01vorbis"))),
+    Kind("opus", "audio", ("opus",), ("opus",), "audio/ogg; codecs=opus", "Opus audio",
+         magic=((0, b"OggS"), (28, b"OpusHead"))),
+    Kind("wav", "audio", ("wav", "wave"), ("wav",), "audio/wav", "WAV audio",
+         magic=((0, b"RIFF"), (8, b"WAVE"))),
+    Kind("aiff", "audio", ("aiff", "aif", "aifc"), ("aiff",), "audio/aiff", "AIFF audio",
+         magic=((0, b"FORM"), (8, b"AIFF"))),
+    Kind("m4a", "audio", ("m4a", "m4b"), ("m4a",), "audio/mp4", "M4A/AAC audio",
+         brands=(b"M4A ", b"M4B ")),
+    # Video. MP4 by its ftyp brands (a HEIF brand earlier in the box still makes a photo);
+    # QuickTime also by a leading moov/mdat/wide/free atom (older files have no ftyp).
+    Kind("mp4", "video", ("mp4", "m4v"), ("mp4",), "video/mp4", "MP4 video",
+         brands=(b"isom", b"iso2", b"iso4", b"iso5", b"iso6", b"mp41", b"mp42", b"avc1",
+                 b"M4V ", b"dash")),
+    Kind("mov", "video", ("mov", "qt"), ("mov",), "video/quicktime", "QuickTime video",
+         brands=(b"qt  ",)),
+    # Matroska and WebM share the EBML signature; the EBML header's DocType, read in the
+    # sandbox, says which one the output is (engine/media.py).
+    Kind("mkv", "video", ("mkv", "mka", "mk3d", "webm"), ("mkv", "webm"), "video/x-matroska",
+         "Matroska/WebM video", magic=((0, b"\x1a\x45\xdf\xa3"),)),
+    Kind("avi", "video", ("avi",), ("avi",), "video/x-msvideo", "AVI video",
+         magic=((0, b"RIFF"), (8, b"AVI "))),
 )}
 
 # Second signatures of kinds whose magic has two spellings.
@@ -270,6 +310,11 @@ EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
     "gif": (((0, b"GIF89a"),),),
     "tiff": (((0, b"MM\x00*"),),),
     "jxl": (((0, b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a"),),),  # the ISO-box container
+    # MPEG-1/2 layer III frame syncs (no ID3 tag first); ADTS AAC (0xFFF1/0xFFF9) is not MP3.
+    "mp3": (((0, b"\xff\xfb"),), ((0, b"\xff\xfa"),), ((0, b"\xff\xf3"),),
+            ((0, b"\xff\xf2"),), ((0, b"\xff\xe3"),)),
+    "aiff": (((0, b"FORM"), (8, b"AIFC")),),
+    "mov": (((4, b"moov"),), ((4, b"mdat"),), ((4, b"wide"),), ((4, b"free"),)),
 }
 
 # `ftyp` brands that only say "some HEIF file" (the codec is named by another brand, if any):
@@ -281,6 +326,7 @@ _ISO_SIZE, _FTYP = (b"\x00\x00\x00",), ((4, b"ftyp"),)
 
 _V = "sanitas.engine.verify:"  # the verifiers that re-open every output (engine/verify.py)
 _IMAGE = _V + "image"
+_MEDIA = "sanitas.engine.media:verify"  # ffprobe in the sandbox (engine/media.py)
 OUTPUTS: dict[str, Output] = {o.extension: o for o in (
     Output("pdf", (b"%PDF-",), "application/pdf", verify=_V + "pdf"),
     Output("jpg", (b"\xff\xd8\xff",), "image/jpeg", verify=_IMAGE),
@@ -302,6 +348,21 @@ OUTPUTS: dict[str, Output] = {o.extension: o for o in (
     Output("epub", _PK, "application/epub+zip", verify=_V + "epub"),
     *(Output(k.extensions[0], _PK, k.media_type, verify=_V + k.family) for k in KINDS.values()
       if k.family in ("ooxml", "odf") and k.outputs == (k.extensions[0],)),
+    # Audio and video: re-probed by ffprobe in engine/media.py (streams, durations, tags) as
+    # they are made; the verifier re-opens them once more with their own demuxer.
+    Output("mp3", (b"\xff\xfb", b"\xff\xfa", b"\xff\xf3", b"\xff\xf2", b"\xff\xe3",
+                   b"ID3"), "audio/mpeg", verify=_MEDIA),
+    Output("flac", (b"fLaC",), "audio/flac", verify=_MEDIA),
+    Output("ogg", (b"OggS",), "audio/ogg", verify=_MEDIA),
+    Output("opus", (b"OggS",), "audio/ogg; codecs=opus", verify=_MEDIA),
+    Output("wav", (b"RIFF",), "audio/wav", also=((8, b"WAVE"),), verify=_MEDIA),
+    Output("aiff", (b"FORM",), "audio/aiff", verify=_MEDIA),
+    Output("m4a", _ISO_SIZE, "audio/mp4", also=_FTYP, verify=_MEDIA),
+    Output("mp4", _ISO_SIZE, "video/mp4", also=_FTYP, verify=_MEDIA),
+    Output("mov", _ISO_SIZE, "video/quicktime", also=_FTYP, verify=_MEDIA),
+    Output("mkv", (b"\x1a\x45\xdf\xa3",), "video/x-matroska", verify=_MEDIA),
+    Output("webm", (b"\x1a\x45\xdf\xa3",), "video/webm", verify=_MEDIA),
+    Output("avi", (b"RIFF",), "video/x-msvideo", also=((8, b"AVI "),), verify=_MEDIA),
 )}
 
 

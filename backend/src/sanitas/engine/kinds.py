@@ -25,6 +25,8 @@ _META = Rule.DOCUMENT_METADATA
 _IMAGE_META = Rule.IMAGE_METADATA
 _HIDDEN = Rule.HIDDEN_CONTENT
 _FORMS = Rule.FORM_FIELDS
+_COVER = Rule.COVER_ART
+_CHAPTERS = Rule.CHAPTERS
 
 KINDS: dict[str, Rule | tuple[Rule, ...] | None] = {
     # --- macros and scripts of office documents ----------------------------------------------
@@ -112,6 +114,12 @@ KINDS: dict[str, Rule | tuple[Rule, ...] | None] = {
     "form": _FORMS,  # HTML forms and controls
     "form_control": _FORMS,  # spreadsheet form controls
     "xfa_form": _FORMS,  # XML Forms Architecture (never kept: scriptable)
+    # --- audio and video ----------------------------------------------------------------------
+    "cover_art": _COVER,  # attached cover pictures
+    "chapters": _CHAPTERS,  # chapter marks and their titles
+    "device_info": (_IMAGE_META, _META),  # make, model, serial number tags of a recording
+    "data_stream": None,  # data tracks (timecode, telemetry): never kept
+    "media_reencoded": None,  # advanced mode: streams re-encoded
     # --- decided by no policy -----------------------------------------------------------------
     "structure": None, "repaired": None, "encoding": None, "encryption": None,
     "type_mismatch": None, "renamed": None, "archive_member": None, "archive_comment": None,
@@ -141,6 +149,8 @@ CONTENT_NAMES: dict[Rule, str] = {
     Rule.IMAGE_METADATA: "picture metadata",
     Rule.HIDDEN_CONTENT: "hidden content",
     Rule.FORM_FIELDS: "form fields",
+    Rule.COVER_ART: "cover pictures",
+    Rule.CHAPTERS: "chapters",
 }
 
 UNDECLARED: set[str] = set()  # kinds recorded that this module does not declare (a bug)

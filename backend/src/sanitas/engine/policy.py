@@ -50,6 +50,8 @@ class Rule(StrEnum):
     IMAGE_METADATA = "imageMetadata"  # EXIF (camera, GPS), XMP, IPTC in pictures
     HIDDEN_CONTENT = "hiddenContent"  # hidden sheets, slides and text
     FORM_FIELDS = "formFields"  # fillable form fields
+    COVER_ART = "coverArt"  # cover pictures of audio and video files
+    CHAPTERS = "chapters"  # chapter marks (and their titles) of audio and video files
 
 
 _COMMON = frozenset({Action.REMOVE, Action.KEEP, Action.REFUSE})
@@ -64,6 +66,8 @@ CHOICES: dict[Rule, frozenset[Action]] = {
     Rule.IMAGE_METADATA: _COMMON,
     Rule.HIDDEN_CONTENT: _COMMON,
     Rule.FORM_FIELDS: _COMMON,
+    Rule.COVER_ART: _COMMON,
+    Rule.CHAPTERS: _COMMON,
 }
 
 # The product's basic mode, rule by rule (what the engine has always done).
@@ -78,6 +82,8 @@ BASIC_RULES: dict[Rule, Action] = {
     Rule.IMAGE_METADATA: Action.REMOVE,
     Rule.HIDDEN_CONTENT: Action.KEEP,
     Rule.FORM_FIELDS: Action.KEEP,
+    Rule.COVER_ART: Action.REMOVE,
+    Rule.CHAPTERS: Action.REMOVE,
 }
 
 Output = Literal["same", "pdf", "pdf+ocr"]

@@ -54,6 +54,8 @@ class RejectionCode(StrEnum):
     REFUSED_IMAGE_METADATA = "refused_image_metadata"
     REFUSED_HIDDEN_CONTENT = "refused_hidden_content"
     REFUSED_FORM_FIELDS = "refused_form_fields"
+    REFUSED_COVER_ART = "refused_cover_art"
+    REFUSED_CHAPTERS = "refused_chapters"
 
 
 class Rejected(Exception):

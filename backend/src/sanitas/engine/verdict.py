@@ -80,6 +80,8 @@ EFFECTS: dict[str, Effect] = {
     "printer_settings": _H,
     "exif": _H, "gps_location": _H, "iptc": _H, "comment": _H, "thumbnail": _H,
     "hidden_sheet": _H, "hidden_slide": _H, "hidden_text": _H,
+    # audio and video: cover pictures and chapter titles are tags like the rest
+    "cover_art": _H, "chapters": _H, "device_info": _H, "data_stream": _H,
     # form fields (fillable, scriptable)
     "form_field": _T, "form": _T, "form_control": _T, "xfa_form": _T,
     # decided by no policy: what the structure hid or could run
@@ -100,7 +102,7 @@ EFFECTS: dict[str, Effect] = {
     "structure": _N, "repaired": _N, "encoding": _N, "encryption": _N, "type_mismatch": _N,
     "renamed": _N, "image_format": _N, "animation": _N, "signature": _N, "drm": _N,
     "missing_resource": _N, "legacy_format": _N, "binary_workbook": _N,
-    "macro_enabled_type": _N, "usage_rights": _N,
+    "macro_enabled_type": _N, "usage_rights": _N, "media_reencoded": _N,
 }
 
 COUNTED_ACTIONS = frozenset(("removed", "blocked", "converted"))

@@ -46,6 +46,8 @@ DocumentMetadataAction = _actions(Rule.DOCUMENT_METADATA)
 ImageMetadataAction = _actions(Rule.IMAGE_METADATA)
 HiddenContentAction = _actions(Rule.HIDDEN_CONTENT)
 FormFieldsAction = _actions(Rule.FORM_FIELDS)
+CoverArtAction = _actions(Rule.COVER_ART)
+ChaptersAction = _actions(Rule.CHAPTERS)
 
 OutputChoice = Literal["same", "pdf", "pdf+ocr"]
 assert get_args(OutputChoice) == OUTPUTS  # the engine's outputs, in its order
@@ -99,6 +101,12 @@ class PolicyRules(_Strict):
         None, description="Hidden sheets, slides and text")
     form_fields: FormFieldsAction | None = Field(  # type: ignore[valid-type]  # from CHOICES
         None, description="Fillable form fields")
+    cover_art: CoverArtAction | None = Field(  # type: ignore[valid-type]  # from CHOICES
+        None, description="Cover pictures of audio and video files; `keep` keeps the first, "
+                          "re-encoded without its metadata, where the container can carry it")
+    chapters: ChaptersAction | None = Field(  # type: ignore[valid-type]  # from CHOICES
+        None, description="Chapter marks of audio and video files; `keep` keeps their times, "
+                          "titled Chapter 1, 2... (no original title survives)")
 
 
 assert {to_camel(f) for f in PolicyRules.model_fields} == {r.value for r in Rule}

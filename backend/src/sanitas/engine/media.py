@@ -1,0 +1,489 @@
+"""Audio and video: tags, cover pictures, chapters, attachments and data tracks removed, the
+audio, video and subtitle streams copied into a new container (remuxed, never re-encoded in
+basic mode).
+
+ffmpeg (and ffprobe) from the read-only /usr run inside the job's sandbox as children of the
+engine, under its limits (memory, CPU, processes, no network). Each run names its demuxer
+(`-f`, from the kind detection decided by magic bytes), so ffmpeg never guesses the format from
+the bytes: a playlist (HLS, concat, SDP) disguised as a media file is read with the wrong
+demuxer and refused as damaged. `-protocol_whitelist file` keeps any reference inside a file
+(QuickTime data references stay off: the mov demuxer's `enable_drefs` is 0) to local files, and
+the sandbox holds no other file than the input.
+
+What the output keeps: every audio, video and subtitle stream, copied bit for bit
+(`-c copy`), their order, dispositions and language; nothing else of the input's metadata. The
+muxers write no encoder name or date (`-fflags +bitexact`), MP3 no ID3 tag unless something is
+kept in it. The output is probed again (ffprobe, `check_output`): the same number of audio,
+video and subtitle streams, the same duration within a tolerance, no tag but the technical ones
+the muxer writes itself, no attachment; otherwise the file is refused (`invalid_output`).
+
+The policy: `documentMetadata` decides the tags (title, artist, comment, dates, encoder...;
+`keep` keeps them, without location and device tags unless `imageMetadata` keeps those too),
+`imageMetadata` the location (GPS, ISO 6709) and device tags (make, model, serial), `coverArt`
+the cover pictures (`keep`: the first one, re-encoded by the image family, where the container
+can carry one), `chapters` the chapter marks (`keep`: their times, titled "Chapter N" so no
+name survives), `embeddedFiles` the attachments of Matroska files (fonts, files: never kept,
+nothing checks a font or an arbitrary file here). Data tracks (GoPro GPMF and camera motion
+tracks carry GPS positions, timecode tracks the recording time) are never kept.
+
+Advanced mode (a policy whose output is not "same") re-encodes the streams instead of copying
+them (H.264 or VP8 video, AAC, MP3, Vorbis, Opus, FLAC or PCM audio as the container wants),
+which drops whatever hides inside the coded streams themselves (SEI user data, ancillary bytes)
+at the cost of a generation loss and far more CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sanitas.engine.policy import Action, Rule
+from sanitas.engine.report import Context, Rejected, RejectionCode
+
+if TYPE_CHECKING:
+    from sanitas.engine.formats import Output
+
+
+@dataclass(frozen=True)
+class Container:
+    demuxer: str  # ffmpeg's input format name (-f)
+    muxer: str  # ffmpeg's output format name (-f)
+    extension: str
+    video: bool  # the kind may hold video
+    cover: bool = False  # the muxer can carry an attached cover picture
+    chapters: bool = False  # the muxer can carry chapter marks
+    mux_options: tuple[str, ...] = ()
+    # advanced mode: (video encoder options, audio encoder options, subtitle encoder options)
+    reencode: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())
+
+
+_H264 = ("-c:v", "libx264", "-preset", "veryfast", "-crf", "20", "-pix_fmt", "yuv420p",
+         "-x264-params", "threads=2")
+_AAC = ("-c:a", "aac", "-b:a", "192k")
+CONTAINERS: dict[str, Container] = {
+    "mp3": Container("mp3", "mp3", "mp3", False, cover=True, chapters=True,
+                     reencode=((), ("-c:a", "libmp3lame", "-q:a", "2"), ())),
+    "flac": Container("flac", "flac", "flac", False, cover=True,
+                      reencode=((), ("-c:a", "flac"), ())),
+    "ogg": Container("ogg", "ogg", "ogg", False,
+                     reencode=((), ("-c:a", "libvorbis", "-q:a", "6"), ())),
+    "opus": Container("ogg", "ogg", "opus", False,
+                      reencode=((), ("-c:a", "libopus", "-b:a", "128k"), ())),
+    "wav": Container("wav", "wav", "wav", False, mux_options=("-write_bext", "0"),
+                     reencode=((), ("-c:a", "pcm_s16le"), ())),
+    "aiff": Container("aiff", "aiff", "aiff", False, mux_options=("-write_id3v2", "0"),
+                      reencode=((), ("-c:a", "pcm_s16be"), ())),
+    "m4a": Container("mov", "ipod", "m4a", False, cover=True, chapters=True,
+                     reencode=((), _AAC, ())),
+    "mp4": Container("mov", "mp4", "mp4", True, chapters=True,
+                     reencode=(_H264, _AAC, ("-c:s", "mov_text"))),
+    "mov": Container("mov", "mov", "mov", True, chapters=True,
+                     reencode=(_H264, _AAC, ("-c:s", "mov_text"))),
+    "mkv": Container("matroska", "matroska", "mkv", True, cover=False, chapters=True,
+                     reencode=(_H264, ("-c:a", "libopus", "-b:a", "160k"), ("-c:s", "copy"))),
+    "webm": Container("matroska", "webm", "webm", True, chapters=True,
+                      reencode=(("-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8",
+                                 "-b:v", "2M", "-threads", "2"),
+                                ("-c:a", "libopus", "-b:a", "160k"), ("-c:s", "webvtt"))),
+    "avi": Container("avi", "avi", "avi", True,
+                     reencode=(("-c:v", "mpeg4", "-q:v", "3"),
+                               ("-c:a", "libmp3lame", "-q:a", "2"), ())),
+}
+
+# The EBML header's DocType element (0x4282), a one-byte size, then "webm".
+WEBM_DOCTYPE = re.compile(rb"\x42\x82\x84webm")
+EBML_HEAD = 64
+THREADS = 2  # ffmpeg's threads per job (a job's cores are few; remuxing needs one)
+PROBE_TIMEOUT = 60.0
+MAX_PROBE_OUTPUT = 16 * 1024 * 1024
+MAX_STREAMS = 64  # more streams than any real recording: refused (too_complex)
+MAX_CHAPTERS = 1000
+# Remuxing reads and writes at disk speed: its time limit is generous, scaled to the input.
+SECONDS_PER_MB = {"basic": 2.0, "advanced": 30.0}
+# Durations (seconds) compared between input and output: the larger of these.
+DURATION_TOLERANCE = (0.5, 0.02)
+
+# Tags every muxer writes itself or that say nothing about anyone (compared in lower case).
+TECHNICAL_TAGS = frozenset({
+    "major_brand", "minor_version", "compatible_brands", "handler_name", "vendor_id",
+    "language", "duration", "bps", "number_of_frames", "number_of_bytes",
+    "_statistics_tags", "encoder", "mimetype", "filename",
+})
+_LOCATION = re.compile(r"location|gps|iso6709|geo|latitude|longitude|\bxyz\b|position",
+                       re.IGNORECASE)
+_DEVICE = re.compile(r"make|model|serial|device|camera|lens|firmware|software|hardware|"
+                     r"manufacturer|owner|uuid", re.IGNORECASE)
+
+
+@dataclass
+class _Plan:
+    """What one run of ffmpeg keeps."""
+
+    streams: list[int] = field(default_factory=list)  # input stream indexes mapped, in order
+    cover: int | None = None  # the input index of the cover kept
+    chapters: list[tuple[float, float]] = field(default_factory=list)
+    keep_tags: bool = False
+    blank_tags: list[str] = field(default_factory=list)  # global tags blanked when keeping
+
+
+def tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise Rejected("Audio and video files cannot be processed by this installation "
+                       f"({name} is not installed).", RejectionCode.UNAVAILABLE)
+    return found
+
+
+def probe(path: Path, demuxer: str | None = None, timeout: float = PROBE_TIMEOUT
+          ) -> dict[str, Any]:
+    """ffprobe's view of `path` (format, streams, chapters), read with `demuxer` when given.
+    Raises Rejected (damaged) when ffprobe cannot read it."""
+    command = [tool("ffprobe"), "-v", "error", "-hide_banner", "-protocol_whitelist", "file",
+               "-show_format", "-show_streams", "-show_chapters", "-of", "json"]
+    if demuxer:
+        command += ["-f", demuxer]
+    command += ["-i", f"file:{path}"]
+    done = _run(command, timeout)
+    try:
+        data = json.loads(done.stdout[:MAX_PROBE_OUTPUT] or b"{}")
+    except ValueError:
+        data = {}
+    if b"error while loading shared libraries" in done.stderr:
+        raise Rejected("Audio and video files cannot be processed by this installation "
+                       "(ffprobe cannot start).", RejectionCode.UNAVAILABLE)
+    if done.returncode != 0 or not isinstance(data, dict) or "format" not in data:
+        raise Rejected("The audio or video file is damaged (it cannot be read: "
+                       f"{_first_error(done.stderr)}).", RejectionCode.DAMAGED)
+    return data
+
+
+def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(command, capture_output=True, timeout=timeout,  # noqa: S603 - argv list, no shell
+                              stdin=subprocess.DEVNULL, check=False,
+                              env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})
+    except subprocess.TimeoutExpired:
+        raise Rejected(f"Processing the audio or video took longer than the {int(timeout)} s "
+                       "allowed and was stopped.", RejectionCode.TIME_LIMIT) from None
+
+
+def _first_error(stderr: bytes) -> str:
+    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines()
+             if line.strip()]
+    text = lines[-1] if lines else "no stream found"
+    text = re.sub(r"(file:)?/\S+", "the file", text)  # no paths of the sandbox in reports
+    return text[:200]
+
+
+def _tags(entry: dict[str, Any]) -> dict[str, str]:
+    tags = entry.get("tags")
+    return {str(k): str(v) for k, v in tags.items()} if isinstance(tags, dict) else {}
+
+
+def _personal(tags: dict[str, str]) -> list[str]:
+    return sorted(k for k in tags if k.lower() not in TECHNICAL_TAGS
+                  and not k.lower().startswith("_statistics"))
+
+
+def _duration(info: dict[str, Any]) -> float | None:
+    try:
+        value = float(info.get("format", {}).get("duration"))
+    except (TypeError, ValueError):
+        return None
+    return value if value >= 0 else None
+
+
+def _kind_of_stream(stream: dict[str, Any]) -> str:
+    if stream.get("codec_type") == "video" and \
+            (stream.get("disposition") or {}).get("attached_pic"):
+        return "cover"
+    return str(stream.get("codec_type") or "data")
+
+
+def container_of(src: Path, kind: str) -> Container:
+    """The container `kind` is written as: a Matroska file whose EBML header names the WebM
+    DocType stays WebM."""
+    if kind == "mkv":
+        with open(src, "rb") as fh:
+            head = fh.read(EBML_HEAD)
+        if WEBM_DOCTYPE.search(head):
+            return CONTAINERS["webm"]
+    return CONTAINERS[kind]
+
+
+def verify(path: Path, spec: Output) -> None:
+    """The output registry's check (formats.OUTPUTS): `path` opens with its own demuxer and
+    holds an audio or video stream."""
+    container = next(c for c in CONTAINERS.values() if c.extension == spec.extension)
+    info = probe(path, container.demuxer)
+    if not any(_kind_of_stream(s) in ("audio", "video") for s in info.get("streams") or []):
+        raise ValueError("no audio or video stream")
+
+
+def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
+    container = container_of(src, kind)
+    assert ctx.workdir is not None
+    limit = 30.0 + SECONDS_PER_MB[ctx.mode] * src.stat().st_size / (1024 * 1024)
+    info = probe(src, container.demuxer)
+    ctx.progress(15)
+    streams = info.get("streams") or []
+    if len(streams) > MAX_STREAMS or len(info.get("chapters") or []) > MAX_CHAPTERS:
+        raise Rejected(f"The file has more than {MAX_STREAMS} streams or {MAX_CHAPTERS} "
+                       "chapters, more than any recording needs.", RejectionCode.TOO_COMPLEX)
+    plan = _decide(info, ctx, container)
+    if not plan.streams:
+        raise Rejected("The file holds no audio or video stream that can be kept.",
+                       RejectionCode.NO_CONTENT)
+    cover_file = _cover(src, info, plan, ctx, container, limit) if plan.cover is not None \
+        else None
+    chapters_file = _chapters_file(plan, ctx.workdir) if plan.chapters else None
+    out = ctx.workdir / f"media-out.{container.extension}"
+    command = _command(src, out, container, plan, ctx.mode, cover_file, chapters_file)
+    done = _run(command, limit)
+    if done.returncode != 0 and cover_file is not None:
+        # the muxer would not carry this picture: the file goes out without it
+        ctx.add("cover_art", "cover picture", action="removed",
+                detail=f"the {container.extension.upper()} output cannot carry it")
+        plan.cover = cover_file = None
+        done = _run(_command(src, out, container, plan, ctx.mode, None, chapters_file), limit)
+    if done.returncode != 0:
+        raise Rejected("The audio or video file is damaged (its streams cannot be copied: "
+                       f"{_first_error(done.stderr)}).", RejectionCode.DAMAGED)
+    ctx.progress(85)
+    check_output(out, container, info, plan, limit)
+    if ctx.mode == "advanced":
+        ctx.add("media_reencoded", "streams", action="converted",
+                detail="audio and video re-encoded (advanced mode)")
+    shutil.move(out, dst)
+    return container.extension
+
+
+def _decide(info: dict[str, Any], ctx: Context, container: Container) -> _Plan:
+    """Record a finding for everything found, and what the output keeps."""
+    plan = _Plan()
+    meta = ctx.decides(Rule.DOCUMENT_METADATA)
+    image_meta = ctx.decides(Rule.IMAGE_METADATA)
+    found = _tags(info.get("format", {}))
+    personal = _personal(found)
+    location = [k for k in personal if _LOCATION.search(k)]
+    device = [k for k in personal if _DEVICE.search(k) and k not in location]
+    plain = [k for k in personal if k not in location and k not in device]
+    plan.keep_tags = meta is Action.KEEP and bool(personal)
+    if plain:
+        ctx.add("metadata", "container tags", action="kept" if plan.keep_tags else "removed",
+                detail=", ".join(plain)[:300], rule=Rule.DOCUMENT_METADATA)
+    for keys, finding in ((location, "gps_location"), (device, "device_info")):
+        if not keys:
+            continue
+        kept = plan.keep_tags and image_meta is Action.KEEP
+        ctx.add(finding, "container tags", action="kept" if kept else "removed",
+                detail=", ".join(keys)[:300], rule=Rule.IMAGE_METADATA)
+        if plan.keep_tags and not kept:
+            plan.blank_tags += keys
+    if plan.keep_tags and "timecode" in found:
+        plan.blank_tags.append("timecode")  # QuickTime muxers would make a timecode track of it
+    chapters = info.get("chapters") or []
+    if chapters:
+        keep = ctx.decides(Rule.CHAPTERS) is Action.KEEP and container.chapters
+        titled = sum(1 for c in chapters if _personal(_tags(c)))
+        detail = f"{len(chapters)} chapter(s)" + (f", {titled} with titles or tags" if titled
+                                                   else "")
+        if keep:
+            detail += "; kept as marks titled Chapter 1, 2..."
+        elif ctx.decides(Rule.CHAPTERS) is Action.KEEP:
+            detail += f"; the {container.extension.upper()} output cannot carry chapters"
+        ctx.add("chapters", "chapters", action="kept" if keep else "removed", detail=detail)
+        if keep:
+            for chapter in chapters:
+                try:
+                    start, end = float(chapter["start_time"]), float(chapter["end_time"])
+                except (KeyError, TypeError, ValueError):
+                    continue
+                if 0 <= start <= end:
+                    plan.chapters.append((start, end))
+    covers = 0
+    for stream in info.get("streams") or []:
+        index = stream.get("index")
+        if not isinstance(index, int):
+            continue
+        where = f"stream {index} ({stream.get('codec_type')}, {stream.get('codec_name')})"
+        role = _kind_of_stream(stream)
+        tags = _personal(_tags(stream))
+        if role in ("audio", "video", "subtitle"):
+            plan.streams.append(index)
+            if tags:
+                ctx.add("metadata", where, action="removed", detail=", ".join(tags)[:300],
+                        rule=Rule.DOCUMENT_METADATA)
+        elif role == "cover":
+            covers += 1
+            keep = ctx.decides(Rule.COVER_ART) is not Action.REMOVE and container.cover \
+                and covers == 1 and stream.get("codec_name") in ("mjpeg", "png")
+            if keep:
+                plan.cover = index
+            else:
+                why = "" if ctx.decides(Rule.COVER_ART) is Action.REMOVE else \
+                    "; the output cannot carry it" if not container.cover or covers == 1 else \
+                    "; only the first cover picture is kept"
+                ctx.add("cover_art", where, action="removed", detail=f"cover picture{why}")
+        elif role == "attachment":
+            name = _tags(stream).get("filename", "") or _tags(stream).get("mimetype", "")
+            ctx.add("embedded_file", f"attachment {name[:120]}".strip(), action="removed",
+                    detail="attachments of audio and video files are never kept")
+        else:
+            tag = str(stream.get("codec_tag_string") or stream.get("codec_name") or "")
+            gps = tag.lower() in ("gpmd", "camm") or any(
+                _LOCATION.search(v) for v in _tags(stream).values())
+            ctx.add("gps_location" if gps else "data_stream", where, action="removed",
+                    detail=f"{'GPS ' if gps else ''}data track ({tag[:40] or 'unknown'}); "
+                           "data tracks are never kept", rule=Rule.IMAGE_METADATA)
+    return plan
+
+
+def _cover(src: Path, info: dict[str, Any], plan: _Plan, ctx: Context, container: Container,
+           limit: float) -> Path | None:
+    """The kept cover picture, extracted and cleaned by the image family (its EXIF goes too),
+    or None (recorded) when it cannot be."""
+    from sanitas.engine import image
+
+    assert ctx.workdir is not None and plan.cover is not None
+    stream = next(s for s in info["streams"] if s.get("index") == plan.cover)
+    jpeg = stream.get("codec_name") == "mjpeg"
+    raw = ctx.workdir / ("cover-in.jpg" if jpeg else "cover-in.png")
+    done = _run([tool("ffmpeg"), "-nostdin", "-hide_banner", "-loglevel", "error",
+                 "-protocol_whitelist", "file", "-f", container.demuxer, "-i", f"file:{src}",
+                 "-map", f"0:{plan.cover}", "-c", "copy", "-frames:v", "1", "-f", "image2",
+                 f"file:{raw}"], limit)
+    clean = ctx.workdir / "cover-clean"
+    try:
+        if done.returncode != 0 or not raw.exists():
+            raise Rejected("cannot be extracted", RejectionCode.DAMAGED)
+        extension = image.sanitize(raw, clean, ctx, "jpeg" if jpeg else "png")
+    except Rejected as exc:
+        ctx.add("cover_art", f"stream {plan.cover}", action="removed",
+                detail=f"cover picture: {exc.reason[:200]}")
+        plan.cover = None
+        return None
+    ctx.add("cover_art", f"stream {plan.cover}", action="kept",
+            detail="cover picture, re-encoded without its metadata")
+    return clean.rename(ctx.workdir / f"cover.{extension}")
+
+
+def _chapters_file(plan: _Plan, workdir: Path) -> Path:
+    """An FFMETADATA file with the kept chapter marks and neutral titles only."""
+    lines = [";FFMETADATA1"]
+    for number, (start, end) in enumerate(plan.chapters, 1):
+        lines += ["[CHAPTER]", "TIMEBASE=1/1000", f"START={round(start * 1000)}",
+                  f"END={round(end * 1000)}", f"title=Chapter {number}"]
+    path = workdir / "chapters.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _command(src: Path, out: Path, container: Container, plan: _Plan, mode: str,
+             cover: Path | None, chapters: Path | None) -> list[str]:
+    command = [tool("ffmpeg"), "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+               "-threads", str(THREADS), "-protocol_whitelist", "file",
+               "-f", container.demuxer, "-i", f"file:{src}"]
+    inputs = 1
+    cover_input = chapters_input = None
+    if cover is not None:
+        command += ["-protocol_whitelist", "file", "-i", f"file:{cover}"]
+        cover_input, inputs = inputs, inputs + 1
+    if chapters is not None:
+        command += ["-protocol_whitelist", "file", "-f", "ffmetadata", "-i", f"file:{chapters}"]
+        chapters_input, inputs = inputs, inputs + 1
+    for index in plan.streams:
+        command += ["-map", f"0:{index}"]
+    if cover_input is not None:
+        command += ["-map", f"{cover_input}:0"]
+    # global and stream tags mapped explicitly; chapter titles come automatically from the
+    # chapters' own input (the neutral FFMETADATA file), when there is one
+    command += ["-map_metadata:g", "0:g" if plan.keep_tags else "-1",
+                "-map_chapters", str(chapters_input) if chapters_input is not None else "-1"]
+    for index in range(len(plan.streams) + (cover_input is not None)):
+        command += [f"-map_metadata:s:{index}", "-1"]
+    for key in plan.blank_tags:
+        command += ["-metadata", f"{key}="]
+    if mode == "advanced":
+        video, audio, subtitles = container.reencode
+        command += [*video, *audio, *(subtitles or ("-c:s", "copy"))]
+        if cover_input is not None:
+            command += ["-c:v:" + str(_cover_position(plan)), "copy"]
+    else:
+        command += ["-c", "copy"]
+    if cover_input is not None:
+        command += [f"-disposition:{_cover_position(plan)}", "attached_pic"]
+    command += ["-fflags", "+bitexact", "-flags:v", "+bitexact", "-flags:a", "+bitexact",
+                *container.mux_options]
+    if container.muxer == "mp3":
+        command += ["-id3v2_version", "4" if (cover_input is not None or chapters_input is not None
+                                              or plan.keep_tags) else "0"]
+    command += ["-f", container.muxer, f"file:{out}"]
+    return command
+
+
+def _cover_position(plan: _Plan) -> int:
+    return len(plan.streams)
+
+
+def check_output(out: Path, container: Container, info: dict[str, Any], plan: _Plan,
+                 limit: float) -> None:
+    """Refuse an output that lost a stream, changed length or still carries a tag or an
+    attachment it should not (re-probed with the muxer's own demuxer)."""
+    if not out.exists() or out.stat().st_size == 0:
+        raise Rejected("The sanitized audio or video file is empty.",
+                       RejectionCode.INVALID_OUTPUT)
+    try:
+        produced = probe(out, container.demuxer, timeout=limit)
+    except Rejected:
+        raise Rejected("The sanitized audio or video file does not open again.",
+                       RejectionCode.INVALID_OUTPUT) from None
+    problems = check_streams(info, produced, plan)
+    if problems:
+        raise Rejected("The sanitized audio or video file did not keep the original's "
+                       f"streams ({'; '.join(problems)[:300]}).", RejectionCode.INVALID_OUTPUT)
+
+
+def _roles(info: dict[str, Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for stream in info.get("streams") or []:
+        role = _kind_of_stream(stream)
+        counts[role] = counts.get(role, 0) + 1
+    return counts
+
+
+def check_streams(before: dict[str, Any], after: dict[str, Any], plan: _Plan) -> list[str]:
+    """What the output `after` lost or gained against the input `before`."""
+    problems = []
+    wanted, got = _roles(before), _roles(after)
+    for role in ("audio", "video", "subtitle"):
+        if wanted.get(role, 0) != got.get(role, 0):
+            problems.append(f"{role} streams {wanted.get(role, 0)} -> {got.get(role, 0)}")
+    if got.get("cover", 0) > (plan.cover is not None):
+        problems.append("a cover picture is left")
+    if got.get("attachment"):
+        problems.append("an attachment is left")
+    if got.get("data") and not plan.chapters:  # QuickTime writes chapters as a text track
+        problems.append("a data track is left")
+    if len(after.get("chapters") or []) > len(plan.chapters):
+        problems.append("chapters are left")
+    length_in, length_out = _duration(before), _duration(after)
+    if length_in is not None and length_out is not None:
+        tolerance = max(DURATION_TOLERANCE[0], DURATION_TOLERANCE[1] * length_in)
+        if abs(length_in - length_out) > tolerance:
+            problems.append(f"duration {length_in:.2f} s -> {length_out:.2f} s")
+    kept = _tags(after.get("format", {})) if plan.keep_tags else {}
+    leftover = [] if plan.keep_tags else _personal(_tags(after.get("format", {})))
+    for stream in after.get("streams") or []:
+        # what a muxer copies from kept container tags, and its own cover description
+        allowed = set(kept) | ({"comment", "title"} if _kind_of_stream(stream) == "cover"
+                               else set())
+        leftover += [k for k in _personal(_tags(stream)) if k not in allowed]
+    if leftover:
+        problems.append("tags left: " + ", ".join(sorted(set(leftover)))[:200])
+    return problems
