@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { a11yLog, assertFocusVisible, checkA11y } from './e2e/a11y.mjs';
 import { adminFileManagement } from './e2e/admin-files.mjs';
 import { analyticsCharts } from './e2e/analytics-charts.mjs';
 import { apiKeys } from './e2e/api-keys.mjs';
@@ -92,8 +93,10 @@ async function test(name, fn) {
   }
 }
 
+/** Checks the page with axe (failing on any violation), then takes its screenshot. */
 async function shot(page, name) {
   await page.waitForTimeout(150);
+  await checkA11y(page, name);
   // Toasts are checked by the tests; keep them out of the pictures.
   await page.evaluate(() => document.querySelectorAll('.Toastify').forEach((el) => { el.style.visibility = 'hidden'; }));
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true, animations: 'disabled' });
@@ -209,6 +212,7 @@ async function main() {
         await page.goto(`${base}/${route}`);
         await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
         if (route === 'help') await shots(page, 'help');
+        else await checkA11y(page, route);
       }
       assert((await page.locator('footer').innerText()).includes(String(new Date().getFullYear())), 'footer lacks the current year');
       await page.context().close();
@@ -242,6 +246,7 @@ async function main() {
       await page.locator('#confirmPassword').fill('short');
       await page.getByRole('button', { name: 'Create account' }).click();
       await toast(page, 'Password must be at least 6 characters long').waitFor();
+      await checkA11y(page, 'register with an error');
       await page.locator('#password').fill(USER.password);
       await page.locator('#confirmPassword').fill(USER.password);
       await page.getByRole('button', { name: 'Create account' }).click();
@@ -265,12 +270,18 @@ async function main() {
       await shots(page, 'login');
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await toast(page, 'Please fill in all fields').waitFor();
+      await checkA11y(page, 'login with an error');
+      await assertFocusVisible(page.getByLabel('Email address'), 'login email input');
       await login(page, base, USER);
       await page.waitForURL(`${base}/dashboard`);
       await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
       await page.getByTestId('quota-usage').waitFor();
       assert((await page.getByTestId('user-menu-name').innerText()) === USER.firstName, 'user menu does not show the first name');
       await shots(page, 'dashboard');
+      await page.getByTestId('user-menu-name').click();
+      await page.getByRole('menu').waitFor();
+      await checkA11y(page, 'user menu open');
+      await page.keyboard.press('Escape');
     });
 
     const uploaded = {};
@@ -282,6 +293,10 @@ async function main() {
       await page.waitForURL(`${base}/upload`);
       await page.getByText('Upload guidelines').waitFor();
       await shots(page, 'upload');
+      // A type the server does not accept is refused in the page, next to the drop zone.
+      await page.getByTestId('file-input').setInputFiles({ name: 'tool.exe', mimeType: 'application/octet-stream', buffer: Buffer.from('MZ') });
+      await page.getByRole('status').filter({ hasText: 'Some files were not accepted' }).getByText('tool.exe').waitFor();
+      await checkA11y(page, 'upload with a refused file');
       await page.getByTestId('file-input').setInputFiles([path.join(fixtures, 'invoice-macro.docm'), path.join(fixtures, 'holiday-gps.jpg')]);
       await toast(page, 'Successfully uploaded 2 file(s). Files are being processed. You can check their status below.').waitFor({ timeout: 30_000 });
       const links = page.getByTestId('upload-results').getByRole('link', { name: 'View Status' });
@@ -342,6 +357,7 @@ async function main() {
       await page.getByRole('heading', { name: 'File History' }).waitFor();
       await page.getByRole('link', { name: 'invoice-macro.docm' }).waitFor();
       await shots(page, 'history');
+      await assertFocusVisible(page.getByLabel('Status'), 'history status select');
       await page.getByLabel('Status').selectOption('FAILED');
       await page.getByTestId('history-empty').filter({ hasText: 'No files match your current filters.' }).waitFor();
       await page.getByLabel('Status').selectOption('ALL');
@@ -384,6 +400,7 @@ async function main() {
       lastPage = page;
       await page.goto(`${base}/admin`);
       await page.getByText('Access Denied - You need admin privileges to access this page.').waitFor();
+      await checkA11y(page, 'admin refused to a USER');
       assert(await page.getByRole('link', { name: 'Admin', exact: true }).count() === 0, 'a USER sees the Admin nav link');
     });
 
@@ -435,11 +452,35 @@ async function main() {
       const row = page.getByTestId(`user-row-${USER.email}`);
       await row.waitFor();
       await page.waitForFunction(() => document.querySelectorAll('[data-testid^="user-row-"]').length === 1);
-      await row.getByLabel(`Role of ${USER.email}`).selectOption('ENTERPRISE');
+      // An arrow key in the focused select only prepares a change: nothing is sent.
+      const roleWrites = [];
+      page.on('request', (r) => { if (r.method() === 'PUT' && /\/api\/users\/[^/]+$/.test(new URL(r.url()).pathname)) roleWrites.push(r.postDataJSON()); });
+      const select = row.getByLabel(`Role of ${USER.email}`);
+      await select.focus();
+      await page.keyboard.press('ArrowDown');
+      await page.waitForTimeout(500);
+      assert(roleWrites.length === 0, `an arrow key in the role select sent ${JSON.stringify(roleWrites)}`);
+      await select.selectOption('ENTERPRISE');
+      await row.getByRole('button', { name: `Change role of ${USER.email}` }).click();
+      const confirm = page.getByRole('alertdialog', { name: 'Change the role?' });
+      await confirm.getByText(`from USER to ENTERPRISE`, { exact: false }).waitFor();
+      await checkA11y(page, 'admin role change confirmation');
+      // Focus stays in the dialog: Tab cycles between its two buttons.
+      for (let i = 0; i < 3; i++) await page.keyboard.press('Tab');
+      assert(await confirm.evaluate((el) => el.contains(document.activeElement)), 'Tab left the confirmation dialog');
+      await confirm.getByRole('button', { name: 'Change role' }).click();
       await toast(page, 'User role updated successfully').waitFor();
       await page.waitForFunction((email) => document.querySelector(`[data-testid="user-row-${email}"] select`)?.value === 'ENTERPRISE', USER.email);
-      await row.getByRole('button', { name: `Reset quota of ${USER.email}` }).click();
+      assert(roleWrites.length === 1 && roleWrites[0].role === 'ENTERPRISE', `role writes ${JSON.stringify(roleWrites)}`);
+      const reset = row.getByRole('button', { name: `Reset quota of ${USER.email}` });
+      await reset.click();
+      await page.getByRole('alertdialog', { name: 'Reset the quota?' }).getByRole('button', { name: 'Reset quota' }).click();
       await toast(page, 'User quota reset successfully').waitFor();
+      await page.getByRole('alertdialog').waitFor({ state: 'detached' });
+      assert(await reset.evaluate((el) => document.activeElement === el), 'focus did not return to the Reset quota button');
+      await row.getByRole('button', { name: `Deactivate ${USER.email}` }).click();
+      await page.getByRole('alertdialog', { name: 'Deactivate the user?' }).getByRole('button', { name: 'Cancel' }).click();
+      assert((await row.innerText()).includes('Active'), 'cancelling the deactivation changed the account');
       await shots(page, 'admin-users');
       await page.getByRole('tab', { name: 'Analytics' }).click();
       await page.getByLabel('Timeframe').selectOption('week');
@@ -447,8 +488,10 @@ async function main() {
       await shots(page, 'admin-analytics');
       await page.getByRole('tab', { name: 'File Management' }).click();
       await page.getByRole('search', { name: 'File filters' }).waitFor();
+      await checkA11y(page, 'admin files tab');
       await page.getByRole('tab', { name: 'Messages' }).click();
       await page.getByTestId('contact-message').filter({ hasText: 'Enterprise pricing' }).filter({ hasText: 'grace@e2e-sanitas.org' }).waitFor();
+      await checkA11y(page, 'admin messages tab');
       // The promotion is real: the user's next sign-in is ENTERPRISE.
       const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) });
       const body = await res.json();
@@ -485,6 +528,7 @@ async function main() {
       await page.waitForURL((url) => url.pathname === '/login' && url.searchParams.has('error'));
       // Without Google credentials configured the server says so; with them it would have left for Google.
       await page.getByRole('alert').filter({ hasText: /Google sign-in/ }).waitFor();
+      await checkA11y(page, 'login with a Google sign-in error');
       await page.goto(`${base}/auth/callback?code=not-a-real-code`);
       await page.waitForURL((url) => url.pathname === '/login' && url.searchParams.has('error'));
       await page.getByRole('alert').filter({ hasText: 'invalid or has expired' }).waitFor();
@@ -512,6 +556,8 @@ async function main() {
       }
       assert(link, 'no reset link in the outbox');
       await page.goto(link);
+      await page.getByRole('button', { name: 'Reset password' }).waitFor();
+      await checkA11y(page, 'reset password');
       USER.password = 'Brand-new-pass-2';
       await page.getByLabel('New password', { exact: true }).fill(USER.password);
       await page.getByLabel('Confirm new password').fill(USER.password);
@@ -553,6 +599,9 @@ async function main() {
     if (!process.env.E2E_KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
     else log(`kept ${dataDir}`);
     const passed = results.length - failed.length;
+    const issues = a11yLog.reduce((n, c) => n + c.violations.length, 0);
+    const rules = new Set(a11yLog.flatMap((c) => c.violations.map((v) => v.rule)));
+    console.log(`[e2e] accessibility: ${a11yLog.length} page states checked, ${issues} violation(s) in ${rules.size} rule(s)${rules.size ? `: ${[...rules].join(', ')}` : ''}`);
     console.log(`\n${passed} passed, ${failed.length} failed`);
     process.exit(failed.length ? 1 : 0);
   }

@@ -80,11 +80,13 @@ export function Header() {
           {isAuthenticated ? (
             <div className="relative" ref={menuRef}>
               <button type="button" onClick={() => setMenuOpen((o) => !o)} aria-haspopup="menu" aria-expanded={menuOpen}
-                aria-label="User menu" className="flex items-center gap-2 rounded-full py-1 pl-1 pr-3 hover:bg-slate-100">
+                className="flex items-center gap-2 rounded-full py-1 pl-1 pr-3 hover:bg-slate-100">
                 <span aria-hidden="true" className="flex h-8 w-8 items-center justify-center rounded-full bg-brand-700 text-sm font-semibold text-white">
                   {displayInitial(user)}
                 </span>
                 <span className="text-sm font-medium text-slate-700" data-testid="user-menu-name">{displayName(user)}</span>
+                {/* The name read out starts with the visible text (WCAG 2.5.3). */}
+                <span className="sr-only">, user menu</span>
                 <svg className="h-4 w-4 text-slate-400" viewBox="0 0 20 20" fill="currentColor" aria-hidden="true"><path d="M5.2 7.2a.75.75 0 011.06 0L10 10.94l3.74-3.74a.75.75 0 111.06 1.06l-4.27 4.27a.75.75 0 01-1.06 0L5.2 8.26a.75.75 0 010-1.06z" /></svg>
               </button>
               {menuOpen && (

@@ -13,6 +13,15 @@ export function Spinner({ label = 'Loading', className = 'h-5 w-5' }: { label?: 
   );
 }
 
+/** A box that scrolls sideways when its content (a wide table) does not fit: a named region
+ * that takes keyboard focus, so it can be scrolled without a mouse (WCAG 2.1.1). */
+export function ScrollArea({ label, className = '', children }: { label: string; className?: string; children: ReactNode }) {
+  return (
+    // eslint-disable-next-line jsx-a11y/no-noninteractive-tabindex -- a scrollable region must be reachable by keyboard
+    <div role="region" aria-label={label} tabIndex={0} className={`overflow-x-auto ${className}`}>{children}</div>
+  );
+}
+
 export function PageSpinner({ label = 'Loading' }: { label?: string }) {
   return (
     <div className="flex min-h-[40vh] items-center justify-center text-brand-700">
@@ -63,7 +72,8 @@ export function ProgressBar({ value, label, tone = 'brand' }: { value: number; l
   );
 }
 
-export function Alert({ tone = 'info', title, children }: { tone?: 'info' | 'success' | 'warning' | 'error'; title?: string; children?: ReactNode }) {
+/** A message box; `page` makes its title the page's heading (h1) for screens that are only this message. */
+export function Alert({ tone = 'info', title, page = false, children }: { tone?: 'info' | 'success' | 'warning' | 'error'; title?: string; page?: boolean; children?: ReactNode }) {
   const styles = {
     info: 'border-blue-200 bg-blue-50 text-blue-900',
     success: 'border-green-200 bg-green-50 text-green-900',
@@ -72,7 +82,7 @@ export function Alert({ tone = 'info', title, children }: { tone?: 'info' | 'suc
   }[tone];
   return (
     <div role={tone === 'error' ? 'alert' : 'status'} className={`rounded-xl border p-4 text-sm ${styles}`}>
-      {title && <p className="font-semibold">{title}</p>}
+      {title && (page ? <h1 className="font-semibold">{title}</h1> : <p className="font-semibold">{title}</p>)}
       {children && <div className={title ? 'mt-1' : ''}>{children}</div>}
     </div>
   );

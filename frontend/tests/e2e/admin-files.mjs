@@ -2,6 +2,7 @@
 // passes detection, the sandboxed engine cannot rebuild it); an admin filters the tab to that
 // user's FAILED files, opens the file's details and report, re-queues it (it runs again and
 // fails again, one more attempt), then deletes it after confirming.
+import { checkA11y } from './a11y.mjs';
 import { api } from './lib.mjs';
 
 const BROKEN_PDF = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.from(Array.from({ length: 256 * 20 }, (_, i) => i % 256))]);
@@ -51,6 +52,7 @@ export async function adminFileManagement({ page, base, admin, login, toast, sho
   const before = await dialog.innerText();
   assert(/damaged|cannot|could not/i.test(before), `the details show no reason: ${before}`);
   assert(before.includes('failed, attempt 1'), `job line: ${before}`);
+  await checkA11y(page, 'admin file details dialog');
 
   // Re-queue: the job runs again (attempt 1 of the reset job) and the broken file fails again.
   await dialog.getByRole('button', { name: 'Re-queue' }).click();
@@ -69,6 +71,7 @@ export async function adminFileManagement({ page, base, admin, login, toast, sho
   // Delete, after the confirmation.
   await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
   await dialog.getByText('This cannot be undone.', { exact: false }).waitFor();
+  await checkA11y(page, 'admin file delete confirmation');
   await dialog.getByRole('button', { name: 'Delete file' }).click();
   await toast(page, 'File deleted successfully').waitFor();
   await dialog.waitFor({ state: 'detached' });

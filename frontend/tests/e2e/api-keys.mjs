@@ -8,6 +8,7 @@
 // Management detail, checked against the bytes that went in and came out.
 import { createHash } from 'node:crypto';
 
+import { checkA11y } from './a11y.mjs';
 import { api } from './lib.mjs';
 
 const TEXT = 'Quarterly numbers\nRevenue: 12\nCosts: 7\n';
@@ -109,6 +110,7 @@ export async function apiKeys({ newPage, base, admin, readOutboxLink, dataDir, l
   assert(await guestPage.getByLabel('Key name').count() === 0, 'a GUEST sees the key form');
   // Webhooks, on the same page, are a Pro feature too.
   await guestPage.getByTestId('webhooks-plan-notice').getByText('Webhooks are part of the Pro plan').waitFor();
+  await checkA11y(guestPage, 'profile of a GUEST (plan notices)');
   assert(await guestPage.getByLabel('Endpoint URL').count() === 0, 'a GUEST sees the webhook form');
   await notice.getByRole('link', { name: 'See the plans' }).click();
   await guestPage.waitForURL(`${base}/pricing`);
@@ -140,12 +142,16 @@ export async function apiKeys({ newPage, base, admin, readOutboxLink, dataDir, l
   const afterAdmin = await sanitizeWithKey(base, buildSecret);
   assert(afterAdmin.status === 401, `a key the admin revoked answered ${afterAdmin.status}`);
   await keysPanel.getByRole('button', { name: 'Close' }).click();
+  // Focus returns to the button that opened the panel.
+  assert(await adminPage.getByTestId(`user-row-${user.email}`).getByRole('button', { name: `API keys of ${user.email}` })
+    .evaluate((el) => document.activeElement === el), 'closing the keys panel did not return focus to its button');
 
   // --- the audit tab: pick the user by email -------------------------------------------------
   await adminPage.getByRole('tab', { name: 'Audit' }).click();
   await adminPage.getByRole('combobox', { name: 'User' }).fill(user.email.slice(0, 12));
   await adminPage.getByRole('option', { name: new RegExp(user.email.replace(/[.+]/g, '\\$&')) }).click();
   await adminPage.getByTestId('picked-user').filter({ hasText: user.email }).waitFor();
+  await checkA11y(adminPage, 'admin audit tab with a picked user');
   await adminPage.getByLabel('Action').selectOption('api_key.created');
   await adminPage.waitForFunction(() => {
     const rows = [...document.querySelectorAll('[data-testid="audit-row"]')];
@@ -165,5 +171,6 @@ export async function apiKeys({ newPage, base, admin, readOutboxLink, dataDir, l
   const shownSanitized = (await detail.getByTestId('hash-sanitized').innerText()).trim();
   assert(shownOriginal === sha256(Buffer.from(TEXT)), `admin detail original hash ${shownOriginal}`);
   assert(shownSanitized === sha256(first.bytes), `admin detail sanitized hash ${shownSanitized} is not the bytes received`);
+  await checkA11y(adminPage, 'admin file details dialog with hashes');
   await adminPage.context().close();
 }

@@ -11,6 +11,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 
+import { checkA11y } from './a11y.mjs';
 import { api } from './lib.mjs';
 
 const TEXT = 'Webhook e2e\nTotal: 3\n';
@@ -190,6 +191,7 @@ export async function webhooks({ newPage, base, readOutboxLink, dataDir, toast, 
     // --- deleted after confirming -----------------------------------------------------------
     await row.getByRole('button', { name: `Delete ${receiver.url}` }).click();
     await row.getByText('Its delivery log goes with it', { exact: false }).waitFor();
+    await checkA11y(page, 'webhook delete confirmation');
     await row.getByRole('button', { name: 'Delete webhook' }).click();
     await toast(page, 'Webhook deleted').waitFor();
     await section.getByTestId('webhooks-empty').waitFor();

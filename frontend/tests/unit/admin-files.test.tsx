@@ -85,7 +85,7 @@ describe('admin file management', () => {
     }));
     await userEvent.click(screen.getByRole('button', { name: 'Next' }));
     await waitFor(() => expect(last()).toMatchObject({ page: 2, user: 'ada@', type: 'pdf' }));
-    await userEvent.click(screen.getByRole('button', { name: 'Show only the files of ada@example.org' }));
+    await userEvent.click(screen.getAllByRole('button', { name: 'Show only the files of ada@example.org' })[0]);
     await waitFor(() => expect(last()).toMatchObject({ userId: 'u1', page: 1 }));
     expect(screen.getByText('ada@example.org', { selector: 'strong' })).toBeInTheDocument();
     await userEvent.click(screen.getByRole('button', { name: 'Show every user' }));
@@ -105,7 +105,7 @@ describe('admin file management', () => {
       { method: 'GET', url: /\/api\/admin\/files\/f2$/, body: ok(detail(done, { findings: [{ kind: 'macro', location: 'word/vbaProject.bin', action: 'removed', detail: 'VBA project' }] })) },
     ]);
     await openTab();
-    await userEvent.click(await screen.findByRole('button', { name: 'Details of clean.docx' }));
+    await userEvent.click((await screen.findAllByRole('button', { name: 'Details of clean.docx' }))[0]);
     const dialog = await screen.findByRole('dialog', { name: 'clean.docx' });
     const report = await within(dialog).findByTestId('findings-report');
     expect(report).toHaveTextContent('1 finding(s), 1 removed');
@@ -123,7 +123,7 @@ describe('admin file management', () => {
       { method: 'POST', url: /\/api\/admin\/files\/f1\/requeue$/, body: ok(detail({ ...failed, status: 'PENDING', errorMessage: null, errorCode: null })) },
     ]);
     await openTab();
-    await userEvent.click(await screen.findByRole('button', { name: 'Details of broken.pdf' }));
+    await userEvent.click((await screen.findAllByRole('button', { name: 'Details of broken.pdf' }))[0]);
     const dialog = await screen.findByRole('dialog', { name: 'broken.pdf' });
     expect(await within(dialog).findByText('The PDF is damaged.')).toBeInTheDocument();
     expect(within(dialog).getByText('damaged')).toBeInTheDocument();
@@ -151,7 +151,7 @@ describe('admin file management', () => {
       { method: 'DELETE', url: /\/api\/admin\/files\/f1$/, body: ok({ id: 'f1' }) },
     ]);
     await openTab();
-    await userEvent.click(await screen.findByRole('button', { name: 'Details of broken.pdf' }));
+    await userEvent.click((await screen.findAllByRole('button', { name: 'Details of broken.pdf' }))[0]);
     const dialog = await screen.findByRole('dialog', { name: 'broken.pdf' });
     await userEvent.click(await within(dialog).findByRole('button', { name: 'Delete' }));
     const confirm = within(dialog).getByRole('group');

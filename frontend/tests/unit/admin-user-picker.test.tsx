@@ -94,7 +94,7 @@ describe('admin file detail: hashes and policy', () => {
     ]);
     renderApp(<AdminPage />, { path: '/admin', at: '/admin' });
     await userEvent.click(await screen.findByRole('tab', { name: 'File Management' }));
-    await userEvent.click(await screen.findByRole('button', { name: 'Details of clean.docx' }));
+    await userEvent.click((await screen.findAllByRole('button', { name: 'Details of clean.docx' }))[0]);
     const dialog = await screen.findByRole('dialog');
     expect(await within(dialog).findByTestId('hash-original')).toHaveTextContent(original);
     expect(within(dialog).getByTestId('hash-sanitized')).toHaveTextContent(sanitized);
@@ -111,7 +111,7 @@ describe('admin file detail: hashes and policy', () => {
     ]);
     renderApp(<AdminPage />, { path: '/admin', at: '/admin' });
     await userEvent.click(await screen.findByRole('tab', { name: 'File Management' }));
-    await userEvent.click(await screen.findByRole('button', { name: 'Details of clean.docx' }));
+    await userEvent.click((await screen.findAllByRole('button', { name: 'Details of clean.docx' }))[0]);
     const dialog = await screen.findByRole('dialog');
     expect(await within(dialog).findByTestId('hash-original')).toHaveTextContent(original);
     expect(within(dialog).queryByTestId('hash-sanitized')).not.toBeInTheDocument();

@@ -47,7 +47,7 @@ describe('header', () => {
     renderApp(<Header />, { path: '/dashboard', at: '/dashboard' });
     expect(await screen.findByTestId('user-menu-name')).toHaveTextContent('grace');
     expect(screen.getByRole('navigation', { name: 'Main' })).toHaveTextContent('Admin');
-    await userEvent.click(screen.getByRole('button', { name: 'User menu' }));
+    await userEvent.click(screen.getByRole('button', { name: /^grace\b.*user menu/i }));
     expect(screen.getByRole('menuitem', { name: 'File History' })).toBeInTheDocument();
     expect(screen.getByRole('menuitem', { name: 'Profile Settings' })).toBeInTheDocument();
     await userEvent.click(screen.getByRole('menuitem', { name: 'Sign out' }));
@@ -58,7 +58,7 @@ describe('header', () => {
     storeAuth(user, tokens);
     serve([{ method: 'POST', url: /\/api\/auth\/logout$/, status: 500, body: { success: false, message: 'down', error: 'internal_error' } }]);
     renderApp(<Header />, { path: '/dashboard', at: '/dashboard' });
-    await userEvent.click(await screen.findByRole('button', { name: 'User menu' }));
+    await userEvent.click(await screen.findByRole('button', { name: /user menu/i }));
     await userEvent.click(screen.getByRole('menuitem', { name: 'Sign out' }));
     expect(await screen.findByText('Error logging out')).toBeInTheDocument();
     await waitFor(() => expect(screen.getAllByTestId('location')[0]).toHaveTextContent('/login'));
@@ -70,7 +70,7 @@ describe('logout after the server already ended the session', () => {
     storeAuth(user, tokens);
     serve([{ method: 'POST', url: /\/api\/auth\/logout$/, status: 401, body: { success: false, message: 'Authentication required. Please sign in.', error: 'unauthorized' } }]);
     renderApp(<Header />, { path: '/dashboard', at: '/dashboard' });
-    await userEvent.click(await screen.findByRole('button', { name: 'User menu' }));
+    await userEvent.click(await screen.findByRole('button', { name: /user menu/i }));
     await userEvent.click(screen.getByRole('menuitem', { name: 'Sign out' }));
     expect(await screen.findByText('Logged out successfully')).toBeInTheDocument();
     await waitFor(() => expect(screen.getAllByTestId('location')[0]).toHaveTextContent(/^\/$/));

@@ -103,7 +103,7 @@ describe('admin screen', () => {
     storeAuth(user, tokens);
     serve([]);
     renderApp(<AdminPage />, { path: '/admin', at: '/admin' });
-    expect(await screen.findByText('Access Denied - You need admin privileges to access this page.')).toBeInTheDocument();
+    expect(await screen.findByRole('heading', { level: 1, name: 'Access Denied - You need admin privileges to access this page.' })).toBeInTheDocument();
   });
 });
 

@@ -27,7 +27,7 @@ export default function AdminPage() {
   if (user?.role !== 'ADMIN') {
     return (
       <Container narrow>
-        <Alert tone="error" title="Access Denied - You need admin privileges to access this page." />
+        <Alert tone="error" page title="Access Denied - You need admin privileges to access this page." />
       </Container>
     );
   }

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { toast } from 'react-toastify';
 import { Pager } from '../../../components/Pager';
-import { Alert, PageSpinner, Spinner } from '../../../components/ui';
+import { Alert, ScrollArea, PageSpinner, Spinner } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { formatDateTime } from '../../../lib/format';
 import {
@@ -76,7 +76,30 @@ export function AuditTab() {
         ) : rows.length === 0 ? (
           <p className="px-6 py-12 text-center text-slate-600">No entries match these filters.</p>
         ) : (
-          <div className="overflow-x-auto">
+          <>
+          <ul className="divide-y divide-slate-100 md:hidden" aria-label="Audit entries">
+            {rows.map((e) => (
+              <li key={e.id} className="space-y-1 px-4 py-4 text-sm" data-testid="audit-card" data-action={e.action}>
+                <div className="flex flex-wrap items-baseline justify-between gap-x-3">
+                  <p className="font-medium text-slate-900">{AUDIT_ACTIONS[e.action] ?? e.action}</p>
+                  <p className="text-xs text-slate-600">{formatDateTime(e.createdAt)}</p>
+                </div>
+                <p className="break-words">
+                  {e.actorId ? (
+                    <button type="button" className="link text-left" title="Show only this user’s entries" onClick={() => onUser({ id: e.actorId ?? '', email: e.actorEmail ?? e.actorId ?? '' })}>
+                      {e.actorEmail ?? e.actorId}
+                    </button>
+                  ) : <span className="text-slate-600">{e.actorEmail ?? '—'}</span>}
+                  {e.ip && <span className="font-mono text-xs text-slate-600"> · {e.ip}</span>}
+                </p>
+                <p className="break-words text-slate-700">
+                  {e.targetType && <span className="text-slate-600">{e.targetType} <code className="break-all text-xs">{e.targetId}</code> </span>}
+                  {detailText(e.detail)}
+                </p>
+              </li>
+            ))}
+          </ul>
+          <ScrollArea label="Audit log table" className="hidden md:block">
             <table className="min-w-full divide-y divide-slate-200 text-sm">
               <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
                 <tr>
@@ -108,7 +131,8 @@ export function AuditTab() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollArea>
+          </>
         )}
         <Pager pagination={audit.data?.pagination} label="Audit pages" noun="entries" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
       </section>

@@ -1,7 +1,8 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { toast } from 'react-toastify';
+import { InlineConfirm, SidePanel } from '../../../components/Dialog';
 import { Pager } from '../../../components/Pager';
-import { Alert, DetailRow, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
+import { Alert, ScrollArea, DetailRow, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { formatBytes, formatDateTime } from '../../../lib/format';
 import type { StatusFilter } from '../../../lib/types';
@@ -83,7 +84,25 @@ export function FilesTab() {
         ) : files.data.files.length === 0 ? (
           <p className="px-6 py-12 text-center text-slate-600" data-testid="admin-files-empty">No files match these filters.</p>
         ) : (
-          <div className="overflow-x-auto">
+          <>
+          <ul className="divide-y divide-slate-100 md:hidden" aria-label="Files">
+            {files.data.files.map((f) => (
+              <li key={f.id} className="space-y-2 px-4 py-4" data-testid={`admin-file-card-${f.id}`}>
+                <div className="flex items-start justify-between gap-3">
+                  <p className="min-w-0 break-words font-medium text-slate-900">{f.originalName}</p>
+                  <StatusBadge status={f.status} />
+                </div>
+                <button type="button" className="max-w-full truncate text-left text-sm text-brand-700 hover:underline"
+                  onClick={() => onlyOwner(f)} aria-label={`Show only the files of ${f.userEmail}`}>{f.userEmail}</button>
+                <p className="text-xs text-slate-600">
+                  {[f.detectedType ?? '—', formatBytes(f.originalSize), formatDateTime(f.createdAt)].join(' · ')}
+                </p>
+                <button type="button" className="btn-secondary w-full py-2" onClick={() => setSelected(f.id)}
+                  aria-label={`Details of ${f.originalName}`}>Details</button>
+              </li>
+            ))}
+          </ul>
+          <ScrollArea label="Files table" className="hidden md:block">
             <table className="min-w-full divide-y divide-slate-200 text-sm">
               <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
                 <tr>
@@ -116,7 +135,8 @@ export function FilesTab() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollArea>
+          </>
         )}
         <Pager pagination={files.data?.pagination} label="File pages" noun="files" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
       </section>
@@ -131,15 +151,6 @@ function FileDetails({ id, onClose }: { id: string; onClose: () => void }) {
   const remove = useDeleteAdminFile();
   const requeue = useRequeueAdminFile();
   const [confirming, setConfirming] = useState(false);
-  const closeRef = useRef<HTMLButtonElement>(null);
-
-  useEffect(() => {
-    closeRef.current?.focus();
-    const onKey = (e: globalThis.KeyboardEvent) => { if (e.key === 'Escape') onClose(); };
-    document.addEventListener('keydown', onKey);
-    return () => document.removeEventListener('keydown', onKey);
-  }, [onClose]);
-
   const file = detail.data?.file;
   const job = detail.data?.job;
   const busy = remove.isPending || requeue.isPending;
@@ -163,16 +174,7 @@ function FileDetails({ id, onClose }: { id: string; onClose: () => void }) {
   };
 
   return (
-    <div className="fixed inset-0 z-40 flex justify-end bg-slate-900/40">
-      <div role="dialog" aria-modal="true" aria-labelledby="file-details-heading"
-        className="flex h-full w-full max-w-2xl flex-col overflow-y-auto bg-white shadow-xl">
-        <div className="flex items-center justify-between gap-3 border-b border-slate-200 px-5 py-4">
-          <h2 id="file-details-heading" className="min-w-0 truncate text-lg font-semibold text-slate-900">
-            {file ? file.originalName : 'File details'}
-          </h2>
-          <button ref={closeRef} type="button" className="btn-ghost px-3 py-1.5" onClick={onClose}>Close</button>
-        </div>
-        <div className="space-y-5 p-5">
+    <SidePanel title={file ? file.originalName : 'File details'} onClose={onClose} width="max-w-2xl">
           {detail.isPending ? <div className="flex justify-center py-10 text-brand-700"><Spinner label="Loading file details" className="h-8 w-8" /></div>
             : detail.isError ? <Alert tone="error" title="Failed to load the file">{messageOf(detail.error, '')}</Alert>
             : file && (
@@ -205,20 +207,18 @@ function FileDetails({ id, onClose }: { id: string; onClose: () => void }) {
                 )}
               </div>
               {confirming && (
-                <div role="group" aria-labelledby="delete-confirm-text" className="rounded-xl border border-red-200 bg-red-50 p-4">
-                  <p id="delete-confirm-text" className="text-sm text-red-900">
+                <InlineConfirm label={`Confirm deleting ${file.originalName}`}>
+                  <p className="text-sm text-red-900">
                     Delete {file.originalName} of {file.userEmail}, with its original and sanitized copies? This cannot be undone.
                   </p>
                   <div className="mt-3 flex gap-2">
                     <button type="button" className="btn-primary bg-red-700 hover:bg-red-800" disabled={busy} onClick={onDelete}>Delete file</button>
                     <button type="button" className="btn-secondary" disabled={busy} onClick={() => setConfirming(false)}>Cancel</button>
                   </div>
-                </div>
+                </InlineConfirm>
               )}
             </>
           )}
-        </div>
-      </div>
-    </div>
+    </SidePanel>
   );
 }

@@ -1,14 +1,23 @@
 import { useCallback, useEffect, useState } from 'react';
 import { toast } from 'react-toastify';
 import { useQueryClient } from '@tanstack/react-query';
+import { ConfirmDialog } from '../../../components/Dialog';
 import { Pager } from '../../../components/Pager';
-import { Alert, PageSpinner } from '../../../components/ui';
+import { Alert, ScrollArea, PageSpinner } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { ROLES } from '../../../lib/constants';
 import { formatDate } from '../../../lib/format';
 import type { Role, RoleFilter, User, UserStatusFilter } from '../../../lib/types';
 import { USER_STATUSES, adminKeys, resetQuota, updateUserActive, updateUserRole, useUsers, type UserFilters } from '../api';
 import { UserKeysPanel } from './UserKeysPanel';
+
+type Pending = { kind: 'role'; user: User; role: Role } | { kind: 'deactivate'; user: User } | { kind: 'quota'; user: User };
+
+const CONFIRM = {
+  role: { title: 'Change the role?', confirmLabel: 'Change role' },
+  deactivate: { title: 'Deactivate the user?', confirmLabel: 'Deactivate user', danger: true },
+  quota: { title: 'Reset the quota?', confirmLabel: 'Reset quota' },
+} as const;
 
 export function UsersTab({ currentUserId }: { currentUserId: string }) {
   const queryClient = useQueryClient();
@@ -18,6 +27,10 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
   const users = useUsers(filters);
   const [keysOf, setKeysOf] = useState<Pick<User, 'id' | 'email'> | null>(null);
   const closeKeys = useCallback(() => setKeysOf(null), []);
+  // A role picked in a row's select, applied only by its Change button and the confirmation.
+  const [roleDrafts, setRoleDrafts] = useState<Record<string, Role>>({});
+  const [pending, setPending] = useState<Pending | null>(null);
+  const closePending = useCallback(() => setPending(null), []);
 
   useEffect(() => {
     const t = setTimeout(() => setFilters((f) => (f.search === searchText ? f : { ...f, search: searchText, page: 1 })), 300);
@@ -37,10 +50,42 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
     }
   };
 
-  const onRole = (u: User, role: Role) => act(`role-${u.id}`, () => updateUserRole(u.id, role), 'User role updated successfully', 'Failed to update user role');
+  const onRole = async (u: User, role: Role) => {
+    await act(`role-${u.id}`, () => updateUserRole(u.id, role), 'User role updated successfully', 'Failed to update user role');
+    setRoleDrafts((d) => {
+      const rest = { ...d };
+      delete rest[u.id];
+      return rest;
+    });
+  };
   const onActive = (u: User) => act(`active-${u.id}`, () => updateUserActive(u.id, !u.isActive),
     `User ${u.isActive ? 'deactivated' : 'activated'} successfully`, 'Failed to update user status');
   const onQuota = (u: User) => act(`quota-${u.id}`, () => resetQuota(u.id), 'User quota reset successfully', 'Failed to reset quota');
+  /** Activating takes effect at once; deactivating asks first. */
+  const askActive = (u: User) => (u.isActive ? setPending({ kind: 'deactivate', user: u }) : void onActive(u));
+  const confirmPending = async () => {
+    if (!pending) return;
+    if (pending.kind === 'role') await onRole(pending.user, pending.role);
+    else if (pending.kind === 'deactivate') await onActive(pending.user);
+    else await onQuota(pending.user);
+    setPending(null);
+  };
+
+  /** A row's role picker: choosing in the list (arrow keys included) only prepares the change. */
+  const rolePicker = (u: User, id: string, selectClass: string) => {
+    const draft = roleDrafts[u.id] ?? u.role;
+    return (
+      <div className="flex gap-2">
+        <label className="sr-only" htmlFor={id}>Role of {u.email}</label>
+        <select id={id} className={selectClass} value={draft} disabled={busy === `role-${u.id}`}
+          onChange={(e) => { const role = e.target.value as Role; setRoleDrafts((d) => ({ ...d, [u.id]: role })); }}>
+          {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+        </select>
+        <button type="button" className="btn-secondary shrink-0 px-3 py-1.5" disabled={!!busy || draft === u.role}
+          onClick={() => setPending({ kind: 'role', user: u, role: draft })} aria-label={`Change role of ${u.email}`}>Change</button>
+      </div>
+    );
+  };
 
   return (
     <div className="space-y-4">
@@ -85,23 +130,18 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
                     <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${u.isEmailVerified ? 'bg-blue-100 text-blue-800' : 'bg-yellow-100 text-yellow-800'}`}>{u.isEmailVerified ? 'Verified' : 'Unverified'}</span>
                     <span className="rounded-full bg-slate-100 px-2 py-0.5 text-xs text-slate-600">{u.fileCount ?? 0} files</span>
                   </div>
-                  <div>
-                    <label className="sr-only" htmlFor={`role-m-${u.id}`}>Role of {u.email}</label>
-                    <select id={`role-m-${u.id}`} className="input py-2" value={u.role} disabled={busy === `role-${u.id}`} onChange={(e) => onRole(u, e.target.value as Role)}>
-                      {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
-                    </select>
-                  </div>
+                  {rolePicker(u, `role-m-${u.id}`, 'input py-2')}
                   <div className="grid grid-cols-2 gap-2">
                     <button type="button" className={u.isActive ? 'btn-secondary py-2' : 'btn-primary py-2'} disabled={!!busy || u.id === currentUserId}
-                      onClick={() => onActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
-                    <button type="button" className="btn-secondary py-2" disabled={!!busy} onClick={() => onQuota(u)} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
+                      onClick={() => askActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
+                    <button type="button" className="btn-secondary py-2" disabled={!!busy} onClick={() => setPending({ kind: 'quota', user: u })} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
                     <button type="button" className="btn-secondary col-span-2 py-2" onClick={() => setKeysOf(u)} aria-label={`API keys of ${u.email}`}>API keys</button>
                   </div>
                 </li>
               );
             })}
           </ul>
-          <div className="hidden overflow-x-auto md:block">
+          <ScrollArea label="Users table" className="hidden md:block">
             <table className="min-w-full divide-y divide-slate-200 text-sm">
               <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
                 <tr>
@@ -123,10 +163,7 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
                         <p className="truncate text-xs text-slate-500">{u.email}</p>
                       </td>
                       <td className="px-4 py-3">
-                        <label className="sr-only" htmlFor={`role-${u.id}`}>Role of {u.email}</label>
-                        <select id={`role-${u.id}`} className="input w-36 py-1.5" value={u.role} disabled={busy === `role-${u.id}`} onChange={(e) => onRole(u, e.target.value as Role)}>
-                          {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
-                        </select>
+                        {rolePicker(u, `role-${u.id}`, 'input w-36 py-1.5')}
                       </td>
                       <td className="px-4 py-3">
                         <div className="flex flex-wrap gap-1">
@@ -139,8 +176,8 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
                       <td className="whitespace-nowrap px-4 py-3 text-right">
                         <div className="flex justify-end gap-2">
                           <button type="button" className={u.isActive ? 'btn-secondary px-3 py-1.5' : 'btn-primary px-3 py-1.5'} disabled={!!busy || u.id === currentUserId}
-                            onClick={() => onActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
-                          <button type="button" className="btn-ghost px-3 py-1.5" disabled={!!busy} onClick={() => onQuota(u)} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
+                            onClick={() => askActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
+                          <button type="button" className="btn-ghost px-3 py-1.5" disabled={!!busy} onClick={() => setPending({ kind: 'quota', user: u })} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
                           <button type="button" className="btn-ghost px-3 py-1.5" onClick={() => setKeysOf(u)} aria-label={`API keys of ${u.email}`}>Keys</button>
                         </div>
                       </td>
@@ -149,12 +186,19 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
                 })}
               </tbody>
             </table>
-          </div>
+          </ScrollArea>
           </>
         )}
         <Pager pagination={users.data?.pagination} label="User pages" noun="users" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
       </section>
       {keysOf && <UserKeysPanel userId={keysOf.id} email={keysOf.email} onClose={closeKeys} />}
+      {pending && (
+        <ConfirmDialog {...CONFIRM[pending.kind]} busy={!!busy} onConfirm={() => void confirmPending()} onCancel={closePending}>
+          {pending.kind === 'role' ? <>Change the role of <strong>{pending.user.email}</strong> from {pending.user.role} to {pending.role}? Their plan and limits change at once.</>
+            : pending.kind === 'deactivate' ? <><strong>{pending.user.email}</strong> will not be able to sign in until the account is activated again.</>
+            : <>Set this month’s upload count of <strong>{pending.user.email}</strong> back to zero?</>}
+        </ConfirmDialog>
+      )}
     </div>
   );
 }

@@ -36,7 +36,7 @@ export function GoogleButton({ label }: { label: string }) {
 
 export function Divider() {
   return (
-    <div className="my-6 flex items-center gap-3 text-xs uppercase tracking-wide text-slate-400">
+    <div className="my-6 flex items-center gap-3 text-xs uppercase tracking-wide text-slate-500">
       <span className="h-px flex-1 bg-slate-200" />or<span className="h-px flex-1 bg-slate-200" />
     </div>
   );

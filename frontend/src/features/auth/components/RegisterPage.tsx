@@ -54,7 +54,7 @@ export default function RegisterPage() {
           </div>
         </div>
         <div>
-          <label htmlFor="username" className="label">Username <span className="font-normal text-slate-400">(optional)</span></label>
+          <label htmlFor="username" className="label">Username <span className="font-normal text-slate-500">(optional)</span></label>
           <input id="username" name="username" autoComplete="username" className="input" value={form.username} onChange={set('username')} />
         </div>
         <div>

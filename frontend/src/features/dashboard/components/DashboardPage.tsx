@@ -2,7 +2,7 @@ import { Suspense, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
-import { Alert, PageHeader, PageSpinner, ProgressBar } from '../../../components/ui';
+import { Alert, PageHeader, PageSpinner, ProgressBar, ScrollArea } from '../../../components/ui';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { roleDescription } from '../../../lib/constants';
 import { formatBytes, formatDate, formatMonth } from '../../../lib/format';
@@ -117,7 +117,7 @@ export default function DashboardPage() {
             <button type="button" className="btn-secondary mt-3" onClick={() => history.refetch()}>Retry</button>
           </div>
         ) : (
-          <div className="overflow-x-auto">
+          <ScrollArea label="Usage history table">
             <table className="min-w-full divide-y divide-slate-200 text-sm">
               <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
                 <tr><th scope="col" className="px-6 py-3">Month</th><th scope="col" className="px-6 py-3">Uploads</th><th scope="col" className="px-6 py-3">Total size</th><th scope="col" className="px-6 py-3">Success rate</th></tr>
@@ -133,7 +133,7 @@ export default function DashboardPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollArea>
         )}
       </section>
 

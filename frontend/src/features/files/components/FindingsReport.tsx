@@ -1,3 +1,4 @@
+import { ScrollArea } from '../../../components/ui';
 import type { FileReport } from '../../../lib/types';
 
 const ACTION_STYLES: Record<string, string> = {
@@ -44,7 +45,7 @@ export function FindingsReport({ report }: { report: FileReport | null | undefin
             </li>
           ))}
         </ul>
-        <div className="hidden overflow-x-auto sm:block">
+        <ScrollArea label="Findings table" className="hidden sm:block">
           <table className="min-w-full divide-y divide-slate-200 text-sm">
             <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
               <tr><th scope="col" className="px-5 py-3">What</th><th scope="col" className="px-5 py-3">Where</th><th scope="col" className="px-5 py-3">Action</th><th scope="col" className="px-5 py-3">Detail</th></tr>
@@ -60,7 +61,7 @@ export function FindingsReport({ report }: { report: FileReport | null | undefin
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollArea>
         </>
       )}
     </section>

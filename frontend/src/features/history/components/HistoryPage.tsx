@@ -3,7 +3,7 @@ import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Pager } from '../../../components/Pager';
-import { Alert, PageHeader, PageSpinner, Spinner, StatTile, StatusBadge } from '../../../components/ui';
+import { Alert, ScrollArea, PageHeader, PageSpinner, Spinner, StatTile, StatusBadge } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { formatBytes, formatDateTime } from '../../../lib/format';
@@ -23,7 +23,7 @@ export default function HistoryPage() {
     return () => clearTimeout(t);
   }, [searchText]);
 
-  if (!user) return <Container narrow><Alert tone="error">Access Denied - Please log in to view your file history.</Alert></Container>;
+  if (!user) return <Container narrow><Alert tone="error" page title="Access Denied - Please log in to view your file history." /></Container>;
 
   const update = (patch: Partial<HistoryFilters>) => setFilters((f) => ({ ...f, page: 1, ...patch }));
 
@@ -109,7 +109,7 @@ export default function HistoryPage() {
               </li>
             ))}
           </ul>
-          <div className="hidden overflow-x-auto sm:block">
+          <ScrollArea label="Files table" className="hidden sm:block">
             <table className="min-w-full divide-y divide-slate-200 text-sm">
               <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
                 <tr>
@@ -144,7 +144,7 @@ export default function HistoryPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollArea>
           </>
         )}
         <Pager pagination={history.data?.pagination} label="Pagination" noun="files" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />

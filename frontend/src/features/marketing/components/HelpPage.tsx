@@ -27,7 +27,7 @@ export default function HelpPage() {
         <h1 className="text-3xl font-bold tracking-tight text-slate-900 sm:text-4xl">Help Center</h1>
         <p className="mt-3 text-lg text-slate-600">Answers to common questions, and how to reach us when you need a person.</p>
       </div>
-      <nav aria-label="Quick links" className="mt-10 grid gap-4 sm:grid-cols-3">
+      <nav aria-label="Help topics" className="mt-10 grid gap-4 sm:grid-cols-3">
         {QUICK.map((q) => (
           <Link key={q.to} to={q.to} className="card block p-5 transition hover:border-brand-600 hover:shadow-md">
             <p className="font-semibold text-slate-900">{q.title}</p>

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { toast } from 'react-toastify';
-import { Alert, Spinner } from '../../../components/ui';
+import { Alert, ScrollArea, Spinner } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import type { Role } from '../../../lib/types';
 import {
@@ -147,7 +147,7 @@ function HowToUse() {
         Send it in the <code className="text-xs">X-API-Key</code> header (or as <code className="text-xs">Authorization: Bearer</code>).
         This sends one file and saves the sanitized copy. A refused file answers 422 with the reason; a file still being processed after 30 seconds answers 202 with a status link to follow.
       </p>
-      <pre className="overflow-x-auto rounded-lg bg-slate-900 p-3 text-xs leading-relaxed text-slate-100"><code>{example}</code></pre>
+      <ScrollArea label="Example call" className="rounded-lg bg-slate-900"><pre className="p-3 text-xs leading-relaxed text-slate-100"><code>{example}</code></pre></ScrollArea>
     </div>
   );
 }

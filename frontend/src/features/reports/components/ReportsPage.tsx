@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Pager } from '../../../components/Pager';
-import { Alert, PageHeader, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
+import { Alert, ScrollArea, PageHeader, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { formatBytes, formatDateTime } from '../../../lib/format';
@@ -124,7 +124,7 @@ export default function ReportsPage() {
         ) : list.length === 0 ? (
           <p className="px-6 py-12 text-center text-slate-600">No reports yet.</p>
         ) : (
-          <div className="overflow-x-auto">
+          <ScrollArea label="Reports table">
             <table className="min-w-full divide-y divide-slate-200 text-sm">
               <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
                 <tr>
@@ -161,7 +161,7 @@ export default function ReportsPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollArea>
         )}
         <Pager pagination={reports.data?.pagination} label="Report pages" noun="reports" onStep={(step) => setPage((p) => p + step)} />
       </section>

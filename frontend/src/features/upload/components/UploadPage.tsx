@@ -148,11 +148,11 @@ export default function UploadPage() {
             'aria-label': 'File drop zone: press Enter to choose files, or drag files here',
             'aria-disabled': !ready || upload.isPending,
             className: `card flex min-h-64 cursor-pointer flex-col items-center justify-center border-2 border-dashed p-8 text-center transition-colors ${
-              !ready || upload.isPending ? 'cursor-not-allowed border-slate-200 bg-slate-50 opacity-70'
+              !ready || upload.isPending ? 'cursor-not-allowed border-slate-200 bg-slate-50'
                 : isDragReject ? 'border-red-400 bg-red-50'
                   : isDragActive ? 'border-brand-600 bg-brand-50' : 'border-slate-300 hover:border-brand-600 hover:bg-brand-50/40'}`,
           })} data-testid="dropzone">
-            <input {...getInputProps({ accept: limits.extensions.join(',') || undefined, disabled: !ready || upload.isPending })} data-testid="file-input" />
+            <input {...getInputProps({ accept: limits.extensions.join(',') || undefined, disabled: !ready || upload.isPending, 'aria-label': 'Choose files to upload' })} data-testid="file-input" />
             {upload.isPending ? (
               <>
                 <Spinner label="Uploading" className="h-10 w-10 text-brand-700" />
@@ -166,7 +166,7 @@ export default function UploadPage() {
                 <p className="mt-4 text-base font-semibold text-slate-900">
                   {isDragActive ? 'Drop the files here' : 'Drag & drop files here, or click to select'}
                 </p>
-                <p className="mt-1 text-sm text-slate-500">
+                <p className="mt-1 text-sm text-slate-600">
                   Up to {limits.maxFiles} files, {formatBytes(limits.maxSize)} each
                 </p>
               </>
