@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 
-from sanitas.config import Settings  # noqa: E402
-from sanitas.sandbox import run_sanitizer  # noqa: E402
+from sanitas.config import Settings
+from sanitas.sandbox import run_sanitizer
 
 TARGET_MB = 100
 BITRATE_MBIT = 16
