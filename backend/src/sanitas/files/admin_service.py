@@ -90,9 +90,18 @@ def file_list(session: Session, filters: FileFilters, *, page: int, limit: int,
 
 
 def detected_types(session: Session) -> list[str]:
-    """Every detected type some file has."""
-    return sorted(t for t in session.scalars(
-        select(File.detected_type).where(File.detected_type.is_not(None)).distinct()) if t)
+    """Every detected type some file has, by skipping through ix_files_detected_type: one
+    index probe per type (the next one after the last found), not a read of every row as
+    `SELECT DISTINCT` is. The types are the engine's kinds, a few dozen at most."""
+    found: list[str] = []
+    while True:
+        after = select(func.min(File.detected_type)).where(File.detected_type.is_not(None))
+        if found:
+            after = after.where(File.detected_type > found[-1])
+        kind = session.scalar(after)
+        if kind is None:
+            return sorted(t for t in found if t)
+        found.append(kind)
 
 
 def _find(session: Session, file_id: str) -> tuple[File, str, Job | None]:
