@@ -25,7 +25,6 @@ Usage: backend/.venv/bin/python bench/bench_scale.py [--db postgresql|sqlite|bot
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import statistics
 import sys

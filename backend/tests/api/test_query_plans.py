@@ -140,3 +140,8 @@ def test_admin_files_page_one_reads_the_newest_by_index(loaded: Engine) -> None:
     assert listing.pagination.total == ROWS
     assert [f.id for f in listing.files][:2] == [f"f-{ROWS - 1}", f"f-{ROWS - 2}"]
     _assert_uses(loaded, sent, "LIMIT", "ix_files_created_id")
+    assert listing.types == ["csv", "docx", "pdf", "png"]
+    probes = [(s, p) for s, p in sent if "min(files.detected_type)" in s]
+    assert len(probes) == 5  # one per type, and one finding no more
+    for probe in probes:
+        _assert_uses(loaded, [probe], "min(files.detected_type)", "ix_files_detected_type")
