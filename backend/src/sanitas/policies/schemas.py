@@ -20,7 +20,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from sanitas.engine.policy import CHOICES, MAX_PAGES_LIMIT, OUTPUTS, Rule
+from sanitas.engine.policy import BASIC_RULES, CHOICES, MAX_PAGES_LIMIT, OUTPUTS, Rule
 from sanitas.models.policy import POLICY_DESCRIPTION_MAX, POLICY_NAME_MAX
 from sanitas.models.user import Role
 from sanitas.schemas import CamelModel, Label, UtcTimestamp
@@ -158,7 +158,8 @@ class PolicyIn(_Strict):
 
 
 class RuleActions(CamelModel):
-    """Every rule's action (answers always list all ten)."""
+    """Every rule's action (answers always list every rule; a policy stored before a rule
+    existed answers basic's action for it)."""
 
     macros: MacrosAction  # type: ignore[valid-type]  # built from CHOICES
     javascript: JavascriptAction  # type: ignore[valid-type]  # built from CHOICES
@@ -170,6 +171,11 @@ class RuleActions(CamelModel):
     image_metadata: ImageMetadataAction  # type: ignore[valid-type]  # built from CHOICES
     hidden_content: HiddenContentAction  # type: ignore[valid-type]  # built from CHOICES
     form_fields: FormFieldsAction  # type: ignore[valid-type]  # built from CHOICES
+    cover_art: CoverArtAction = BASIC_RULES[Rule.COVER_ART].value  # type: ignore[valid-type]
+    chapters: ChaptersAction = BASIC_RULES[Rule.CHAPTERS].value  # type: ignore[valid-type]
+
+
+assert {to_camel(f) for f in RuleActions.model_fields} == {r.value for r in Rule}
 
 
 class PolicyOut(CamelModel):
