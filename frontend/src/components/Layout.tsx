@@ -1,8 +1,18 @@
-import { Outlet } from 'react-router-dom';
+import { useEffect } from 'react';
+import { Outlet, useLocation } from 'react-router-dom';
 import { Header } from './Header';
 import { Footer } from './Footer';
 
+/** A new page opens at its top (the browser would keep the previous page's scroll position). */
+function useScrollTopOnNavigation() {
+  const { pathname } = useLocation();
+  useEffect(() => {
+    window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
+  }, [pathname]);
+}
+
 export function Layout() {
+  useScrollTopOnNavigation();
   return (
     <div className="flex min-h-screen flex-col">
       <Header />

@@ -52,8 +52,11 @@ export async function policiesReportsAudit({ newPage, base, admin, readOutboxLin
   await shot(page, 'upload-policy-picker-desktop');
   await page.getByTestId('file-input').setInputFiles({ name: 'links.html', mimeType: 'text/html', buffer: PAGE_WITH_LINK });
   await toast(page, 'Successfully uploaded 1 file(s).').waitFor();
+  await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
   await page.getByRole('link', { name: 'View Status' }).first().click();
   await page.getByRole('heading', { name: 'File Status' }).waitFor();
+  // The status page opens at its top, not at the upload page's scroll position.
+  assert(await page.evaluate(() => window.scrollY) === 0, `the status page opened scrolled to ${await page.evaluate(() => window.scrollY)}`);
   await page.locator('[data-testid="status-badge"][data-status="COMPLETED"]').first().waitFor({ timeout: 90_000 });
   assert((await page.getByTestId('file-policy').innerText()) === policyName, 'the status page does not show the policy');
   await page.getByText('(version 1)').waitFor();
@@ -61,7 +64,6 @@ export async function policiesReportsAudit({ newPage, base, admin, readOutboxLin
   const sanitized = (await page.getByTestId('hash-sanitized').innerText()).trim();
   assert(original === createHash('sha256').update(PAGE_WITH_LINK).digest('hex'), `original hash ${original} is not the upload's`);
   assert(/^[0-9a-f]{64}$/.test(sanitized) && sanitized !== original, `sanitized hash ${sanitized}`);
-  await page.evaluate(() => window.scrollTo(0, 0));
   await shots(page, 'status-policy-hashes');
 
   // --- the editor's preview now reads that file's findings -----------------------------------

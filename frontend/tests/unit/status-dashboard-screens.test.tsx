@@ -41,10 +41,32 @@ describe('status screen polling', () => {
     expect(screen.getByTestId('progress-percent')).toHaveTextContent('100%'); // 140 is capped
     await act(() => vi.advanceTimersByTimeAsync(3000));
     expect(await screen.findByRole('link', { name: 'Download' })).toHaveAttribute('href', '/download/f1');
+    expect(screen.getByTestId('status-announcement')).toHaveTextContent('Processing finished: the sanitized file is ready to download.');
     expect(screen.getAllByText('VBA project').length).toBeGreaterThan(0);
     const fetched = calls.filter((c) => c.url.endsWith('/status/f1')).length;
     await act(() => vi.advanceTimersByTimeAsync(10_000));
     expect(calls.filter((c) => c.url.endsWith('/status/f1')).length).toBe(fetched);
+  });
+
+  it('says a file waits in the queue (not "Processing 0%") and announces the outcome', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    storeAuth(user, tokens);
+    const answers = [
+      ok({ file: file('PENDING'), job: { state: 'waiting', progress: 0 } }),
+      ok({ file: file('FAILED', { errorMessage: 'The file is damaged.' }), job: { state: 'failed', progress: 0 } }),
+    ];
+    let n = 0;
+    serve([{ method: 'GET', url: /\/api\/process\/status\/f1$/, get body() { return answers[Math.min(n++, answers.length - 1)]; } }]);
+    renderApp(<StatusPage />, { path: '/status/:fileId', at: '/status/f1' });
+    expect(await screen.findByTestId('progress-state')).toHaveTextContent('Waiting in queue');
+    expect(screen.queryByTestId('progress-percent')).not.toBeInTheDocument();
+    const live = screen.getByTestId('status-announcement');
+    expect(live).toHaveAttribute('aria-live', 'polite');
+    expect(live).toHaveTextContent(/^$/);
+    await act(() => vi.advanceTimersByTimeAsync(3000));
+    await waitFor(() => expect(live).toHaveTextContent('Processing failed: The file is damaged.'));
+    // The same element: a live region that existed before its text changed is read out.
+    expect(screen.getByTestId('status-announcement')).toBe(live);
   });
 
   it('shows the error message of a FAILED file and no Download', async () => {

@@ -34,19 +34,28 @@ export default function StatusPage() {
   const { file, job } = data;
   const active = file.status === 'PENDING' || file.status === 'PROCESSING';
   const percent = file.status === 'COMPLETED' ? 100 : jobPercent(job?.progress);
+  // The job has not been claimed by a worker yet: it waits in the queue (how many files are
+  // ahead, and whether the queue is paused, the status call does not say).
+  const waiting = active && (!job || job.state === 'waiting');
+  const outcome = file.status === 'COMPLETED' ? 'Processing finished: the sanitized file is ready to download.'
+    : file.status === 'FAILED' ? `Processing failed${file.errorMessage ? `: ${file.errorMessage}` : '.'}` : '';
 
   return (
     <Container narrow>
       <PageHeader title="File Status" subtitle={<span className="break-all">{file.originalName}</span>} actions={<StatusBadge status={file.status} />} />
+      {/* Present from the first answer on, so the change to finished or failed is read out. */}
+      <p className="sr-only" aria-live="polite" data-testid="status-announcement">{outcome}</p>
       <div className="space-y-6">
         {job && (
           <div className="card p-5">
             <div className="mb-2 flex items-center justify-between text-sm">
-              <span className="font-medium text-slate-700">{active ? 'Processing…' : file.status === 'COMPLETED' ? 'Done' : 'Stopped'}</span>
-              <span className="font-semibold text-slate-900" data-testid="progress-percent">{percent}%</span>
+              <span className="font-medium text-slate-700" data-testid="progress-state">
+                {waiting ? 'Waiting in queue' : active ? 'Processing…' : file.status === 'COMPLETED' ? 'Done' : 'Stopped'}
+              </span>
+              {!waiting && <span className="font-semibold text-slate-900" data-testid="progress-percent">{percent}%</span>}
             </div>
             <ProgressBar value={percent} label="Processing progress" tone={file.status === 'FAILED' ? 'red' : 'brand'} />
-            {active && <p className="mt-3 text-xs text-slate-500" aria-live="polite">This page refreshes every 3 seconds until the file is ready.</p>}
+            {active && <p className="mt-3 text-xs text-slate-600">This page refreshes every 3 seconds until the file is ready.</p>}
           </div>
         )}
         {file.status === 'FAILED' && file.errorMessage && <Alert tone="error" title="Processing failed">{file.errorMessage}</Alert>}
