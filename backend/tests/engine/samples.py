@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sanitas.engine import formats
 from tests.engine import corpus, corpus_office
+from tests.engine.archive_corpus import ARCHIVE_SAMPLES
 from tests.engine.render_office import convert_many
 
 _W = "application/vnd.openxmlformats-officedocument.wordprocessingml"
@@ -242,6 +243,7 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     "xlsb": _xlsb,
     "xltm": _xlsx("xltm", "application/vnd.ms-excel.template.macroEnabled.main+xml"),
     **{kind: _odf(kind) for kind in ("odt", "ott", "ods", "ots", "odp", "otp", "odg", "otg")},
+    **ARCHIVE_SAMPLES,  # tar, gzip, bzip2, xz, 7z, rar
 }
 
 # Kinds only LibreOffice writes here: (kind, the generated source, the --convert-to filter).

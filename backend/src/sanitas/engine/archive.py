@@ -128,7 +128,17 @@ def _use_declared_name(info: zipfile.ZipInfo) -> None:
 
 
 def unsafe_name_reason(info: zipfile.ZipInfo) -> str | None:
-    name = info.filename
+    reason = unsafe_member_name(info.filename)
+    if reason:
+        return reason
+    mode = info.external_attr >> 16
+    if info.create_system == 3 and stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
+        return "symbolic link or special file"
+    return None
+
+
+def unsafe_member_name(name: str) -> str | None:
+    """Why a member's name is unsafe (any archive format), or None."""
     if not name or len(name) > 512:
         return "empty or overlong"
     if "\x00" in name or re.search(r"[\x00-\x1f]", name):
@@ -144,9 +154,6 @@ def unsafe_name_reason(info: zipfile.ZipInfo) -> str | None:
         if part and (part != part.rstrip(". ") or
                      WINDOWS_RESERVED.match(part.split(".")[0])):
             return "a name Windows treats specially"
-    mode = info.external_attr >> 16
-    if info.create_system == 3 and stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
-        return "symbolic link or special file"
     return None
 
 
@@ -185,8 +192,12 @@ def _check_overlaps(infos: list[zipfile.ZipInfo], src: Path) -> None:
 
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
-    from sanitas.engine import safe_output_name, sanitize_detected
+    """The archive family's handler: ZIP here, every other archive format in
+    archives_other.py (their members come back through `add_member`). The output is a ZIP."""
+    if kind != "zip":
+        from sanitas.engine import archives_other
 
+        return archives_other.sanitize(src, dst, ctx, kind)
     depth = ctx.depth
     if depth >= MAX_DEPTH:
         raise Rejected("Archives are nested too deeply (more than "
@@ -212,47 +223,56 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
         files = [i for i in infos if not i.is_dir()]
         for index, info in enumerate(files):
             ctx.progress(10 + 80 * index // max(len(files), 1))
-            location = info.filename if depth == 0 else f"(nested) {info.filename}"
             member_src = work / f"m{index}"
             written_total += _extract_bounded(zf, info, member_src, written_total)
-            # The upload's password also opens the members it protects (an encrypted document
-            # in an encrypted archive is usually protected by the same password).
-            member_ctx = nested_context(ctx, member_src.stat().st_size, mode=ctx.mode,
-                                        password=ctx.password)
-            member_dst = work / f"o{index}"
-            opened = member_src
-            try:
-                opened, detected = decrypt.detect_opening(
-                    member_src, posixpath.basename(info.filename), member_ctx)
-                extension = sanitize_detected(opened, member_dst, detected, member_ctx)
-            except Refused:
-                raise  # the policy refuses such content: the whole archive is refused
-            except Rejected as exc:
-                ctx.add("archive_member", location, action="removed", detail=exc.reason)
-                continue
-            except (MemoryError, RecursionError):
-                raise
-            except Exception:  # noqa: BLE001 - one bad member must not sink the others
-                ctx.add("archive_member", location, action="removed",
-                        detail="could not be made safe (damaged or unsupported content)")
-                continue
-            finally:
-                member_src.unlink(missing_ok=True)
-                opened.unlink(missing_ok=True)
-            for finding in member_ctx.closed_findings():
-                ctx.record(finding.kind, f"{location}: {finding.location}", action=finding.action,
-                        detail=finding.detail)
-            folder = posixpath.dirname(posixpath.normpath(info.filename.replace("\\", "/")))
-            name = safe_output_name(posixpath.basename(info.filename), extension)
-            arcname = _unique(posixpath.join(folder, name) if folder else name, used_names)
-            _report_rename(ctx, location, info.filename, arcname)
-            out.write(member_dst, arcname)
-            member_dst.unlink()
+            add_member(ctx, out, member_src, info.filename, work / f"o{index}", used_names)
         if not files:
             ctx.add("archive_member", "archive", action="kept", detail="the archive is empty")
         if encrypted and files:
             ctx.add("encryption", "archive", action="removed", detail=decrypt.OPENED_DETAIL)
     return "zip"
+
+
+def add_member(ctx: Context, out: zipfile.ZipFile, member_src: Path, filename: str,
+               member_dst: Path, used_names: set[str]) -> None:
+    """Sanitize one extracted member (`member_src`, named `filename` inside its archive) with
+    the archive's policy one level deeper and store the result in `out`; a member that cannot
+    be made safe is left out and reported. Every archive format's members go through here."""
+    from sanitas.engine import safe_output_name, sanitize_detected
+
+    location = filename if ctx.depth == 0 else f"(nested) {filename}"
+    # The upload's password also opens the members it protects (an encrypted document
+    # in an encrypted archive is usually protected by the same password).
+    member_ctx = nested_context(ctx, member_src.stat().st_size, mode=ctx.mode,
+                                password=ctx.password)
+    opened = member_src
+    try:
+        opened, detected = decrypt.detect_opening(
+            member_src, posixpath.basename(filename), member_ctx)
+        extension = sanitize_detected(opened, member_dst, detected, member_ctx)
+    except Refused:
+        raise  # the policy refuses such content: the whole archive is refused
+    except Rejected as exc:
+        ctx.add("archive_member", location, action="removed", detail=exc.reason)
+        return
+    except (MemoryError, RecursionError):
+        raise
+    except Exception:  # noqa: BLE001 - one bad member must not sink the others
+        ctx.add("archive_member", location, action="removed",
+                detail="could not be made safe (damaged or unsupported content)")
+        return
+    finally:
+        member_src.unlink(missing_ok=True)
+        opened.unlink(missing_ok=True)
+    for finding in member_ctx.closed_findings():
+        ctx.record(finding.kind, f"{location}: {finding.location}", action=finding.action,
+                   detail=finding.detail)
+    folder = posixpath.dirname(posixpath.normpath(filename.replace("\\", "/")))
+    name = safe_output_name(posixpath.basename(filename), extension)
+    arcname = _unique(posixpath.join(folder, name) if folder else name, used_names)
+    _report_rename(ctx, location, filename, arcname)
+    out.write(member_dst, arcname)
+    member_dst.unlink()
 
 
 def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,

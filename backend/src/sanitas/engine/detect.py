@@ -160,6 +160,9 @@ def _detect_head(head: bytes, size: int, path: Path | None) -> Detected:
         if pattern.match(head[:4096]):
             raise Rejected(f"The file is {what}; scripts are not accepted.",
                            RejectionCode.EXECUTABLE)
+    # A tar's first member's bytes start at 512: a PDF there is a member, not the file.
+    if formats.matches(head, formats.kind("tar").magic):
+        return _found("tar")
     # PDF readers accept the header anywhere in the first 1024 bytes.
     if b"%PDF-" in head[:1024]:
         return _found("pdf")

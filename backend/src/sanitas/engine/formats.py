@@ -131,7 +131,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
                    "pixels is not meaningful."),
     Family("archive", "sanitas.engine.archive:sanitize", Advanced.SAME,
            summary="Every member sanitized by its own family (nested archives too, with "
-                   "limits); members that cannot be made safe are left out and reported."),
+                   "limits); members that cannot be made safe are left out and reported. "
+                   "7z, RAR, tar and gzip/bzip2/xz files come out as a ZIP."),
     Family("ooxml", "sanitas.engine.ooxml:sanitize", Advanced.OFFICE_PIXELS, office=True,
            preload=False,
            summary="Macros, ActiveX, OLE objects, external links, DDE, remote templates, "
@@ -190,6 +191,20 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("csv", "text", ("csv", "tsv", "txt"), ("csv",), "text/csv", "CSV table"),
     Kind("html", "text", ("html", "htm", "xhtml"), ("html",), "text/html", "HTML page"),
     Kind("zip", "archive", ("zip",), ("zip",), "application/zip", "ZIP archive", container=_ZIP),
+    # Other archives come out as a ZIP of their cleaned members (engine/archives_other.py); a
+    # gzip, bzip2 or xz stream holds a tar or one file, decided in the sandbox.
+    Kind("tar", "archive", ("tar",), ("zip",), "application/x-tar", "tar archive",
+         magic=((257, b"ustar"),)),
+    Kind("gzip", "archive", ("gz", "tgz"), ("zip",), "application/gzip", "gzip file",
+         magic=((0, b"\x1f\x8b\x08"),)),
+    Kind("bzip2", "archive", ("bz2", "tbz", "tbz2"), ("zip",), "application/x-bzip2",
+         "bzip2 file", magic=((0, b"BZh"), (4, b"1AY&SY"))),
+    Kind("xz", "archive", ("xz", "txz"), ("zip",), "application/x-xz", "xz file",
+         magic=((0, b"\xfd7zXZ\x00"),)),
+    Kind("7z", "archive", ("7z",), ("zip",), "application/x-7z-compressed", "7-Zip archive",
+         magic=((0, b"7z\xbc\xaf\x27\x1c"),)),
+    Kind("rar", "archive", ("rar",), ("zip",), "application/vnd.rar", "RAR archive",
+         magic=((0, b"Rar!\x1a\x07\x00"),)),
     Kind("epub", "epub", ("epub",), ("epub",), "application/epub+zip", "EPUB book",
          container=_ZIP, main_type="application/epub+zip"),
     Kind("docx", "ooxml", ("docx",), ("docx",),
@@ -315,6 +330,7 @@ EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
             ((0, b"\xff\xf2"),), ((0, b"\xff\xe3"),)),
     "aiff": (((0, b"FORM"), (8, b"AIFC")),),
     "mov": (((4, b"moov"),), ((4, b"mdat"),), ((4, b"wide"),), ((4, b"free"),)),
+    "rar": (((0, b"Rar!\x1a\x07\x01\x00"),),),  # RAR5
 }
 
 # `ftyp` brands that only say "some HEIF file" (the codec is named by another brand, if any):
