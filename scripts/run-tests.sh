@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every suite: backend lint (ruff), types (mypy) and tests (pytest, SQLite + PostgreSQL),
+# Runs every suite: backend lint (ruff), types (mypy), the licence report and tests (pytest, SQLite + PostgreSQL),
 # the web app's type check and lint, frontend unit (Vitest), e2e (Playwright).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +8,8 @@ echo "== backend lint (ruff; rules in backend/pyproject.toml) =="
 backend/.venv/bin/ruff check --quiet backend/src backend/tests || status=1
 echo "== backend types (mypy) =="
 (cd backend && .venv/bin/mypy) || status=1
+echo "== licences (every Python and npm dependency against AGPL-3.0-or-later; docs/licences.md) =="
+backend/.venv/bin/python scripts/licence-check.py || status=1
 echo "== backend (pytest) =="
 (cd backend && .venv/bin/pytest -q -p no:cacheprovider) || status=1
 if [ -f frontend/package.json ]; then
