@@ -6,37 +6,19 @@ import os
 import secrets
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+if TYPE_CHECKING:
+    from sanitas.plans import PlanTable
 
 INSECURE_SECRETS = {"", "changeme", "change-me", "secret", "dev", "development"}
 
 
-class RoleLimits(BaseModel):
-    uploads_per_month: int  # -1 = unlimited
-    max_file_size: int  # bytes
-    storage_quota: int  # bytes, -1 = unlimited
-    max_files_per_upload: int
-    modes: list[str]
-    high_priority: bool
-
-
 MB = 1024 * 1024
 GB = 1024 * MB
-
-DEFAULT_ROLE_LIMITS: dict[str, RoleLimits] = {
-    "GUEST": RoleLimits(uploads_per_month=5, max_file_size=10 * MB, storage_quota=100 * MB,
-                        max_files_per_upload=5, modes=["basic"], high_priority=False),
-    "USER": RoleLimits(uploads_per_month=100, max_file_size=100 * MB, storage_quota=5 * GB,
-                       max_files_per_upload=10, modes=["basic", "advanced"], high_priority=False),
-    "ENTERPRISE": RoleLimits(uploads_per_month=-1, max_file_size=1 * GB, storage_quota=-1,
-                             max_files_per_upload=50, modes=["basic", "advanced"],
-                             high_priority=True),
-    "ADMIN": RoleLimits(uploads_per_month=-1, max_file_size=1 * GB, storage_quota=-1,
-                        max_files_per_upload=50, modes=["basic", "advanced"], high_priority=True),
-}
 
 
 WILDCARD_HOSTS = {"", "0.0.0.0", "::"}  # noqa: S104 - names of a bind to every interface
@@ -51,7 +33,9 @@ def listen_url(host: str, port: int) -> str:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="SANITAS_", extra="ignore")
+    # hide_input_in_errors: a refused setting's message must not echo the others (secrets).
+    model_config = SettingsConfigDict(env_prefix="SANITAS_", extra="ignore",
+                                      hide_input_in_errors=True)
 
     env: Literal["development", "production"] = "development"
     # Log lines: "json" or "text" (default: json in production, text otherwise; logs.py).
@@ -227,7 +211,13 @@ class Settings(BaseSettings):
     icap_audit: bool = False
     icap_service_account: str = "icap@sanitas.local"
 
-    role_limits: dict[str, RoleLimits] = Field(default_factory=lambda: dict(DEFAULT_ROLE_LIMITS))
+    # Plans (sanitas/plans.py: labels, prices, limits, capabilities per role). A JSON or TOML
+    # file merged over the defaults; and, per role, limits as JSON (SANITAS_ROLE_LIMITS, every
+    # field optional: uploads_per_month, max_file_size, storage_quota, max_files_per_upload,
+    # modes, high_priority). Both are checked here: a bad one stops the start naming it.
+    plans_file: Path | None = None
+    role_limits: dict[str, Any] = Field(default_factory=dict)
+    _plans: PlanTable | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _resolve(self) -> Settings:
@@ -236,6 +226,9 @@ class Settings(BaseSettings):
             self.database_url = f"sqlite:///{self.data_dir / 'sanitas.db'}"
         if not self.public_url:
             self.public_url = listen_url(self.host, self.port)
+        from sanitas.plans import load_plans
+
+        self._plans = load_plans(self.plans_file, self.role_limits)
         if self.env == "production" and (
                 not self.secret_key or self.secret_key.strip().lower() in INSECURE_SECRETS
                 or len(self.secret_key) < 32):
@@ -258,8 +251,11 @@ class Settings(BaseSettings):
     def is_sqlite(self) -> bool:
         return str(self.database_url).startswith("sqlite")
 
-    def limits_for(self, role: str) -> RoleLimits:
-        return self.role_limits.get(role, self.role_limits["GUEST"])
+    @property
+    def plans(self) -> PlanTable:
+        """The plan table, resolved from the defaults and the two settings above."""
+        assert self._plans is not None
+        return self._plans
 
     def signing_key(self) -> str:
         """The secret key; in development one is generated once and kept in the data dir."""

@@ -4,7 +4,7 @@ client's address, blob storage and the job executor."""
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -14,10 +14,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from sanitas import plans
 from sanitas.config import Settings
 from sanitas.errors import ApiError
 from sanitas.executor import Executor
 from sanitas.models import ApiKeyScope, AuthSession, Role, User
+from sanitas.plans import Capability
 from sanitas.schemas import ErrorEnvelope
 from sanitas.storage import Storage, make_storage
 
@@ -154,8 +156,9 @@ FileWriter = Annotated[FileCaller, Depends(_file_caller(ApiKeyScope.FILES_WRITE)
 # What an API key may be refused with on a file call, for the routes' OpenAPI answers (429,
 # the key's rate limit, is among every call's answers).
 API_KEY_ERRORS: dict[int | str, dict[str, Any]] = {
-    403: {"model": ErrorEnvelope, "description": "An API key of an account on the Free plan "
-          "(`plan_required`) or without the scope the call needs (`insufficient_scope`)"},
+    403: {"model": ErrorEnvelope, "description": "An API key of an account whose plan has no "
+          "API access (`plan_required`) or without the scope the call needs "
+          "(`insufficient_scope`)"},
 }
 OptionalUser = Annotated[User | None, Depends(get_optional_user)]
 
@@ -167,6 +170,37 @@ def require_admin(user: CurrentUser) -> User:
 
 
 AdminUser = Annotated[User, Depends(require_admin)]
+
+
+def _plan_gate(capability: Capability) -> Callable[..., User]:
+    """The dependency `Requires` makes (one per capability): the signed-in user, when their
+    plan has the capability (sanitas/plans.py), else 403 `plan_required`. openapi.py
+    documents that 403 on every route that depends on one."""
+    gate = _PLAN_GATES.get(capability)
+    if gate is None:
+        def gate(user: CurrentUser, settings: SettingsDep) -> User:
+            plans.require(settings, user.role, capability)
+            return user
+
+        gate.__name__ = f"requires_{capability.value}"
+        _PLAN_GATES[capability] = gate
+    return gate
+
+
+_PLAN_GATES: dict[Capability, Callable[..., User]] = {}
+
+
+def Requires(capability: Capability) -> Any:
+    """`user: Annotated[User, Requires(Capability.X)]`: the signed-in user whose plan
+    includes `capability` (403 `plan_required` otherwise)."""
+    return Depends(_plan_gate(capability))
+
+
+def plan_gates(calls: Iterable[Callable[..., Any]]) -> list[Capability]:
+    """The capabilities the given dependency calls require (for the OpenAPI document and the
+    authorisation matrix test)."""
+    found = set(calls)
+    return [capability for capability, gate in _PLAN_GATES.items() if gate in found]
 
 
 def _is_trusted(address: str, trusted: list[str]) -> bool:

@@ -68,7 +68,7 @@ HTTP_METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTI
 def upload_caps(settings: Settings) -> dict[str, int]:
     """The overall body cap of each upload route: the largest request any role may send
     there (the per-role limit is applied by the multipart reader)."""
-    limits = settings.role_limits.values()
+    limits = [plan.limits for plan in settings.plans.plans]
     single = max(lim.max_file_size for lim in limits)
     multiple = max(lim.max_file_size * lim.max_files_per_upload for lim in limits)
     return {UPLOAD_SINGLE: single + MULTIPART_OVERHEAD,

@@ -10,7 +10,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from sanitas import health
+from sanitas import health, plans_routes
 from sanitas.admission import DatabaseGate, KnownKeys, PerCallerLimit
 from sanitas.api_docs import install_docs
 from sanitas.apikeys import routes as apikeys_routes
@@ -107,7 +107,7 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     for module in (auth_routes, users_routes, files_routes, files_download_routes,
                    files_admin_routes, queue_routes,
                    usage_routes, contact_routes, policies_routes, audit_routes, reports_routes,
-                   apikeys_routes, webhooks_routes):
+                   apikeys_routes, webhooks_routes, plans_routes):
         app.include_router(module.router, prefix="/api", responses=COMMON_RESPONSES)
     app.include_router(apikeys_routes.admin_router, prefix="/api", responses=COMMON_RESPONSES)
     install_docs(app)  # Swagger UI from a local copy, before the /api catch-all below

@@ -47,7 +47,7 @@ def api_routes(app: FastAPI) -> Iterator[Any]:
 
 
 def _statuses(route: Any) -> set[str]:
-    from sanitas.deps import get_current_user, require_admin
+    from sanitas.deps import get_current_user, plan_gates, require_admin
 
     calls = set(_calls(route.dependant))
     # Any call: a NUL (or an unpaired surrogate) in its path, query string, JSON body or form
@@ -55,7 +55,7 @@ def _statuses(route: Any) -> set[str]:
     statuses: set[str] = {"422"}
     if get_current_user in calls:
         statuses.add("401")
-    if require_admin in calls:
+    if require_admin in calls or plan_gates(calls):
         statuses.add("403")
     # A body FastAPI parses, or one the route reads itself (uploads).
     if route.body_field is not None or (route.openapi_extra or {}).get("requestBody"):
@@ -70,6 +70,20 @@ def _optional_sign_in(route: Any) -> bool:
 
     calls = set(_calls(route.dependant))
     return get_optional_user in calls and get_current_user not in calls
+
+
+def _document_plan_gates(route: Any, responses: dict[str, Any]) -> None:
+    """A route behind `Requires(Capability.X)` says so in its 403 (`plan_required`)."""
+    from sanitas.deps import plan_gates
+
+    capabilities = plan_gates(_calls(route.dependant))
+    if not capabilities:
+        return
+    answer = responses["403"]
+    if "plan_required" not in answer.get("description", ""):
+        names = ", ".join(f"`{c.value}`" for c in capabilities)
+        answer["description"] = (f"{answer['description']}; or the caller's plan lacks "
+                                 f"{names} (`plan_required`, see GET /api/plans)")
 
 
 def install_openapi(app: FastAPI) -> None:
@@ -95,6 +109,7 @@ def install_openapi(app: FastAPI) -> None:
                         responses[status] = {
                             "description": _DESCRIPTIONS[status],
                             "content": {"application/json": {"schema": ERROR_REF}}}
+                _document_plan_gates(route, responses)
         app.openapi_schema = schema
         return schema
 

@@ -267,7 +267,7 @@ def test_openapi_declares_both_schemes(api):
 
 def test_pdf_upload_with_a_key_counts_against_the_quota(api, settings, pro):
     headers = pro[1]
-    settings.role_limits["USER"] = settings.role_limits["USER"].model_copy(
+    settings.plans["USER"].limits = settings.plans["USER"].limits.model_copy(
         update={"uploads_per_month": 1})
     secret = _create(api, headers)["secret"]
     first = api.post("/api/upload/single", headers={"X-API-Key": secret},

@@ -90,3 +90,53 @@ def test_matrix_anonymous(api, settings, db_session):
                                  "error": "unauthorized"}
     bad = {"Authorization": "Bearer not-a-token"}
     assert api.get(f"/api/process/status/{file.id}", headers=bad).status_code == 401
+
+
+# -- plans x capabilities: every route behind Requires(Capability.X) -----------------------
+def _gated_routes(app):
+    from sanitas.deps import plan_gates
+    from sanitas.openapi import _calls, api_routes
+
+    for route in api_routes(app):
+        for capability in plan_gates(_calls(route.dependant)):
+            for method in sorted(route.methods or ()):
+                yield method, route.path_format, capability
+
+
+def _fill(template: str) -> str:
+    import re
+
+    return re.sub(r"\{[^}]+\}", "00000000-0000-0000-0000-000000000000", template)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_plans_x_capabilities(api, settings, db_session, role):
+    """Each gated route answers 403 plan_required exactly when the caller's plan (the table,
+    sanitas/plans.py) lacks its capability; the table's roles are the roles tested."""
+    from sanitas.plans import Capability
+
+    assert {p.role.value for p in settings.plans.plans} == set(ROLES)
+    plan = settings.plans[role]
+    gated = list(_gated_routes(api.app))
+    # Every capability a route can carry is on at least one route.
+    route_capabilities = {c for _, _, c in gated}
+    assert route_capabilities == set(Capability) - {Capability.ADVANCED_MODE,
+                                                    Capability.HIGH_PRIORITY}
+    h = auth_headers(settings, db_session, make_user(db_session, role=role))
+    for method, template, capability in gated:
+        answer = api.request(method, _fill(template), headers=h, json={})
+        refused = answer.status_code == 403 and answer.json()["error"] == "plan_required"
+        assert refused is not plan.has(capability), (role, method, template, answer.text)
+        # anonymous callers are told to sign in, not about plans
+        assert api.request(method, _fill(template), json={}).status_code == 401
+    # The two capabilities that are no route: the processing mode and the job's priority.
+    upload = api.post("/api/upload/single", headers=h, data={"mode": "advanced"},
+                      files={"file": ("a.txt", TEXT)})
+    if plan.has(Capability.ADVANCED_MODE):
+        assert upload.status_code == 201, upload.text
+        from sanitas.models import Job
+
+        job = db_session.query(Job).filter_by(file_id=upload.json()["data"]["fileId"]).one()
+        assert (job.priority > 0) is plan.has(Capability.HIGH_PRIORITY)
+    else:
+        assert upload.status_code == 403 and upload.json()["error"] == "mode_not_allowed"

@@ -87,9 +87,9 @@ def test_uploads_keep_their_own_role_limit(client, settings, db_session):
 
 def test_upload_routes_have_an_overall_cap(settings):
     caps = upload_caps(settings)
-    largest = max(lim.max_file_size for lim in settings.role_limits.values())
+    largest = max(lim.max_file_size for lim in (p.limits for p in settings.plans.plans))
     most = max(lim.max_file_size * lim.max_files_per_upload
-               for lim in settings.role_limits.values())
+               for lim in (p.limits for p in settings.plans.plans))
     assert caps == {UPLOAD_SINGLE: largest + MB, SANITIZE_NOW: largest + MB,
                     UPLOAD_MULTIPLE: most + MB}
 

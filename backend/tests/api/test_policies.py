@@ -201,7 +201,7 @@ def test_plans_without_custom_policies_cannot_write(api, settings, db_session, r
              api.post("/api/policies/basic/duplicate", headers=h)]
     for answer in calls:
         assert answer.status_code == 403, answer.text
-        assert answer.json()["error"] == "policies_not_in_plan"
+        assert answer.json()["error"] == "plan_required"
         assert "Enterprise plan" in answer.json()["message"]
     # but they see and read the organisation's policy
     assert org["id"] in [p["id"] for p in api.get("/api/policies", headers=h).json()["data"]]

@@ -18,6 +18,7 @@ from sqlalchemy import func, select, update
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.main import create_app
 from sanitas.models import Report
+from sanitas.plans import Capability
 from sanitas.reports.service import expire_reports
 from sanitas.storage import make_storage
 from tests.api.test_reports import request_report, wait_ready
@@ -26,6 +27,15 @@ from tests.live_server import app_server
 
 PERIOD = {"from": "2026-03-10", "to": "2026-03-12", "format": "csv"}
 PARALLEL = 30
+
+
+@pytest.fixture(autouse=True)
+def _every_plan_reports(settings):
+    """These tests are about the report limits, on the small quotas of the Free plan too:
+    every plan gets compliance reports here (by default only Enterprise has them)."""
+    for plan in settings.plans.plans:
+        if not plan.has(Capability.REPORTS):
+            plan.capabilities = [*plan.capabilities, Capability.REPORTS]
 
 
 def _burst(base_url: str, headers: dict[str, str], n: int) -> list[httpx.Response]:
@@ -187,13 +197,13 @@ def test_reports_count_against_the_accounts_storage(db_session, settings):
             "totalStorageUsed"] == 0
 
         # A quota the files and the report fill: neither an upload nor a report fits.
-        settings.role_limits["GUEST"] = settings.role_limits["GUEST"].model_copy(
+        settings.plans["GUEST"].limits = settings.plans["GUEST"].limits.model_copy(
             update={"storage_quota": after["totalStorageUsed"] + len(TEXT) - 1})
         upload = live.post("/api/upload/single", headers=h,
                            files={"file": ("notes.txt", TEXT, "text/plain")})
         assert upload.status_code == 403, upload.text
         assert upload.json()["error"] == "storage_quota_exceeded"
-        settings.role_limits["GUEST"] = settings.role_limits["GUEST"].model_copy(
+        settings.plans["GUEST"].limits = settings.plans["GUEST"].limits.model_copy(
             update={"storage_quota": after["totalStorageUsed"]})
         refused = live.post("/api/reports", headers=h, json=PERIOD)
         assert refused.status_code == 403 and refused.json()["error"] == \

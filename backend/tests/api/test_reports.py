@@ -154,7 +154,7 @@ def pdf_text(content: bytes) -> str:
 
 
 def test_own_csv_report_lists_every_file_of_the_period(live, db_session, settings):
-    owner, other = make_user(db_session), make_user(db_session)
+    owner, other = (make_user(db_session, role="ENTERPRISE") for _ in range(2))
     seed(db_session, settings, owner, other)
     h = auth_headers(settings, db_session, owner)
     report_id = request_report(live, h, **{"from": "2026-03-10", "to": "2026-03-12",
@@ -189,7 +189,7 @@ def test_own_csv_report_lists_every_file_of_the_period(live, db_session, setting
 
 def test_admin_pdf_report_of_everyone_has_the_table_totals_and_chart(live, db_session,
                                                                         settings):
-    owner, other = make_user(db_session), make_user(db_session)
+    owner, other = (make_user(db_session, role="ENTERPRISE") for _ in range(2))
     seed(db_session, settings, owner, other)
     admin = make_user(db_session, role="ADMIN")
     h = auth_headers(settings, db_session, admin)
@@ -230,7 +230,7 @@ def test_admin_pdf_report_of_everyone_has_the_table_totals_and_chart(live, db_se
 
 
 def test_admin_report_of_one_user(live, db_session, settings):
-    owner, other = make_user(db_session), make_user(db_session)
+    owner, other = (make_user(db_session, role="ENTERPRISE") for _ in range(2))
     seed(db_session, settings, owner, other)
     h = auth_headers(settings, db_session, make_user(db_session, role="ADMIN"))
     report_id = request_report(live, h, **{"from": "2026-03-01", "to": "2026-03-31",
@@ -246,7 +246,7 @@ def test_admin_report_of_one_user(live, db_session, settings):
 
 
 def test_a_report_across_an_empty_period(live, db_session, settings):
-    user = make_user(db_session)
+    user = make_user(db_session, role="ENTERPRISE")
     add_file(db_session, settings, user, status="COMPLETED", created_at=DAY)
     h = auth_headers(settings, db_session, user)
     csv_id = request_report(live, h, **{"from": "2025-01-01", "to": "2025-01-31",
@@ -267,18 +267,24 @@ def test_a_report_across_an_empty_period(live, db_session, settings):
 
 def test_permissions_per_role(api, db_session, settings):
     """Without a worker (`api`): reports stay PENDING, so downloads answer 409."""
-    owner = make_user(db_session)
+    owner = make_user(db_session, role="ENTERPRISE")
     other = make_user(db_session, role="ENTERPRISE")
     admin = make_user(db_session, role="ADMIN")
     oh, xh, ah = (auth_headers(settings, db_session, u) for u in (owner, other, admin))
     period = {"from": "2026-03-01", "to": "2026-03-31", "format": "csv"}
-    for role in ("GUEST", "USER", "ENTERPRISE"):
+    for role in ("GUEST", "USER"):  # compliance reports are the Enterprise plan's (SPEC 9)
         h = auth_headers(settings, db_session, make_user(db_session, role=role))
-        for scope in ("all", owner.id):
+        for scope in ("own", "all", owner.id):
             answer = api.post("/api/reports", headers=h, json=period | {"scope": scope})
             assert answer.status_code == 403, (role, scope)
-            assert answer.json()["error"] == "forbidden"
-        assert api.post("/api/reports", headers=h, json=period).status_code == 202
+            assert answer.json()["error"] == "plan_required"
+        assert api.get("/api/reports", headers=h).json()["error"] == "plan_required"
+    h = auth_headers(settings, db_session, make_user(db_session, role="ENTERPRISE"))
+    for scope in ("all", owner.id):
+        answer = api.post("/api/reports", headers=h, json=period | {"scope": scope})
+        assert answer.status_code == 403, scope
+        assert answer.json()["error"] == "forbidden"
+    assert api.post("/api/reports", headers=h, json=period).status_code == 202
     assert api.post("/api/reports", json=period).status_code == 401
     assert api.post("/api/reports", headers=ah,
                     json=period | {"scope": "no-such-user"}).status_code == 404
@@ -311,7 +317,7 @@ def test_permissions_per_role(api, db_session, settings):
 
 def test_reports_waiting_at_a_restart_are_generated(db_session, settings):
     """PENDING reports (and one a dead process left PROCESSING) are picked up at start-up."""
-    user = make_user(db_session)
+    user = make_user(db_session, role="ENTERPRISE")
     add_file(db_session, settings, user, status="COMPLETED", created_at=DAY)
     h = auth_headers(settings, db_session, user)
     with TestClient(create_app(settings, start_background=False)) as api:
@@ -341,7 +347,7 @@ def test_both_executors_produce_reports(executor, db_session, settings):
     settings.executor = executor
     settings.broker_url = "redis://127.0.0.1:1/0"
     settings.executor_poll_interval_seconds = 0.2
-    user = make_user(db_session)
+    user = make_user(db_session, role="ENTERPRISE")
     h = auth_headers(settings, db_session, user)
     with TestClient(create_app(settings)) as live:
         report_id = request_report(live, h, **{"from": "2026-03-10", "to": "2026-03-10",
@@ -356,7 +362,7 @@ def test_reports_are_kept_in_s3_when_storage_is_s3(db_session, settings, s3_endp
     settings.s3_access_key_id = settings.s3_secret_access_key = "test"
     settings.s3_create_bucket = True
     settings.executor_poll_interval_seconds = 0.2
-    owner, other = make_user(db_session), make_user(db_session)
+    owner, other = (make_user(db_session, role="ENTERPRISE") for _ in range(2))
     seed(db_session, settings, owner, other)
     h = auth_headers(settings, db_session, owner)
     with TestClient(create_app(settings)) as live:

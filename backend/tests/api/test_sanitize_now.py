@@ -113,7 +113,7 @@ def test_wait_is_bounded(live, key, db_session, wait):
 
 
 def test_quota_and_authentication(live, settings, db_session, key):
-    settings.role_limits["USER"] = settings.role_limits["USER"].model_copy(
+    settings.plans["USER"].limits = settings.plans["USER"].limits.model_copy(
         update={"uploads_per_month": 1})
     headers = key[1]
     assert live.post("/api/v1/sanitize?wait=0", headers=headers,

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 
-from sanitas.config import MB, RoleLimits
+from sanitas.config import MB
 from sanitas.db import make_sessionmaker, utcnow
 from sanitas.executor.job import expire_files
 from sanitas.models import File, Job
@@ -106,7 +106,7 @@ def test_one_bad_file_refuses_the_whole_batch_leaving_nothing(api, settings, db_
 
 
 def test_too_large_is_413_and_leaves_nothing(api, settings, db_session):
-    settings.role_limits["GUEST"] = settings.role_limits["GUEST"].model_copy(
+    settings.plans["GUEST"].limits = settings.plans["GUEST"].limits.model_copy(
         update={"max_file_size": 50_000})
     h = auth_headers(settings, db_session, make_user(db_session, role="GUEST"))
     big = pdf_bytes(200_000)
@@ -168,7 +168,7 @@ def test_monthly_quota_and_admin_reset(api, settings, db_session):
 
 
 def test_storage_quota_counts_live_blobs_only(api, settings, db_session):
-    settings.role_limits["GUEST"] = settings.role_limits["GUEST"].model_copy(
+    settings.plans["GUEST"].limits = settings.plans["GUEST"].limits.model_copy(
         update={"storage_quota": 10_000})
     guest = make_user(db_session, role="GUEST")
     h = auth_headers(settings, db_session, guest)
@@ -241,9 +241,8 @@ def test_hostile_names_are_cleaned(api, settings, db_session):
 
 
 def test_limits_are_configurable(settings):
-    limits = settings.limits_for("UNKNOWN-ROLE")
-    assert limits == settings.role_limits["GUEST"]
-    assert isinstance(limits, RoleLimits)
+    # an unknown role gets the least: the Free (GUEST) plan
+    assert settings.plans.plan("UNKNOWN-ROLE") is settings.plans["GUEST"]
 
 
 def test_oversized_part_headers_are_refused(api, settings, db_session):

@@ -65,7 +65,7 @@ def _rows_and_blobs(settings, db_session) -> tuple[int, int, list[str]]:
 
 
 def test_parallel_uploads_never_exceed_the_monthly_quota(server, settings, db_session):
-    assert settings.limits_for("GUEST").uploads_per_month == ALLOWED
+    assert settings.plans["GUEST"].limits.uploads_per_month == ALLOWED
     guest = make_user(db_session, role="GUEST")
     results = _race(server, auth_headers(settings, db_session, guest), TEXT)
     assert Counter(results) == {(201, ""): ALLOWED,
@@ -75,7 +75,7 @@ def test_parallel_uploads_never_exceed_the_monthly_quota(server, settings, db_se
 
 def test_parallel_uploads_never_exceed_the_storage_quota(server, settings, db_session):
     content = TEXT * 10
-    settings.role_limits["GUEST"] = settings.role_limits["GUEST"].model_copy(
+    settings.plans["GUEST"].limits = settings.plans["GUEST"].limits.model_copy(
         update={"uploads_per_month": -1,
                 "storage_quota": ALLOWED * len(content) + len(content) // 2})
     guest = make_user(db_session, role="GUEST")

@@ -16,7 +16,7 @@ LIMIT = 256 * 1024
 
 @pytest.fixture
 def server(settings):
-    settings.role_limits["GUEST"] = settings.role_limits["GUEST"].model_copy(
+    settings.plans["GUEST"].limits = settings.plans["GUEST"].limits.model_copy(
         update={"max_file_size": LIMIT})
     with app_server(settings) as port:
         yield port

@@ -290,10 +290,14 @@ def test_who_may_ask(api, settings, db_session, role, scope, status):
     assert answer.status_code == status, answer.text
     if status == 403:
         body = answer.json()
-        assert body["success"] is False and body["error"] == "forbidden"
-        assert body["message"] == ("Admin privileges are required for this action."
-                                   if scope == "all" else
-                                   "Advanced analytics are part of the Enterprise plan.")
+        # The plan comes first (no charts at all), then the admin-only scope.
+        if role in ("GUEST", "USER"):
+            assert body == {"success": False, "error": "plan_required", "message": (
+                "Your plan does not include advanced analytics. It comes with the Enterprise "
+                "plan.")}
+        else:
+            assert body["success"] is False and body["error"] == "forbidden"
+            assert body["message"] == "Admin privileges are required for this action."
 
 
 def test_bad_queries_and_no_token(api, settings, db_session):

@@ -3,11 +3,15 @@ they take a signed-in session, never a key."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter, Request
 
 from sanitas.apikeys import service
 from sanitas.apikeys.schemas import ApiKeyCreated, ApiKeyIn, ApiKeyOut, ApiKeyRevoked
-from sanitas.deps import AdminUser, CurrentUser, SessionDep, client_ip
+from sanitas.deps import AdminUser, CurrentUser, Requires, SessionDep, client_ip
+from sanitas.models import User
+from sanitas.plans import Capability
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/keys", tags=["api keys"],
@@ -15,7 +19,7 @@ router = APIRouter(prefix="/keys", tags=["api keys"],
 admin_router = APIRouter(prefix="/users/{user_id}/keys", tags=["api keys"],
                          responses={401: {"model": ErrorEnvelope}})
 
-_PLAN = {"model": ErrorEnvelope, "description": "The Free plan has no API access "
+_PLAN = {"model": ErrorEnvelope, "description": "The caller's plan has no API access "
          "(`plan_required`)"}
 _NOT_FOUND = {"model": ErrorEnvelope, "description": "No such unrevoked key of this account "
               "(`not_found`)"}
@@ -28,7 +32,8 @@ _ADMIN_ONLY = {"model": ErrorEnvelope, "description": "Admins only (`forbidden`)
           "(`too_many_keys`)"},
     422: {"model": ErrorEnvelope, "description": "A bad name, scope or expiry, or an unknown "
           "field (`validation_error`)"}})
-def create_key(body: ApiKeyIn, request: Request, user: CurrentUser, session: SessionDep):
+def create_key(body: ApiKeyIn, request: Request,
+               user: Annotated[User, Requires(Capability.API_KEYS)], session: SessionDep):
     key, secret = service.create_key(session, user, body, ip=client_ip(request))
     return ok(ApiKeyCreated(key=key, secret=secret),
               "API key created. Copy the secret now: it will not be shown again.")

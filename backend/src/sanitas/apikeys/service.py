@@ -2,9 +2,10 @@
 
 A key is `sk_live_` followed by 40 random letters and digits (about 238 bits), so secret
 scanners can match it and a plain SHA-256 of it is a safe thing to store. Keys are for the
-file calls only (sanitas.deps.FileReader / FileWriter); accounts on the Free plan (GUEST)
-cannot have or use them. Each key's calls are counted in the database
-(sanitas.ratelimit), so the per-key limit holds across API processes.
+file calls only (sanitas.deps.FileReader / FileWriter); accounts whose plan lacks
+Capability.API_KEYS (sanitas/plans.py: the Free plan by default) cannot have or use them.
+Each key's calls are counted in the database (sanitas.ratelimit), so the per-key limit holds
+across API processes.
 """
 
 from __future__ import annotations
@@ -17,15 +18,16 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from sanitas import ratelimit
+from sanitas import plans, ratelimit
 from sanitas.apikeys.schemas import ApiKeyIn, ApiKeyOut
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.errors import ApiError
 from sanitas.files.service import lock_quotas
-from sanitas.models import ApiKey, AuditAction, Role, User
+from sanitas.models import ApiKey, AuditAction, User
 from sanitas.models.api_key import ApiKeyScope
+from sanitas.plans import Capability
 
 SECRET_PREFIX = "sk_live_"  # noqa: S105 - the public prefix of every key, not a secret
 _ALPHABET = string.ascii_letters + string.digits
@@ -34,9 +36,6 @@ SHOWN_CHARS = 6  # of the random part, in `prefix`
 MAX_KEYS_PER_USER = 25  # unrevoked keys per account
 LAST_USED_PRECISION = timedelta(seconds=60)  # last_used_at is written at most this often
 RATE_WINDOW_SECONDS = 60
-KEY_ROLES = frozenset({Role.USER, Role.ENTERPRISE, Role.ADMIN})
-PLAN_REQUIRED = ("API access is part of the Pro plan and above; the Free plan cannot use API "
-                 "keys.")
 INVALID_KEY = "The API key is not valid (unknown, revoked or expired)."
 TOO_MANY_CALLS = "Too many calls with this API key. Please slow down and try again later."
 
@@ -51,11 +50,6 @@ def hash_secret(secret: str) -> str:
 
 def _new_secret() -> str:
     return SECRET_PREFIX + "".join(secrets.choice(_ALPHABET) for _ in range(SECRET_CHARS))
-
-
-def check_plan(user: User) -> None:
-    if user.role not in KEY_ROLES:
-        raise ApiError(403, PLAN_REQUIRED, "plan_required")
 
 
 def _not_found() -> ApiError:
@@ -73,8 +67,8 @@ def _aware(value: datetime) -> datetime:
 # -- managing keys --------------------------------------------------------------------------
 def create_key(session: Session, user: User, body: ApiKeyIn, *,
                ip: str | None) -> tuple[ApiKeyOut, str]:
-    """A new key for `user`; returns it and its secret (the only time the secret exists)."""
-    check_plan(user)
+    """A new key for `user` (routes.py: only on a plan with Capability.API_KEYS); returns it
+    and its secret (the only time the secret exists)."""
     if body.expires_at is not None and _aware(body.expires_at) <= utcnow():
         raise ApiError(422, "expiresAt: must be in the future.", "validation_error")
     # Counted and added in one transaction serialised per account (concurrent creations
@@ -149,7 +143,7 @@ def authenticate(session: Session, settings: Settings, secret: str,
     if user is None or not user.is_active:
         raise ApiError(401, "The account this API key belongs to is deactivated.",
                        "account_deactivated", headers={"WWW-Authenticate": "Bearer"})
-    check_plan(user)
+    plans.require(settings, user.role, Capability.API_KEYS)  # a downgraded owner's keys stop
     if scope.value not in key.scopes:
         raise ApiError(403, f"This API key lacks the '{scope.value}' scope this call needs.",
                        "insufficient_scope")

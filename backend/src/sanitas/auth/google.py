@@ -164,7 +164,7 @@ def _name(value) -> str | None:
     return str(value).strip()[:100] or None if value else None
 
 
-def user_for_claims(session: Session, claims: dict) -> User:
+def user_for_claims(session: Session, settings: Settings, claims: dict) -> User:
     """The account to sign in: the one linked to this Google subject, else the one with the
     same (Google-verified) email, which gets linked, else a new USER account."""
     sub = str(claims["sub"])
@@ -175,7 +175,8 @@ def user_for_claims(session: Session, claims: dict) -> User:
             raise GoogleSignInError(UNVERIFIED)
         user = session.scalar(select(User).where(User.email == email))
         if user is None:
-            user = User(email=email, role="USER", password_hash=None, is_active=True,
+            user = User(email=email, role=settings.plans.new_account_role, password_hash=None,
+                        is_active=True,
                         first_name=_name(claims.get("given_name")),
                         last_name=_name(claims.get("family_name")))
             session.add(user)

@@ -117,15 +117,16 @@ def logout(request: Request, session: SessionDep, settings: SettingsDep,
 
 
 @router.get("/profile", response_model=Envelope[UserOut])
-def get_profile(user: CurrentUser, session: SessionDep):
-    return ok(service.user_out(session, user), "Profile loaded")
+def get_profile(user: CurrentUser, session: SessionDep, settings: SettingsDep):
+    return ok(service.user_out(session, settings, user), "Profile loaded")
 
 
 @router.put("/profile", response_model=Envelope[UserOut])
-def update_profile(body: ProfileUpdateIn, user: CurrentUser, session: SessionDep):
+def update_profile(body: ProfileUpdateIn, user: CurrentUser, session: SessionDep,
+                   settings: SettingsDep):
     service.update_profile(session, user, body.model_dump(include=body.model_fields_set,
                                                           by_alias=False))
-    return ok(service.user_out(session, user), "Profile updated successfully")
+    return ok(service.user_out(session, settings, user), "Profile updated successfully")
 
 
 @router.put("/password", response_model=Envelope[None], responses={
@@ -153,9 +154,10 @@ def change_password(body: PasswordChangeIn, request: Request, user: CurrentUser,
 
 
 @router.post("/verify-email", response_model=Envelope[UserOut])
-def verify_email(body: TokenIn, session: SessionDep):
+def verify_email(body: TokenIn, session: SessionDep, settings: SettingsDep):
     user = service.verify_email(session, body.token)
-    return ok(service.user_out(session, user), "Email verified successfully. You can now sign in.")
+    return ok(service.user_out(session, settings, user),
+              "Email verified successfully. You can now sign in.")
 
 
 @router.post("/resend-verification", response_model=Envelope[None])
@@ -241,7 +243,7 @@ def google_callback(request: Request, session: SessionDep, settings: SettingsDep
         try:
             claims = google.finish(settings, cookie=request.cookies.get(google.STATE_COOKIE),
                                    state=state, code=code, error=error)
-            user = google.user_for_claims(session, claims)
+            user = google.user_for_claims(session, settings, claims)
             one_time = google.issue_exchange_code(session, user)
             session.commit()
             target = f"/auth/callback?code={one_time}"
@@ -284,5 +286,5 @@ def google_exchange(body: CodeIn, request: Request, session: SessionDep, setting
     record(session, action=AuditAction.SIGN_IN, actor=user, ip=client_ip(request),
            detail={"method": "google"})
     session.commit()
-    return ok(service.AuthData(user=service.user_out(session, user), tokens=tokens),
+    return ok(service.AuthData(user=service.user_out(session, settings, user), tokens=tokens),
               "Login successful!")

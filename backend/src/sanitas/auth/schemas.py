@@ -5,6 +5,7 @@ from datetime import datetime
 from pydantic import Field, field_validator
 
 from sanitas.models.user import Role
+from sanitas.plans import UserPlan
 from sanitas.schemas import CamelModel, Label
 
 
@@ -22,6 +23,9 @@ class UserOut(CamelModel):
     updated_at: datetime
     file_count: int = 0
     session_count: int = 0
+    # The account's plan (sanitas/plans.py): label, capabilities and limits. The web app's
+    # `useCan(capability)` reads `plan.capabilities`; GET /api/plans has the whole table.
+    plan: UserPlan
 
 
 class TokensOut(CamelModel):

@@ -12,7 +12,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sanitas import ratelimit
+from sanitas import plans, ratelimit
 from sanitas.audit.service import record
 from sanitas.auth.passwords import hash_password, needs_rehash, verify_password
 from sanitas.auth.schemas import AuthData, TokensOut, UserOut
@@ -21,7 +21,7 @@ from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
 from sanitas.errors import ApiError
 from sanitas.mail import send_email
-from sanitas.models import AuditAction, AuthSession, EmailToken, File, Role, User
+from sanitas.models import AuditAction, AuthSession, EmailToken, File, User
 from sanitas.models._common import new_id
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ def find_user_by_email(session: Session, email: str) -> User | None:
     return session.scalar(select(User).where(User.email == normalise_email(email)))
 
 
-def user_out(session: Session, user: User) -> UserOut:
+def user_out(session: Session, settings: Settings, user: User) -> UserOut:
     now = utcnow()
     file_count = session.scalar(select(func.count()).select_from(File)
                                 .where(File.user_id == user.id)) or 0
@@ -79,9 +79,10 @@ def user_out(session: Session, user: User) -> UserOut:
         select(func.count(func.distinct(AuthSession.family_id))).where(
             AuthSession.user_id == user.id, AuthSession.revoked_at.is_(None),
             AuthSession.rotated_at.is_(None), AuthSession.expires_at > now)) or 0
-    out = UserOut.model_validate(user)
-    out.file_count, out.session_count = file_count, session_count
-    return out
+    return UserOut.model_validate({
+        **{name: getattr(user, name) for name in UserOut.model_fields if hasattr(user, name)},
+        "file_count": file_count, "session_count": session_count,
+        "plan": plans.user_plan(settings, user.role)})
 
 
 # --- sessions -------------------------------------------------------------------------
@@ -160,7 +161,7 @@ def refresh_session(session: Session, settings: Settings, refresh_token: str, *,
     tokens = start_session(session, settings, user, family_id=row.family_id,
                            user_agent=user_agent, ip=ip)
     session.commit()
-    return AuthData(user=user_out(session, user), tokens=tokens)
+    return AuthData(user=user_out(session, settings, user), tokens=tokens)
 
 
 # --- registration and sign-in -----------------------------------------------------------
@@ -178,7 +179,8 @@ def register(session: Session, settings: Settings, *, email: str, password: str,
         raise ApiError(409, "An account with this email already exists", "email_taken")
     username = check_username(session, username)
     user = User(email=email, username=username, first_name=first_name, last_name=last_name,
-                password_hash=hash_password(password), role=Role.USER, last_login=utcnow())
+                password_hash=hash_password(password), role=settings.plans.new_account_role,
+                last_login=utcnow())
     session.add(user)
     try:
         session.flush()
@@ -193,7 +195,7 @@ def register(session: Session, settings: Settings, *, email: str, password: str,
             (f"Welcome to Sanitas!\n\nPlease confirm your email address by opening this "
             f"link:\n\n{link}\n\nThe link is valid for "
             f"{settings.email_verification_ttl_hours} hours.\n"))
-    return AuthData(user=user_out(session, user), tokens=tokens), mail
+    return AuthData(user=user_out(session, settings, user), tokens=tokens), mail
 
 
 KNOWN_ADDRESSES_SCANNED = 200  # an account's most recent sign-in addresses looked at
@@ -236,7 +238,7 @@ def login(session: Session, settings: Settings, *, email: str, password: str,
     record(session, action=AuditAction.SIGN_IN, actor=user, ip=ip,
            detail={"method": "password"})
     session.commit()
-    return AuthData(user=user_out(session, user), tokens=tokens)
+    return AuthData(user=user_out(session, settings, user), tokens=tokens)
 
 
 def record_sign_in_failure(session: Session, user: User | None, ip: str | None, *,

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from sanitas import logs
+from sanitas import logs, plans
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import contains_text, rows_matched, utcnow
@@ -26,6 +26,7 @@ from sanitas.files.admin_schemas import (
 )
 from sanitas.files.service import file_out, file_summary, is_expired, job_out
 from sanitas.models import AuditAction, File, FileStatus, Job, User
+from sanitas.plans import Capability
 from sanitas.schemas import Pagination
 from sanitas.storage import Storage, StorageError, preview_key
 
@@ -182,7 +183,7 @@ def requeue_file(session: Session, settings: Settings, storage: Storage,
                        "not_failed")
     if job is None:
         owner = session.get(User, file.user_id)
-        high = owner is not None and settings.limits_for(owner.role).high_priority
+        high = owner is not None and plans.has(settings, owner.role, Capability.HIGH_PRIORITY)
         job = Job(file_id=file.id, state="waiting", created_at=now,
                   request_id=logs.request_id.get(),
                   priority=HIGH_PRIORITY if high else NORMAL_PRIORITY)

@@ -16,6 +16,7 @@ from pydantic import Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from sanitas import plans
 from sanitas.admission import database_paused
 from sanitas.config import Settings
 from sanitas.deps import (
@@ -48,13 +49,14 @@ router = APIRouter(tags=["files"], responses={401: {"model": ErrorEnvelope},
 @router.get("/upload/info", response_model=Envelope[UploadInfo])
 def upload_info(caller: FileReader, settings: SettingsDep, session: SessionDep):
     user = caller.user
-    limits = settings.limits_for(user.role)
+    plan = plans.plan_for(settings, user.role)
+    limits = plan.limits
     default = policies_service.choose_for_upload(session, settings, user, None, None)
     return ok(UploadInfo(max_files=limits.max_files_per_upload,
                          max_file_size=limits.max_file_size,
                          max_file_size_mb=round(limits.max_file_size / MB, 2),
                          supported_formats=service.supported_formats(),
-                         modes=service.allowed_modes(limits), role=user.role,
+                         modes=service.allowed_modes(plan), role=user.role,
                          default_policy_id=default.id),
               "Upload configuration")
 
@@ -65,7 +67,7 @@ def _precheck(session, user: User, limits) -> None:
 async def _upload(request: Request, user: User, session: Session, settings: Settings,
                   storage: Storage, executor: Executor | None, *, field: str,
                   max_files: int) -> list[UploadedFile]:
-    limits = settings.limits_for(user.role)
+    limits = plans.plan_for(settings, user.role).limits
     await run_in_threadpool(_precheck, session, user, limits)
     # Reading the body may take minutes: no connection or database slot is held meanwhile.
     received = None
@@ -158,7 +160,7 @@ async def upload_single(request: Request, caller: FileWriter, session: SessionDe
              openapi_extra=_multipart_body("files", many=True))
 async def upload_multiple(request: Request, caller: FileWriter, session: SessionDep,
                           settings: SettingsDep, storage: StorageDep, executor: ExecutorDep):
-    limits = settings.limits_for(caller.user.role)
+    limits = plans.plan_for(settings, caller.user.role).limits
     items = await _upload(request, caller.user, session, settings, storage, executor, field="files",
                           max_files=limits.max_files_per_upload)
     return ok(items, f"{len(items)} file(s) uploaded successfully. They are being processed.")

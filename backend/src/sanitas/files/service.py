@@ -13,8 +13,8 @@ from sqlalchemy import case, func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from sanitas import logs
-from sanitas.config import RoleLimits, Settings
+from sanitas import logs, plans
+from sanitas.config import Settings
 from sanitas.db import contains_text, utcnow
 from sanitas.engine import verdict as verdicts
 from sanitas.engine.verdict import Verdict
@@ -34,6 +34,7 @@ from sanitas.files.schemas import (
 )
 from sanitas.models import File, FileStatus, Job, JobState, ProcessingMode, Report, User
 from sanitas.models._common import new_id
+from sanitas.plans import Capability, Limits, Plan
 from sanitas.policies.applied import BUILT_IN_NAMES, AppliedPolicy, applied_built_in
 from sanitas.schemas import Pagination
 from sanitas.storage import BlobNotFound, Storage, original_key
@@ -82,22 +83,24 @@ def storage_used(session: Session, user_id: str | None = None) -> int:
     return int(session.scalar(query) or 0) + int(session.scalar(reports) or 0)
 
 
-def allowed_modes(limits: RoleLimits) -> list[str]:
-    return [m for m in limits.modes if m in KNOWN_MODES] or [ProcessingMode.BASIC]
+def allowed_modes(plan: Plan) -> list[str]:
+    """Basic for every plan; advanced with Capability.ADVANCED_MODE."""
+    return [ProcessingMode.BASIC.value] + (
+        [ProcessingMode.ADVANCED.value] if plan.has(Capability.ADVANCED_MODE) else [])
 
 
-def check_mode(limits: RoleLimits, mode: str | None) -> str:
+def check_mode(plan: Plan, mode: str | None) -> str:
     mode = (mode or ProcessingMode.BASIC).strip().lower() or ProcessingMode.BASIC
     if mode not in KNOWN_MODES:
         raise ApiError(400, f"Unknown processing mode '{mode[:40]}'; use one of: "
                             f"{', '.join(KNOWN_MODES)}.", "invalid_mode")
-    if mode not in allowed_modes(limits):
+    if mode not in allowed_modes(plan):
         raise ApiError(403, f"The '{mode}' mode is not available for your account; "
-                            f"available: {', '.join(allowed_modes(limits))}.", "mode_not_allowed")
+                            f"available: {', '.join(allowed_modes(plan))}.", "mode_not_allowed")
     return mode
 
 
-def check_monthly_quota(session: Session, user: User, limits: RoleLimits, adding: int) -> None:
+def check_monthly_quota(session: Session, user: User, limits: Limits, adding: int) -> None:
     quota = limits.uploads_per_month
     if quota < 0:
         return
@@ -110,7 +113,7 @@ def check_monthly_quota(session: Session, user: User, limits: RoleLimits, adding
                             f"uploads per month and {detail}.", "quota_exceeded")
 
 
-def check_storage_quota(session: Session, user: User, limits: RoleLimits, adding: int) -> None:
+def check_storage_quota(session: Session, user: User, limits: Limits, adding: int) -> None:
     quota = limits.storage_quota
     if quota < 0:
         return
@@ -197,7 +200,8 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
     built-in of `mode`) and the SHA-256 computed while its bytes were received."""
     if policy is None:
         policy = applied_built_in(mode)
-    limits = settings.limits_for(user.role)
+    plan = plans.plan_for(settings, user.role)
+    limits = plan.limits
     if not received:
         raise ApiError(400, "No file was uploaded.", "no_file")
     for r in received:
@@ -210,7 +214,7 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
     check_monthly_quota(session, user, limits, adding)
     check_storage_quota(session, user, limits, adding_bytes)
 
-    priority = HIGH_PRIORITY if limits.high_priority else NORMAL_PRIORITY
+    priority = HIGH_PRIORITY if plan.has(Capability.HIGH_PRIORITY) else NORMAL_PRIORITY
     file_ids = [new_id() for _ in received]
     stored: list[str] = []
     out: list[tuple[File, Job]] = []

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter, Request
 
-from sanitas.deps import AdminUser, CurrentUser, SessionDep, SettingsDep, client_ip
+from sanitas.deps import AdminUser, CurrentUser, Requires, SessionDep, SettingsDep, client_ip
+from sanitas.models import User
+from sanitas.plans import Capability
 from sanitas.policies import service
 from sanitas.policies.schemas import (
     FindingRules,
@@ -22,8 +26,8 @@ router = APIRouter(prefix="/policies", tags=["policies"],
 
 _NOT_FOUND = {"model": ErrorEnvelope, "description": "No such policy, or another account's "
               "personal policy (`not_found`)"}
-_WRITE_FORBIDDEN = {"model": ErrorEnvelope, "description": "The plan does not include custom "
-                    "policies (`policies_not_in_plan`), an organisation-wide policy by a "
+_WRITE_FORBIDDEN = {"model": ErrorEnvelope, "description": "The caller's plan does not include "
+                    "policy authoring (`plan_required`), an organisation-wide policy by a "
                     "non-admin (`organisation_scope_admin_only`), or a built-in "
                     "(`built_in_policy`)"}
 _INVALID = {"model": ErrorEnvelope, "description": "The body is not a valid policy: unknown "
@@ -32,6 +36,8 @@ _INVALID = {"model": ErrorEnvelope, "description": "The body is not a valid poli
 _TOO_MANY = {"model": ErrorEnvelope, "description": "Too many policies (`too_many_policies`), "
              "or the policy is a role's default (`policy_in_use`)"}
 _ADMIN_ONLY = {"model": ErrorEnvelope, "description": "Admins only (`forbidden`)"}
+# Writing policies: custom sanitization rules are a plan's capability.
+Author = Annotated[User, Requires(Capability.POLICY_AUTHORING)]
 
 
 @router.get("", response_model=Envelope[list[PolicyOut]])
@@ -41,7 +47,7 @@ def list_policies(user: CurrentUser, session: SessionDep):
 
 @router.post("", status_code=201, response_model=Envelope[PolicyOut],
              responses={403: _WRITE_FORBIDDEN, 409: _TOO_MANY, 422: _INVALID})
-def create_policy(body: PolicyIn, request: Request, user: CurrentUser, session: SessionDep):
+def create_policy(body: PolicyIn, request: Request, user: Author, session: SessionDep):
     return ok(service.create_policy(session, user, body, ip=client_ip(request)),
               "Policy created")
 
@@ -72,7 +78,7 @@ def get_policy(policy_id: str, user: CurrentUser, session: SessionDep):
 
 @router.put("/{policy_id}", response_model=Envelope[PolicyOut],
             responses={403: _WRITE_FORBIDDEN, 404: _NOT_FOUND, 409: _TOO_MANY, 422: _INVALID})
-def update_policy(policy_id: str, body: PolicyIn, request: Request, user: CurrentUser,
+def update_policy(policy_id: str, body: PolicyIn, request: Request, user: Author,
                   session: SessionDep, settings: SettingsDep):
     return ok(service.update_policy(session, settings, user, policy_id, body,
                                     ip=client_ip(request)),
@@ -81,13 +87,13 @@ def update_policy(policy_id: str, body: PolicyIn, request: Request, user: Curren
 
 @router.delete("/{policy_id}", response_model=Envelope[PolicyDeleted],
                responses={403: _WRITE_FORBIDDEN, 404: _NOT_FOUND, 409: _TOO_MANY})
-def delete_policy(policy_id: str, request: Request, user: CurrentUser, session: SessionDep):
+def delete_policy(policy_id: str, request: Request, user: Author, session: SessionDep):
     service.delete_policy(session, user, policy_id, ip=client_ip(request))
     return ok(PolicyDeleted(id=policy_id), "Policy deleted")
 
 
 @router.post("/{policy_id}/duplicate", status_code=201, response_model=Envelope[PolicyOut],
              responses={403: _WRITE_FORBIDDEN, 404: _NOT_FOUND, 409: _TOO_MANY})
-def duplicate_policy(policy_id: str, request: Request, user: CurrentUser, session: SessionDep):
+def duplicate_policy(policy_id: str, request: Request, user: Author, session: SessionDep):
     return ok(service.duplicate_policy(session, user, policy_id, ip=client_ip(request)),
               "Policy duplicated")

@@ -15,14 +15,16 @@ from typing import Any
 from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
+from sanitas import plans
 from sanitas.audit.service import record
-from sanitas.config import RoleLimits, Settings
+from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.engine.policy import BUILT_IN, Policy, PolicyError
 from sanitas.errors import ApiError
 from sanitas.files import service as files_service
 from sanitas.models import AuditAction, PolicyDefault, PolicyVersion, Role, StoredPolicy, User
 from sanitas.models.policy import POLICY_NAME_MAX
+from sanitas.plans import Plan
 from sanitas.policies.applied import (
     BUILT_IN_DESCRIPTIONS,
     BUILT_IN_NAMES,
@@ -39,7 +41,6 @@ from sanitas.policies.schemas import (
 
 log = logging.getLogger(__name__)
 
-AUTHORS = (Role.ENTERPRISE, Role.ADMIN)
 MAX_PERSONAL_POLICIES = 200  # per account
 MAX_ORGANISATION_POLICIES = 200
 DEFAULT_POLICY = "basic"  # a role without a chosen default: today's behaviour
@@ -114,13 +115,7 @@ def get_policy(session: Session, user: User, policy_id: str) -> PolicyOut:
 
 
 # -- writing ---------------------------------------------------------------------------------
-def check_author(user: User) -> None:
-    if user.role not in AUTHORS:
-        raise ApiError(403, "Custom policies are part of the Enterprise plan: your account can "
-                            "use the built-in and organisation-wide policies but not write "
-                            "its own.", "policies_not_in_plan")
-
-
+# Writing is for plans with Capability.POLICY_AUTHORING: routes.py's `Author` checks it.
 def _check_scope(user: User, scope: str | None) -> None:
     if scope == "organisation" and user.role != Role.ADMIN:
         raise ApiError(403, "Only admins publish organisation-wide policies.",
@@ -177,7 +172,6 @@ def _insert(session: Session, *, owner_id: str | None, name: str, description: s
 
 def create_policy(session: Session, user: User, data: PolicyIn,
                   ip: str | None = None) -> PolicyOut:
-    check_author(user)
     _check_scope(user, data.scope)
     body = engine_body(data)
     owner_id = None if data.scope == "organisation" else user.id
@@ -208,7 +202,6 @@ def _audit(session: Session, action: AuditAction, user: User, ip: str | None,
 
 def _writable(session: Session, user: User, policy_id: str) -> StoredPolicy:
     """The stored policy the caller may change (locked until commit), else 403/404."""
-    check_author(user)
     if policy_id in BUILT_IN:
         raise ApiError(403, f"The built-in policy '{policy_id}' cannot be changed or deleted; "
                             "duplicate it to make your own.", "built_in_policy")
@@ -238,12 +231,11 @@ def _roles_defaulting_to(session: Session, policy_id: str) -> list[str]:
 
 
 def _role_allows(settings: Settings, role: str, mode: str) -> bool:
-    return mode in files_service.allowed_modes(settings.limits_for(role))
+    return mode in files_service.allowed_modes(plans.plan_for(settings, role))
 
 
 def update_policy(session: Session, settings: Settings, user: User, policy_id: str,
                   data: PolicyIn, ip: str | None = None) -> PolicyOut:
-    check_author(user)
     _check_scope(user, data.scope)
     body = engine_body(data)
     try:
@@ -309,7 +301,6 @@ def delete_policy(session: Session, user: User, policy_id: str, ip: str | None =
 def duplicate_policy(session: Session, user: User, policy_id: str,
                      ip: str | None = None) -> PolicyOut:
     """A personal copy (version 1) of a policy the caller can see, built-ins included."""
-    check_author(user)
     if policy_id in BUILT_IN:
         name = BUILT_IN_NAMES[policy_id]
         description: str | None = BUILT_IN_DESCRIPTIONS[policy_id]
@@ -398,8 +389,8 @@ def _applied_stored(policy: StoredPolicy) -> AppliedPolicy:
                          built_in=False)
 
 
-def _mode_allowed(limits: RoleLimits, applied: AppliedPolicy) -> bool:
-    return applied.mode in files_service.allowed_modes(limits)
+def _mode_allowed(plan: Plan, applied: AppliedPolicy) -> bool:
+    return applied.mode in files_service.allowed_modes(plan)
 
 
 def choose_for_upload(session: Session, settings: Settings, user: User,
@@ -407,7 +398,7 @@ def choose_for_upload(session: Session, settings: Settings, user: User,
     """The policy an upload is cleaned with: `policy_id` if given (404 when the caller cannot
     see it, 403 when its output needs a mode the plan lacks), else the built-in of `mode`
     (checked as before), else the role's default."""
-    limits = settings.limits_for(user.role)
+    plan = plans.plan_for(settings, user.role)
     policy_id = (policy_id or "").strip()
     if policy_id:
         if policy_id in BUILT_IN:
@@ -417,13 +408,13 @@ def choose_for_upload(session: Session, settings: Settings, user: User,
             if stored is None:
                 raise ApiError(404, "Policy not found", "not_found")
             applied = _applied_stored(stored)
-        if not _mode_allowed(limits, applied):
+        if not _mode_allowed(plan, applied):
             raise ApiError(403, f"The policy '{applied.name}' rebuilds files as PDF from "
                                 "pixels (advanced mode), which your plan does not include.",
                            "policy_not_allowed")
         return applied
     if mode and mode.strip():
-        return applied_built_in(files_service.check_mode(limits, mode))
+        return applied_built_in(files_service.check_mode(plan, mode))
     row = session.get(PolicyDefault, user.role)
     if row is not None:
         if row.policy_id in BUILT_IN:
@@ -433,7 +424,7 @@ def choose_for_upload(session: Session, settings: Settings, user: User,
                 StoredPolicy.id == row.policy_id, StoredPolicy.deleted_at.is_(None)))
             applied = _applied_stored(stored) if stored is not None else \
                 applied_built_in(DEFAULT_POLICY)
-        if _mode_allowed(limits, applied):
+        if _mode_allowed(plan, applied):
             return applied
         log.warning("the default policy %s of role %s needs a mode the role's plan lacks; "
                     "using the built-in basic policy", row.policy_id, user.role)

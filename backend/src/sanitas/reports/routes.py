@@ -5,19 +5,23 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
-from sanitas.deps import CurrentUser, SessionDep, SettingsDep, StorageDep, client_ip
+from sanitas.deps import CurrentUser, Requires, SessionDep, SettingsDep, StorageDep, client_ip
 from sanitas.files.routes import content_disposition
+from sanitas.plans import Capability
 from sanitas.reports import service
 from sanitas.reports.schemas import ReportCreated, ReportIn, ReportList, ReportRef
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/reports", tags=["reports"],
+                   dependencies=[Requires(Capability.REPORTS)],
                    responses={401: {"model": ErrorEnvelope}})
 
 
 @router.post("", response_model=Envelope[ReportCreated], status_code=202, responses={
-    403: {"model": ErrorEnvelope, "description": "A scope other than `own` asked by someone "
-                                                 "who is not an admin (`forbidden`), or the "
+    403: {"model": ErrorEnvelope, "description": "The caller's plan has no compliance reports "
+                                                 "(`plan_required`), a scope other than `own` "
+                                                 "asked by someone who is not an admin "
+                                                 "(`forbidden`), or the "
                                                  "account's storage quota is used up "
                                                  "(`storage_quota_exceeded`)"},
     404: {"model": ErrorEnvelope, "description": "The scope names no user (`not_found`)"},

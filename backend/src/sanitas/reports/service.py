@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from sanitas import plans
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
@@ -86,7 +87,7 @@ def check_report_limits(session: Session, settings: Settings, user: User) -> Non
             raise ApiError(429, f"You have {stored} reports, the most an account may keep; "
                                 f"each is deleted {hours:g} hours after it was requested.",
                            "too_many_stored_reports", headers={"Retry-After": str(wait)})
-    quota = settings.limits_for(user.role).storage_quota
+    quota = plans.plan_for(settings, user.role).limits.storage_quota
     if quota >= 0 and storage_used(session, user.id) >= quota:
         raise ApiError(403, "Storage quota exceeded: your files and reports use all of your "
                             f"{quota / (1024 * 1024):.1f} MB. They are deleted automatically "
@@ -95,7 +96,8 @@ def check_report_limits(session: Session, settings: Settings, user: User) -> Non
 
 def create_report(session: Session, settings: Settings, user: User, body: ReportIn, *,
                   ip: str | None) -> Report:
-    """A PENDING report for the worker. Everyone may report on their own files; only admins
+    """A PENDING report for the worker. A plan with Capability.REPORTS (routes.py checks it)
+    reports on the account's own files; only admins
     on everyone's (`all`) or another user's (403 otherwise; 404 for an unknown user). The
     account's report limits are checked in the transaction that adds it, serialised per
     account (the lock uploads take), so concurrent requests cannot all see room for one."""

@@ -6,7 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from sanitas.deps import AdminUser, CurrentUser, SessionDep, SettingsDep, client_ip
+from sanitas.deps import AdminUser, CurrentUser, Requires, SessionDep, SettingsDep, client_ip
+from sanitas.models import User
+from sanitas.plans import Capability
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 from sanitas.usage import service
 from sanitas.usage.schemas import (
@@ -19,7 +21,7 @@ from sanitas.usage.schemas import (
     UsageStats,
 )
 
-SCOPE_HELP = "own: the caller's files (ENTERPRISE and ADMIN); all: everyone's (ADMIN only)"
+SCOPE_HELP = "own: the caller's files; all: everyone's (ADMIN only)"
 
 router = APIRouter(prefix="/usage", tags=["usage"],
                    responses={401: {"model": ErrorEnvelope}, 403: {"model": ErrorEnvelope}})
@@ -43,13 +45,13 @@ def usage_analytics(_: AdminUser, session: SessionDep,
 
 
 @router.get("/charts", response_model=Envelope[AnalyticsCharts])
-def usage_charts(user: CurrentUser, session: SessionDep,
+def usage_charts(user: Annotated[User, Requires(Capability.CHARTS)], session: SessionDep,
                  timeframe: Timeframe = Timeframe.MONTH,
                  scope: Annotated[ChartScope, Query(description=SCOPE_HELP)] = ChartScope.OWN):
     """Series for the analytics charts over the timeframe: files per hour or day by result,
     threats removed by kind, rejections by code, top input types, processing time per
-    family. GUEST and USER callers get 403 (an Enterprise feature)."""
-    service.require_charts_access(user, scope)
+    family. A plan without advanced analytics gets 403 `plan_required`."""
+    service.require_charts_scope(user, scope)
     return ok(service.charts(session, user, timeframe, scope), "Analytics charts")
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Integer, String, case, cast, func, literal, or_, select
 from sqlalchemy.orm import Session
 
+from sanitas import plans
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import utcnow
@@ -63,7 +64,7 @@ def percent(used: int, quota: int) -> float:
 
 
 def usage_stats(session: Session, settings: Settings, user: User) -> UsageStats:
-    limits = settings.limits_for(user.role)
+    limits = plans.plan_for(settings, user.role).limits
     now = utcnow()
     used = files.uploads_in_period(session, user, now)
     quota = limits.uploads_per_month
@@ -165,13 +166,11 @@ _MORE_FINDINGS = re.compile(r"(\d+) further findings not listed")
 _REJECTION_CODES = frozenset(RejectionCode)
 
 
-def require_charts_access(user: User, scope: ChartScope) -> None:
-    """Charts are the ENTERPRISE plan's advanced analytics (admins too); everyone's files only
-    for admins."""
+def require_charts_scope(user: User, scope: ChartScope) -> None:
+    """Everyone's files only for admins (the charts themselves are Capability.CHARTS, which
+    routes.py requires)."""
     if scope is ChartScope.ALL and user.role != Role.ADMIN:
         raise ApiError(403, "Admin privileges are required for this action.", "forbidden")
-    if user.role not in (Role.ENTERPRISE, Role.ADMIN):
-        raise ApiError(403, "Advanced analytics are part of the Enterprise plan.", "forbidden")
 
 
 def _buckets(timeframe: Timeframe, start: datetime, end: datetime

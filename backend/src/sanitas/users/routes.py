@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query, Request
 
 from sanitas.auth import service as auth_service
 from sanitas.auth.schemas import UserOut, UsersProfileUpdateIn
-from sanitas.deps import AdminUser, CurrentUser, SessionDep, client_ip
+from sanitas.deps import AdminUser, CurrentUser, SessionDep, SettingsDep, client_ip
 from sanitas.models import RoleFilter, UserStatusFilter
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 from sanitas.users import service
@@ -19,19 +19,20 @@ router = APIRouter(prefix="/users", tags=["users"],
 @router.put("/profile", response_model=Envelope[UserOut],
             responses={409: {"model": ErrorEnvelope,
                              "description": "The username is taken (`username_taken`)"}})
-def update_own_profile(body: UsersProfileUpdateIn, user: CurrentUser, session: SessionDep):
+def update_own_profile(body: UsersProfileUpdateIn, user: CurrentUser, session: SessionDep,
+                       settings: SettingsDep):
     auth_service.update_profile(session, user, body.model_dump(include=body.model_fields_set,
                                                                by_alias=False))
-    return ok(auth_service.user_out(session, user), "Profile updated successfully")
+    return ok(auth_service.user_out(session, settings, user), "Profile updated successfully")
 
 
 @router.get("", response_model=Envelope[UserList])
-def list_users(_: AdminUser, session: SessionDep,
+def list_users(_: AdminUser, session: SessionDep, settings: SettingsDep,
                page: int = Query(1, ge=1, le=100000), limit: int = Query(10, ge=1, le=100),
                search: str | None = Query(None, max_length=200),
                role: RoleFilter = RoleFilter.ALL,
                status: UserStatusFilter = UserStatusFilter.ALL):
-    users = service.list_users(session, page=page, limit=limit, search=search,
+    users = service.list_users(session, settings, page=page, limit=limit, search=search,
                                role=role.role, status=status)
     return ok(users, "Users loaded")
 
@@ -41,8 +42,8 @@ def list_users(_: AdminUser, session: SessionDep,
                              "description": "The last active admin cannot be demoted or "
                                             "deactivated (`last_admin`)"}})
 def update_user(user_id: str, body: AdminUserUpdateIn, request: Request, admin: AdminUser,
-                session: SessionDep):
-    user = service.update_user(session, user_id, role=body.role, is_active=body.is_active,
+                session: SessionDep, settings: SettingsDep):
+    user = service.update_user(session, settings, user_id, role=body.role, is_active=body.is_active,
                                actor=admin, ip=client_ip(request))
     if body.is_active is not None:
         message = f"User {'activated' if body.is_active else 'deactivated'} successfully"

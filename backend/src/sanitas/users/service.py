@@ -12,6 +12,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sanitas.audit.service import record
 from sanitas.auth import service as auth_service
 from sanitas.auth.schemas import UserOut
+from sanitas.config import Settings
 from sanitas.db import contains_text
 from sanitas.errors import ApiError
 from sanitas.models import AuditAction, Role, User, UserStatusFilter
@@ -27,7 +28,8 @@ STATUS_CONDITIONS = {
 }
 
 
-def list_users(session: Session, *, page: int, limit: int, search: str | None = None,
+def list_users(session: Session, settings: Settings, *, page: int, limit: int,
+               search: str | None = None,
                role: Role | None = None,
                status: UserStatusFilter = UserStatusFilter.ALL) -> UserList:
     """One page of users, newest first; `search` looks in the address, the username and the
@@ -47,7 +49,7 @@ def list_users(session: Session, *, page: int, limit: int, search: str | None = 
     users = session.scalars(select(User).where(*conditions)
                             .order_by(User.created_at.desc(), User.id)
                             .offset(Pagination.offset(page, limit)).limit(limit)).all()
-    return UserList(users=[auth_service.user_out(session, u) for u in users],
+    return UserList(users=[auth_service.user_out(session, settings, u) for u in users],
                     pagination=Pagination.of(page, limit, total))
 
 
@@ -58,7 +60,7 @@ def _other_active_admins(session: Session, user_id: str) -> int:
         .with_for_update()).all())
 
 
-def update_user(session: Session, user_id: str, *, role: str | None,
+def update_user(session: Session, settings: Settings, user_id: str, *, role: str | None,
                 is_active: bool | None, actor: User | None = None,
                 ip: str | None = None) -> UserOut:
     """Change a user's role and/or activation (deactivating ends their sessions); the last
@@ -89,4 +91,4 @@ def update_user(session: Session, user_id: str, *, role: str | None,
         if not is_active:
             auth_service.revoke_all_sessions(session, target.id)
     session.commit()
-    return auth_service.user_out(session, target)
+    return auth_service.user_out(session, settings, target)

@@ -7,7 +7,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from sanitas.deps import CurrentUser, SessionDep, SettingsDep, client_ip
+from sanitas.deps import CurrentUser, Requires, SessionDep, SettingsDep, client_ip
+from sanitas.plans import Capability
 from sanitas.schemas import Envelope, ErrorEnvelope, ok
 from sanitas.webhooks import service
 from sanitas.webhooks.schemas import (
@@ -19,9 +20,10 @@ from sanitas.webhooks.schemas import (
 )
 
 router = APIRouter(prefix="/webhooks", tags=["webhooks"],
+                   dependencies=[Requires(Capability.WEBHOOKS)],
                    responses={401: {"model": ErrorEnvelope},
-                              403: {"model": ErrorEnvelope, "description": "The Free plan has "
-                                    "no webhooks (`plan_required`)"}})
+                              403: {"model": ErrorEnvelope, "description": "The caller's plan "
+                                    "has no webhooks (`plan_required`)"}})
 
 _NOT_FOUND = {"model": ErrorEnvelope, "description": "No such webhook of this account "
               "(`not_found`)"}

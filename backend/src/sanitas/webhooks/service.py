@@ -21,12 +21,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas import ratelimit
 from sanitas.audit.service import record
-from sanitas.config import Settings
+from sanitas.config import Settings, get_settings
 from sanitas.db import rows_matched, utcnow
 from sanitas.errors import ApiError
 from sanitas.executor import job_secret
 from sanitas.files.service import lock_quotas
-from sanitas.models import AuditAction, File, Role, User
+from sanitas.models import AuditAction, File, User
 from sanitas.models.webhook import (
     TEST_EVENT,
     DeliveryState,
@@ -34,6 +34,7 @@ from sanitas.models.webhook import (
     WebhookDelivery,
     WebhookEvent,
 )
+from sanitas.plans import Capability
 from sanitas.schemas import iso
 from sanitas.webhooks import ssrf
 from sanitas.webhooks.schemas import DeliveryOut, LastDelivery, WebhookIn, WebhookOut
@@ -47,9 +48,6 @@ DELIVERIES_SHOWN = 50  # default page of the delivery log
 DELIVERIES_MAX = 200
 TESTS_PER_MINUTE = 10  # test events per endpoint
 KEEP_FINISHED_DAYS = 30  # succeeded and failed deliveries are kept this long
-WEBHOOK_ROLES = frozenset({Role.USER, Role.ENTERPRISE, Role.ADMIN})
-PLAN_REQUIRED = ("Webhooks are part of the Pro plan and above; the Free plan cannot use "
-                 "them.")
 
 # Senders in this process wait on these; queueing a delivery sets them (a sender in another
 # process finds it at its next poll).
@@ -90,18 +88,12 @@ def open_secret(settings: Settings, webhook: Webhook) -> str:
     return job_secret.unseal(settings, _bound_to(webhook.id), webhook.secret_sealed)
 
 
-# -- managing endpoints -----------------------------------------------------------------------
-def check_plan(user: User) -> None:
-    if user.role not in WEBHOOK_ROLES:
-        raise ApiError(403, PLAN_REQUIRED, "plan_required")
-
-
+# -- managing endpoints (routes.py: only for plans with Capability.WEBHOOKS) -----------------
 def _not_found() -> ApiError:
     return ApiError(404, "Webhook not found.", "not_found")
 
 
 def _own(session: Session, user: User, webhook_id: str) -> Webhook:
-    check_plan(user)
     webhook = session.get(Webhook, webhook_id) if len(webhook_id) <= 64 else None
     if webhook is None or webhook.user_id != user.id:
         raise _not_found()
@@ -149,7 +141,6 @@ def webhook_out(webhook: Webhook, last: WebhookDelivery | None = None) -> Webhoo
 def create_webhook(session: Session, settings: Settings, user: User, body: WebhookIn, *,
                    ip: str | None) -> tuple[WebhookOut, str]:
     """A new endpoint for `user`; returns it and its signing secret (shown this once)."""
-    check_plan(user)
     _check_url(settings, body.url)
     # Counted and added in one transaction serialised per account (concurrent creations
     # cannot all see room for one more), as upload quotas are.
@@ -175,7 +166,6 @@ def create_webhook(session: Session, settings: Settings, user: User, body: Webho
 
 
 def list_webhooks(session: Session, user: User) -> list[WebhookOut]:
-    check_plan(user)
     rows = session.scalars(select(Webhook).where(Webhook.user_id == user.id)
                            .order_by(Webhook.created_at.desc(), Webhook.id)).all()
     last = _last_deliveries(session, [w.id for w in rows])
@@ -277,11 +267,12 @@ def add_file_events(s: Session, event: WebhookEvent, file_ids: Iterable[str]) ->
         return 0
     s.flush()  # the caller's pending changes are what the payload shows
     files = s.scalars(select(File).where(File.id.in_(ids))).all()
-    # Owners still on a paid plan and active (a downgraded account's endpoints stay, silent,
-    # until it is upgraded again).
+    # Owners still on a plan with webhooks and active (a downgraded account's endpoints stay,
+    # silent, until it is upgraded again). The job body and the expiry sweep call this
+    # without the settings in hand: the process's own settings hold the plan table.
     owners = set(s.scalars(select(User.id).where(
         User.id.in_({f.user_id for f in files}), User.is_active.is_(True),
-        User.role.in_([r.value for r in WEBHOOK_ROLES]))))
+        User.role.in_(get_settings().plans.roles_with(Capability.WEBHOOKS)))))
     if not owners:
         return 0
     hooks = s.scalars(select(Webhook).where(Webhook.user_id.in_(owners),
