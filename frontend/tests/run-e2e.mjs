@@ -455,7 +455,7 @@ async function main() {
       // An arrow key in the focused select only prepares a change: nothing is sent.
       const roleWrites = [];
       page.on('request', (r) => { if (r.method() === 'PUT' && /\/api\/users\/[^/]+$/.test(new URL(r.url()).pathname)) roleWrites.push(r.postDataJSON()); });
-      const select = row.getByLabel(`Role of ${USER.email}`);
+      const select = row.getByLabel(`Role of ${USER.email}`, { exact: true });
       await select.focus();
       await page.keyboard.press('ArrowDown');
       await page.waitForTimeout(500);
