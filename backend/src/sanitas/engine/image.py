@@ -98,6 +98,8 @@ def open_image(src: Path | io.BytesIO, kind: str) -> Image.Image:
 
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
+    if kind == "ico":
+        return _sanitize_icon(src, dst, ctx)
     data_size = src.stat().st_size
     # The JPEG XL plugin decodes the whole image as it opens it: its size is checked first.
     jxl_boxes = _jxl_precheck(src) if kind == "jxl" else frozenset()
@@ -133,8 +135,103 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     return extension
 
 
+# --- ICO and CUR icons --------------------------------------------------------------------------
+
+ICON_TYPES = {1: "icon", 2: "cursor"}
+MAX_ICON_ENTRIES = 255  # the directory's count is one byte wide in practice (formats.py)
+MAX_ICON_DIB_SIDE = 256  # a BMP-coded frame's side; a PNG-coded frame obeys MAX_PIXELS
+
+
+def _sanitize_icon(src: Path, dst: Path, ctx: Context) -> str:
+    """An ICO or CUR file: its directory read and checked here (every entry inside the file),
+    the largest picture decoded (an embedded PNG with the PNG decoder and its bomb limits, a
+    BMP-coded one through Pillow's icon reader, its AND mask as transparency) and rebuilt as a
+    PNG. The other sizes, a cursor's hot spot and anything between or after the entries go."""
+    data = src.read_bytes()
+    if len(data) < 6 or data[:2] != b"\x00\x00" or data[2] not in (1, 2) or data[3]:
+        raise Rejected("The icon is damaged and cannot be decoded.", RejectionCode.DAMAGED)
+    what = ICON_TYPES[data[2]]
+    count = struct.unpack_from("<H", data, 4)[0]
+    if count == 0 or count > MAX_ICON_ENTRIES or 6 + 16 * count > len(data):
+        raise Rejected(f"The {what} file's directory is damaged ({count} entries).",
+                       RejectionCode.DAMAGED)
+    entries = []
+    for index in range(count):
+        width, height, _colours, _reserved, _p, _b, size, offset = struct.unpack_from(
+            "<BBBBHHII", data, 6 + 16 * index)
+        if size < 8 or offset < 6 + 16 * count or offset + size > len(data):
+            raise Rejected(f"The {what} file's entry {index + 1} points outside the file.",
+                           RejectionCode.DAMAGED)
+        entries.append(((width or 256) * (height or 256), size, offset))
+    _area, size, offset = max(entries, key=lambda e: (e[0], e[1]))
+    frame = data[offset:offset + size]
+    used = sum(e[1] for e in entries) + 6 + 16 * count
+    image = _icon_picture(frame, what)
+    with image:
+        ctx.add("image_format", f"whole {what}", action="converted",
+                detail=f"the largest of {count} picture(s) ({image.width}x{image.height}) "
+                "rebuilt as PNG; other sizes" + (" and the hot spot" if what == "cursor" else "")
+                + " removed")
+        if len(data) > used:
+            ctx.add("trailing_data", f"outside the {what}'s pictures", action="removed",
+                    detail=f"{len(data) - used} bytes")
+        if frame.startswith(b"\x89PNG"):
+            kept = _report_metadata(image, src, len(data), "png", ctx, trailing=False)
+        else:
+            kept = {}
+        icc = _validated_icc(image, ctx)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", Image.DecompressionBombWarning)
+                picture = image.convert("RGBA") if image.mode not in ("1", "L", "LA", "RGB",
+                                                                      "RGBA", "P") else image
+                _save_single(picture, dst, "png", icc, kept)
+        except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombWarning,
+                Image.DecompressionBombError) as exc:
+            raise Rejected(f"The {what} is damaged and cannot be decoded.",
+                           RejectionCode.DAMAGED) from exc
+    ctx.progress(95)
+    return "png"
+
+
+def _icon_picture(frame: bytes, what: str) -> Image.Image:
+    """One directory entry's picture, opened: PNG-coded with the PNG decoder (`open_image`: its
+    bomb limits), BMP-coded as a one-entry icon for Pillow's reader (XOR bitmap + AND mask)."""
+    if frame.startswith(b"\x89PNG\r\n\x1a\n"):
+        image = open_image(io.BytesIO(frame), "png")
+        try:
+            image.load()
+        except Exception as exc:
+            raise Rejected(f"The {what}'s PNG picture is damaged and cannot be decoded.",
+                           RejectionCode.DAMAGED) from exc
+        return image
+    if len(frame) < 40:
+        raise Rejected(f"The {what}'s picture is damaged.", RejectionCode.DAMAGED)
+    header, width, height, _planes, bits = struct.unpack_from("<IiiHH", frame, 0)
+    height //= 2  # the XOR bitmap and the AND mask
+    if header < 40 or not (0 < width <= MAX_ICON_DIB_SIDE and 0 < height <= MAX_ICON_DIB_SIDE):
+        raise Rejected(f"The {what}'s bitmap declares an impossible size ({width}x{height}).",
+                       RejectionCode.DAMAGED)
+    single = struct.pack("<HHHBBBBHHII", 0, 1, 1, width % 256, height % 256, 0, 0, 1, bits,
+                         len(frame), 22) + frame
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            image = Image.open(io.BytesIO(single), formats=["ICO"])
+            image.load()
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            raise Rejected("The image is too large (decompression bomb protection).",
+                           RejectionCode.BOMB) from exc
+        except Exception as exc:
+            raise Rejected(f"The {what}'s bitmap is damaged and cannot be decoded.",
+                           RejectionCode.DAMAGED) from exc
+    if image.size != (width, height):
+        raise Rejected(f"The {what}'s bitmap is damaged.", RejectionCode.DAMAGED)
+    return image
+
+
 def _report_metadata(image: Image.Image, src: Path, size: int, kind: str,
-                     ctx: Context) -> dict[str, object]:
+                     ctx: Context, trailing: bool = True) -> dict[str, object]:
     """Report the picture's metadata; with the imageMetadata policy "keep", what the output
     carries over (`exif` bytes, `xmp`, `comment`), as far as its format allows."""
     info = image.info
@@ -199,7 +296,7 @@ def _report_metadata(image: Image.Image, src: Path, size: int, kind: str,
             kept["comment"] = {k: v for k, v in info.items() if isinstance(v, str | bytes) and (
                 k in TEXT_INFO_KEYS or (kind == "png" and isinstance(v, str)))
                 and k not in ("xmp", "XML:com.adobe.xmp", "exif", "icc_profile")}
-    trailer = _trailing_bytes(src, size, kind)
+    trailer = _trailing_bytes(src, size, kind) if trailing else 0
     if trailer:
         ctx.add("trailing_data", "after the end of the image", action="removed",
                 detail=f"{trailer} bytes")
