@@ -6,6 +6,7 @@ from sanitas.models.auth_session import AuthSession
 from sanitas.models.contact_message import ContactMessage
 from sanitas.models.email_token import EmailToken
 from sanitas.models.file import FILE_STATUSES, File, FileStatus, ProcessingMode, StatusFilter
+from sanitas.models.file_rollup import EVERYONE, FileRollup
 from sanitas.models.job import JOB_STATES, Job, JobState
 from sanitas.models.policy import PolicyDefault, PolicyVersion, StoredPolicy
 from sanitas.models.queue_state import QueueState
@@ -20,6 +21,7 @@ from sanitas.models.webhook import (
 )
 
 __all__ = [
+    "EVERYONE",
     "FILE_STATUSES",
     "JOB_STATES",
     "ROLES",
@@ -32,6 +34,7 @@ __all__ = [
     "DeliveryState",
     "EmailToken",
     "File",
+    "FileRollup",
     "FileStatus",
     "Job",
     "JobState",

@@ -7,7 +7,7 @@ import math
 import re
 import statistics
 from collections import Counter, defaultdict
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, Integer, String, case, cast, func, literal, or_, select
@@ -22,7 +22,7 @@ from sanitas.engine.report import RejectionCode
 from sanitas.engine.verdict import Verdict
 from sanitas.errors import ApiError
 from sanitas.files import service as files
-from sanitas.models import AuditAction, File, FileStatus, Role, User
+from sanitas.models import EVERYONE, AuditAction, File, FileRollup, FileStatus, Role, User
 from sanitas.usage.schemas import (
     Analytics,
     AnalyticsCharts,
@@ -69,8 +69,8 @@ def usage_stats(session: Session, settings: Settings, user: User) -> UsageStats:
     used = files.uploads_in_period(session, user, now)
     quota = limits.uploads_per_month
     stored = files.storage_used(session, user.id)
-    total_files = session.scalar(select(func.count()).select_from(File)
-                                 .where(File.user_id == user.id)) or 0
+    total_files = int(session.scalar(select(func.sum(FileRollup.files))
+                                     .where(FileRollup.user_id == user.id)) or 0)
     reset = files.next_month_start(now)
     return UsageStats(
         user=UsageUser(role=user.role, member_since=user.created_at),
@@ -89,13 +89,16 @@ def usage_stats(session: Session, settings: Settings, user: User) -> UsageStats:
 
 
 def verdict_totals(session: Session, user_id: str) -> VerdictTotals:
-    """A user's files by verdict (the stored column; every FAILED file is refused)."""
-    word = case((File.status == FileStatus.FAILED, literal(Verdict.REFUSED.value)),
-                else_=File.verdict)
-    counts: dict[str | None, int] = dict(session.execute(select(word, func.count()).where(
-        File.user_id == user_id, File.status.in_([FileStatus.COMPLETED, FileStatus.FAILED]))
+    """A user's files by verdict (the stored column; every FAILED file is refused), from
+    the daily rollup."""
+    word = case((FileRollup.status == FileStatus.FAILED, literal(Verdict.REFUSED.value)),
+                else_=FileRollup.verdict)
+    counts: dict[str | None, int] = dict(session.execute(
+        select(word, func.sum(FileRollup.files)).where(
+            FileRollup.user_id == user_id,
+            FileRollup.status.in_([FileStatus.COMPLETED, FileStatus.FAILED]))
         .group_by(word)).all())
-    return VerdictTotals(**{v.value: counts.get(v.value, 0) for v in Verdict})
+    return VerdictTotals(**{v.value: int(counts.get(v.value) or 0) for v in Verdict})
 
 
 def usage_history(session: Session, user: User, months: int) -> list[UsageMonth]:
@@ -111,15 +114,19 @@ def usage_history(session: Session, user: User, months: int) -> list[UsageMonth]
         key = cursor.strftime("%Y-%m")
         buckets[key] = UsageMonth(month=key, uploads=0, successful=0, total_size=0)
         cursor = files.next_month_start(cursor)
-    rows = session.execute(select(File.created_at, File.status, File.original_size).where(
-        File.user_id == user.id, File.created_at >= first))
-    for created, status, size in rows:
-        bucket = buckets.get(created.strftime("%Y-%m"))
+    # From the daily rollup: months are whole UTC days.
+    rows = session.execute(
+        select(FileRollup.day, FileRollup.status, func.sum(FileRollup.files),
+               func.sum(FileRollup.bytes_in))
+        .where(FileRollup.user_id == user.id, FileRollup.day >= first.date())
+        .group_by(FileRollup.day, FileRollup.status))
+    for day, status, count, size in rows:
+        bucket = buckets.get(day.strftime("%Y-%m"))
         if bucket is None:
             continue
-        bucket.uploads += 1
-        bucket.successful += status == FileStatus.COMPLETED
-        bucket.total_size += size or 0
+        bucket.uploads += int(count or 0)
+        bucket.successful += int(count or 0) if status == FileStatus.COMPLETED else 0
+        bucket.total_size += int(size or 0)
     return list(buckets.values())
 
 
@@ -131,17 +138,30 @@ def analytics(session: Session, timeframe: Timeframe) -> Analytics:
     by_role: dict[str, int] = {role: 0 for role in Role}
     by_role.update(dict(session.execute(select(User.role, func.count()).group_by(User.role))
                         .all()))
-    active_uploaders = select(File.user_id).where(File.created_at >= start)
+    # The daily rollup for the whole UTC days after start's, the rows of its partial day.
+    first_day, edge_end = _edge(start)
+    edge = [File.created_at >= start, File.created_at < edge_end]
+    active_uploaders = select(File.user_id).where(*edge).union(
+        select(FileRollup.user_id).where(FileRollup.day > first_day,
+                                         FileRollup.user_id != EVERYONE, FileRollup.files > 0))
     active = session.scalar(select(func.count()).select_from(User).where(
         or_(User.last_login >= start, User.id.in_(active_uploaders)))) or 0
+    everyone = FileRollup.user_id == EVERYONE
     by_status: dict[str, int] = {s: 0 for s in FileStatus}
-    by_status.update(dict(session.execute(select(File.status, func.count())
-                                          .group_by(File.status)).all()))
-    recent = session.scalar(select(func.count()).select_from(File)
-                            .where(File.created_at >= start)) or 0
-    recent_completed = session.scalar(select(func.count()).select_from(File).where(
-        File.created_at >= start, File.status == FileStatus.COMPLETED)) or 0
-    average = session.scalar(select(func.avg(File.original_size))) or 0
+    by_status.update({status: int(n or 0) for status, n in session.execute(
+        select(FileRollup.status, func.sum(FileRollup.files)).where(everyone)
+        .group_by(FileRollup.status)).all()})
+    recent, recent_completed = 0, 0
+    for status, n in [*session.execute(select(File.status, func.count()).where(*edge)
+                                       .group_by(File.status)),
+                      *session.execute(select(FileRollup.status, func.sum(FileRollup.files))
+                                       .where(everyone, FileRollup.day > first_day)
+                                       .group_by(FileRollup.status))]:
+        recent += int(n or 0)
+        recent_completed += int(n or 0) if status == FileStatus.COMPLETED else 0
+    count, size = session.execute(select(func.sum(FileRollup.files),
+                                         func.sum(FileRollup.bytes_in)).where(everyone)).one()
+    average = int(size or 0) / int(count) if count else 0
     return Analytics(
         timeframe=timeframe, period=AnalyticsPeriod(start=start, end=end),
         users=AnalyticsUsers(total=sum(by_role.values()), active=active, by_role=by_role),
@@ -149,6 +169,13 @@ def analytics(session: Session, timeframe: Timeframe) -> Analytics:
                              recent_completed=recent_completed, by_status=by_status),
         storage=AnalyticsStorage(total_used=files.storage_used(session),
                                  average_file_size=round(float(average))))
+
+
+def _edge(start: datetime) -> tuple[date, datetime]:
+    """start's UTC day and the end of it: a period from `start` reads the rollup for the
+    days after that one and the rows of [start, end of its day)."""
+    midnight = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    return midnight.date(), midnight + timedelta(days=1)
 
 
 # -- Charts ----------------------------------------------------------------------------------------
