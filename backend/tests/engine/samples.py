@@ -227,6 +227,11 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
         '<rect width="10" height="10" fill="red"/></svg>')),
     "txt": lambda folder: _write(folder, "sample.txt", "Plain text sample.\n"),
     "xml": lambda folder: _write(folder, "sample.xml", XML_SAMPLE),
+    "eml": lambda folder: _write(folder, "sample.eml", (
+        "From: Alice <alice@example.org>\r\nTo: bob@example.com\r\nSubject: Sample\r\n"
+        "Date: Mon, 1 Jan 2024 10:00:00 +0000\r\nMIME-Version: 1.0\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n\r\nE-mail sample.\r\n")),
+    "json": lambda folder: _write(folder, "sample.json", '{"name": "JSON sample", "n": [1, 2]}\n'),
     "epub": lambda folder: _write(folder, "sample.epub", clean_epub()),
     "odf": lambda folder: _write(folder, "sample.odf", odf_formula()),
     "csv": lambda folder: _write(folder, "sample.csv", "name,value\nalpha,1\nbeta,2\n"),

@@ -7,6 +7,7 @@ import io
 import struct
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from sanitas.engine import detect, sanitize_file
@@ -135,3 +136,50 @@ def test_iso_media_with_a_256_byte_ftyp_is_not_an_icon():
     head = struct.pack(">I", 256) + b"ftypisom" + b"\x00" * 244
     assert detect.sniff(head + b"\x00" * 64, "clip.mp4").kind != "ico"
     assert detect.sniff(icon_bytes([png_frame((8, 8))], [(8, 8)]), "x.bin").kind == "ico"
+
+
+# --- JSON -------------------------------------------------------------------------------------
+
+
+def _json(tmp_path: Path, text: str | bytes, name: str = "data.json") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+def test_json_reserialised_canonically(tmp_path, out_dir):
+    src = _json(tmp_path, b'\xef\xbb\xbf{"b":1,"a":[true,null,"Gr\\u00fc\\u00dfe"],"x":1.5}  ')
+    result = sanitize_file(src, out_dir)
+    assert result.status == "ok", result.reason
+    assert result.detected_type == "json" and result.output_type == "json"
+    data = Path(result.output).read_bytes()
+    assert not data.startswith(b"\xef\xbb\xbf")
+    assert data.decode() == ('{\n  "b": 1,\n  "a": [\n    true,\n    null,\n    "Grüße"\n  ],\n'
+                             '  "x": 1.5\n}\n')
+
+
+def test_json_detected_only_with_its_name_and_a_bracket(tmp_path):
+    assert detect.sniff(b'{"a": 1}', "a.json").kind == "json"
+    assert detect.sniff(b'{"a": 1}', "a.txt").kind == "txt"
+    assert detect.sniff(b"just words", "a.json").kind == "txt"
+
+
+@pytest.mark.parametrize("text,code,words", [
+    ('{"a": 1, "a": 2}', RejectionCode.UNSAFE_STRUCTURE, "twice"),
+    ("[" * 5000 + "]" * 5000, RejectionCode.TOO_COMPLEX, "nests deeper"),
+    ("[" + "9" * 5000 + "]", RejectionCode.TOO_COMPLEX, "number longer"),
+    ('{"a": NaN}', RejectionCode.DAMAGED, "not valid JSON"),
+    ('{"a": 1,}', RejectionCode.DAMAGED, "not valid JSON"),
+    ('{"a": "unterminated', RejectionCode.DAMAGED, "not valid JSON"),
+])
+def test_hostile_json_refused(tmp_path, out_dir, text, code, words):
+    result = sanitize_file(_json(tmp_path, text), out_dir)
+    assert result.status == "rejected" and result.code == code, result.reason
+    assert words in result.reason
+
+
+def test_json_depth_ignores_brackets_in_strings():
+    from sanitas.engine.structured_text import json_depth
+
+    assert json_depth('{"a": "[[[[\\"[[", "b": [1]}') == 2
+    assert json_depth('"\\\\"[[') == 2

@@ -91,6 +91,8 @@ def good_file(extension: str, folder: Path) -> Path:
         path.write_bytes("Grüße, 東京\nline,2\n".encode())
     elif extension == "xml":
         path.write_bytes('<?xml version="1.0" encoding="UTF-8"?><a><b>é</b></a>'.encode())
+    elif extension == "json":
+        path.write_bytes('{"name": "Grüße", "list": [1, 2.5, null]}\n'.encode())
     elif extension == "zip":
         path.write_bytes(zip_bytes({"a.txt": b"hello", "dir/b.txt": b"world" * 100}))
     elif extension == "epub":

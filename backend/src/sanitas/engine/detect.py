@@ -109,7 +109,7 @@ def sniff(head: bytes, original_name: str | None = None, size: int | None = None
     size = len(head) if size is None else size
     if size == 0:
         raise Rejected("The file is empty.", RejectionCode.EMPTY)
-    return _by_name(_detect_head(head, size, None), name_ext)
+    return _by_name(_detect_head(head, size, None), name_ext, head)
 
 
 def detect(path: Path, original_name: str | None = None, ctx: Context | None = None) -> Detected:
@@ -121,7 +121,7 @@ def detect(path: Path, original_name: str | None = None, ctx: Context | None = N
         raise Rejected("The file is empty.", RejectionCode.EMPTY)
     with open(path, "rb") as fh:
         head = fh.read(HEAD_SIZE)
-    detected = _by_name(_detect_head(head, size, path), name_ext)
+    detected = _by_name(_detect_head(head, size, path), name_ext, head)
     if ctx is not None and name_ext and name_ext not in formats.kind(detected.kind).extensions:
         ctx.add("type_mismatch", "file name", action="converted",
                 detail=f"named .{name_ext} but the content is {detected.kind}; the output uses the "
@@ -137,7 +137,10 @@ def _refuse_script_name(original_name: str | None) -> str:
     return name_ext
 
 
-def _by_name(detected: Detected, name_ext: str) -> Detected:
+def _by_name(detected: Detected, name_ext: str, head: bytes = b"") -> Detected:
+    if detected.kind in ("txt", "csv") and name_ext == "json" and head.lstrip(
+            b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
+        return _found("json")  # JSON has no signature: the name, and a { or [ first
     if detected.kind in ("txt", "csv") and name_ext in ("txt", "csv", "tsv"):
         # Prose with commas looks like a table: between plain text and CSV the name decides.
         return _found("txt" if name_ext == "txt" else "csv")
@@ -548,6 +551,8 @@ def _detect_text(head: bytes, size: int) -> Detected:
     if text is None:
         raise Rejected("The file type is not recognised (binary content of an unknown or "
                        "unsupported type).", RejectionCode.UNSUPPORTED_TYPE)
+    if _looks_like_mail(text):
+        return _found("eml")  # before HTML: a message's body may be HTML
     start = markup_start(text)
     if _is_svg(start):
         return _found("svg")
@@ -561,6 +566,39 @@ def _detect_text(head: bytes, size: int) -> Detected:
     if _looks_like_csv(text):
         return _found("csv")
     return _found("txt")
+
+
+MAIL_FIELDS = frozenset({"from", "to", "cc", "subject", "date", "mime-version", "received",
+                         "message-id", "return-path", "reply-to", "delivered-to"})
+_FIELD_NAME = frozenset("!\"#$%&'()*+,-./0123456789;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`"
+                        "abcdefghijklmnopqrstuvwxyz{|}~")
+MAX_MAIL_HEADER_LINES = 400
+
+
+def _looks_like_mail(text: str) -> bool:
+    """A saved e-mail message: the text opens with RFC 5322 header fields (a name of printable
+    characters, a colon; folded lines start with white space) ending at a blank line, among
+    them at least three of From, To, Cc, Subject, Date, MIME-Version, Received, Message-ID...
+    with From, Received or MIME-Version. Bounded: at most MAX_MAIL_HEADER_LINES lines."""
+    names: set[str] = set()
+    lines = text.split("\n", MAX_MAIL_HEADER_LINES + 1)
+    for index, line in enumerate(lines[:MAX_MAIL_HEADER_LINES]):
+        line = line.rstrip("\r")
+        if not line:
+            break  # the end of the header block
+        if line[0] in " \t":
+            if index == 0:
+                return False
+            continue  # a folded line
+        name, colon, _value = line.partition(":")
+        if not colon or not name or any(c not in _FIELD_NAME for c in name):
+            return False
+        names.add(name.lower())
+    else:
+        if len(lines) > MAX_MAIL_HEADER_LINES:
+            return False  # no end of the header block in sight
+    found = names & MAIL_FIELDS
+    return len(found) >= 3 and bool(found & {"from", "received", "mime-version"})
 
 
 def _looks_like_csv(text: str) -> bool:

@@ -147,6 +147,12 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            Advanced.OFFICE_PIXELS, office=True, preload=False,
            summary="Converted by LibreOffice (macros never run) to the matching OOXML type, "
                    "then cleaned like it; macros and OLE objects do not survive."),
+    Family("mail", "sanitas.engine.mail:sanitize", Advanced.SAME,
+           summary="Every attachment (also in attached messages) sanitized by its own family "
+                   "and attached again; one that cannot be made safe replaced by a note saying "
+                   "why. HTML bodies lose scripts, handlers, forms and remote loads (tracking "
+                   "pixels); Received chains, client and tracking headers removed; sender, "
+                   "recipients, subject, date and text kept."),
     # Audio and video: ffmpeg remuxes in the sandbox (engine/media.py); advanced mode
     # re-encodes the streams into the same container type.
     Family("audio", "sanitas.engine.media:sanitize", Advanced.SAME,
@@ -188,9 +194,13 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("ico", "image", ("ico", "cur"), ("png",), "image/vnd.microsoft.icon",
          "ICO icon / CUR cursor", magic=((0, b"\x00\x00\x01\x00"), (5, b"\x00"))),
     Kind("svg", "svg", ("svg",), ("svg",), "image/svg+xml", "SVG drawing"),
-    Kind("txt", "text", ("txt", "text", "log", "md", "markdown", "ini", "cfg", "conf", "json",
+    Kind("txt", "text", ("txt", "text", "log", "md", "markdown", "ini", "cfg", "conf",
                          "yaml", "yml", "rst", "tsv"), ("txt",), "text/plain",
          "plain text"),
+    # JSON has no signature: text whose first character is { or [ and that is named .json
+    # (detect._by_name) is parsed, bounded, and written back canonically
+    # (engine/structured_text.py).
+    Kind("json", "text", ("json",), ("json",), "application/json", "JSON document"),
     Kind("xml", "text", ("xml",), ("xml",), "application/xml", "XML document"),
     Kind("csv", "text", ("csv", "tsv", "txt"), ("csv",), "text/csv", "CSV table"),
     Kind("html", "text", ("html", "htm", "xhtml"), ("html",), "text/html", "HTML page"),
@@ -293,6 +303,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "application/vnd.ms-powerpoint", "PowerPoint 97-2003 presentation", container=_OLE),
     Kind("rtf", "legacy_office", ("rtf", "doc"), ("docx",), "application/rtf",
          "Rich Text document"),
+    # E-mail has no signature: a leading block of RFC 5322 header fields naming a message
+    # (detect._looks_like_mail) makes one.
+    Kind("eml", "mail", ("eml",), ("eml",), "message/rfc822", "E-mail message"),
     # Audio. MP3: an ID3v2 tag or an MPEG audio frame sync (more in EXTRA_MAGIC); Ogg: the
     # codec's identification header in the first page names Vorbis or Opus.
     Kind("mp3", "audio", ("mp3",), ("mp3",), "audio/mpeg", "MP3 audio",
@@ -364,6 +377,8 @@ OUTPUTS: dict[str, Output] = {o.extension: o for o in (
     Output("csv", (), "text/csv", verify=_V + "text"),
     Output("html", (), "text/html", verify=_V + "text"),
     Output("xml", (), "application/xml", verify=_V + "xml"),
+    Output("json", (), "application/json", verify=_V + "json"),
+    Output("eml", (), "message/rfc822", verify="sanitas.engine.mail:verify"),
     Output("zip", (b"PK\x03\x04", b"PK\x05\x06"), "application/zip",
            verify=_V + "zip_archive"),
     Output("epub", _PK, "application/epub+zip", verify=_V + "epub"),

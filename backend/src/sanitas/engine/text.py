@@ -99,6 +99,10 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     if kind == "xml":
         dst.write_bytes(sanitize_xml(src.read_bytes(), ctx))
         return "xml"
+    if kind == "json":
+        from sanitas.engine.structured_text import sanitize_json
+
+        return sanitize_json(src, dst, ctx)
     data = src.read_bytes()
     text, encoding = decode_markup(data) if kind == "html" else decode(data)
     if encoding not in ("utf-8",):

@@ -274,6 +274,20 @@ def xml(path: Path, spec: Output) -> None:
     _parse(path.read_bytes(), "the document")
 
 
+def json(path: Path, spec: Output) -> None:
+    from sanitas.engine.report import Rejected
+    from sanitas.engine.structured_text import parse_json
+
+    text(path, spec)
+    data = path.read_bytes()
+    if data.startswith(codecs.BOM_UTF8):
+        raise Invalid("a byte order mark before the JSON")
+    try:
+        parse_json(data.decode("utf-8"))
+    except Rejected as exc:
+        raise Invalid(str(exc)) from None
+
+
 def svg(path: Path, spec: Output) -> None:
     root = _parse(path.read_bytes(), "the drawing")
     if root.tag != "{http://www.w3.org/2000/svg}svg":
