@@ -379,6 +379,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Plans
+         * @description Every plan (role, label, the pricing page's price, period, features, limitations and
+         *     button, its limits and capabilities; `listed` false for ADMIN, which is not for sale), the
+         *     pricing page's FAQ, and `newAccountRole`, the plan every new account gets. No sign-in
+         *     needed. Operators change it with SANITAS_PLANS_FILE and SANITAS_ROLE_LIMITS.
+         */
+        get: operations["list_plans_api_plans_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/policies": {
         parameters: {
             query?: never;
@@ -468,6 +491,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/process/download-batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Download Batch
+         * @description "Download all": several of the caller's own COMPLETED, unexpired files as one ZIP. All
+         *     or nothing: one id that is not downloadable refuses the whole request.
+         */
+        post: operations["download_batch_api_process_download_batch_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/process/download/{file_id}": {
         parameters: {
             query?: never;
@@ -477,6 +521,27 @@ export interface paths {
         };
         /** Download */
         get: operations["download_api_process_download__file_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/process/preview/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Process Preview
+         * @description The preview of one of the caller's own files (an API key acts as its owner; admins
+         *     get no preview of other accounts' files). It expires with the file.
+         */
+        get: operations["process_preview_api_process_preview__file_id__get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -701,7 +766,7 @@ export interface paths {
          * Usage Charts
          * @description Series for the analytics charts over the timeframe: files per hour or day by result,
          *     threats removed by kind, rejections by code, top input types, processing time per
-         *     family. GUEST and USER callers get 403 (an Enterprise feature).
+         *     family. A plan without advanced analytics gets 403 `plan_required`.
          */
         get: operations["usage_charts_api_usage_charts_get"];
         put?: never;
@@ -1080,6 +1145,15 @@ export interface components {
             userEmail: string;
             /** Userid */
             userId: string;
+            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
+            verdict?: components["schemas"]["Verdict"] | null;
+            /** @description The counts behind the verdict (null while unfinished and for a refused file) */
+            verdictCounts?: components["schemas"]["VerdictCounts"] | null;
+            /**
+             * Verdictsummary
+             * @description The verdict in one sentence, as every channel shows it: "3 threats removed, 1 file dropped: tool.exe", "Nothing found", "Refused: <reason>"
+             */
+            verdictSummary?: string | null;
         };
         /**
          * AdminFileSummary
@@ -1141,6 +1215,15 @@ export interface components {
             userEmail: string;
             /** Userid */
             userId: string;
+            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
+            verdict?: components["schemas"]["Verdict"] | null;
+            /** @description The counts behind the verdict (null while unfinished and for a refused file) */
+            verdictCounts?: components["schemas"]["VerdictCounts"] | null;
+            /**
+             * Verdictsummary
+             * @description The verdict in one sentence, as every channel shows it: "3 threats removed, 1 file dropped: tool.exe", "Nothing found", "Refused: <reason>"
+             */
+            verdictSummary?: string | null;
         };
         /** AdminUserUpdateIn */
         AdminUserUpdateIn: {
@@ -1231,7 +1314,7 @@ export interface components {
         ApiKeyIn: {
             /**
              * Expiresat
-             * @description When the key stops working (ISO 8601); never when left out
+             * @description When the key stops working (ISO 8601 with a time zone); never when left out
              */
             expiresAt?: string | null;
             /**
@@ -1315,6 +1398,17 @@ export interface components {
             user: components["schemas"]["UserOut"];
         };
         /**
+         * Capability
+         * @description A feature some plans have. The value is what the API and the web app say.
+         * @enum {string}
+         */
+        Capability: "apiKeys" | "webhooks" | "policyAuthoring" | "reports" | "charts" | "advancedMode" | "highPriority";
+        /**
+         * ChaptersAction
+         * @enum {string}
+         */
+        ChaptersAction: "keep" | "refuse" | "remove";
+        /**
          * ChartBucket
          * @description The width of one point of the files-over-time series: hours for the last 24 hours,
          *     UTC calendar days for a week or 30 days.
@@ -1377,6 +1471,11 @@ export interface components {
             /** Userid */
             userId: string | null;
         };
+        /**
+         * CoverArtAction
+         * @enum {string}
+         */
+        CoverArtAction: "keep" | "refuse" | "remove";
         /** DeliveryAttempt */
         DeliveryAttempt: {
             /**
@@ -1446,6 +1545,14 @@ export interface components {
          * @enum {string}
          */
         DocumentMetadataAction: "keep" | "refuse" | "remove";
+        /** DownloadBatch */
+        DownloadBatch: {
+            /**
+             * Fileids
+             * @description The files to download, in the ZIP's order (a repeated id once); at most `SANITAS_DOWNLOAD_BATCH_MAX_FILES` (100)
+             */
+            fileIds: string[];
+        };
         /**
          * EmbeddedFilesAction
          * @enum {string}
@@ -1665,6 +1772,20 @@ export interface components {
         Envelope_NoneType_: {
             /** Data */
             data?: null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[PlanTable] */
+        Envelope_PlanTable_: {
+            data?: components["schemas"]["PlanTable"] | null;
             /**
              * Message
              * @default
@@ -2046,11 +2167,18 @@ export interface components {
             /** P95 */
             p95: number;
         };
+        /** FaqEntry */
+        FaqEntry: {
+            /** Answer */
+            answer: string;
+            /** Question */
+            question: string;
+        };
         /**
          * FileErrorCode
          * @enum {string}
          */
-        FileErrorCode: "empty" | "executable" | "unsupported_type" | "encrypted" | "wrong_password" | "damaged" | "bomb" | "too_large" | "too_complex" | "unsafe_structure" | "no_content" | "invalid_output" | "unavailable" | "time_limit" | "cpu_limit" | "memory_limit" | "disk_limit" | "crashed" | "type_not_allowed" | "refused_macros" | "refused_javascript" | "refused_embedded_files" | "refused_external_references" | "refused_hyperlinks" | "refused_review_data" | "refused_document_metadata" | "refused_image_metadata" | "refused_hidden_content" | "refused_form_fields" | "interrupted" | "expired" | "infrastructure_error" | "internal_error";
+        FileErrorCode: "empty" | "executable" | "unsupported_type" | "encrypted" | "wrong_password" | "damaged" | "bomb" | "too_large" | "too_complex" | "unsafe_structure" | "no_content" | "invalid_output" | "unavailable" | "time_limit" | "cpu_limit" | "memory_limit" | "disk_limit" | "crashed" | "type_not_allowed" | "refused_macros" | "refused_javascript" | "refused_embedded_files" | "refused_external_references" | "refused_hyperlinks" | "refused_review_data" | "refused_document_metadata" | "refused_image_metadata" | "refused_hidden_content" | "refused_form_fields" | "refused_cover_art" | "refused_chapters" | "interrupted" | "expired" | "infrastructure_error" | "internal_error";
         /** FileHistory */
         FileHistory: {
             /** Files */
@@ -2118,6 +2246,15 @@ export interface components {
              */
             sha256Sanitized?: string | null;
             status: components["schemas"]["FileStatus"];
+            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
+            verdict?: components["schemas"]["Verdict"] | null;
+            /** @description The counts behind the verdict (null while unfinished and for a refused file) */
+            verdictCounts?: components["schemas"]["VerdictCounts"] | null;
+            /**
+             * Verdictsummary
+             * @description The verdict in one sentence, as every channel shows it: "3 threats removed, 1 file dropped: tool.exe", "Nothing found", "Refused: <reason>"
+             */
+            verdictSummary?: string | null;
         };
         /**
          * FilePolicy
@@ -2217,6 +2354,15 @@ export interface components {
              */
             sha256Sanitized?: string | null;
             status: components["schemas"]["FileStatus"];
+            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
+            verdict?: components["schemas"]["Verdict"] | null;
+            /** @description The counts behind the verdict (null while unfinished and for a refused file) */
+            verdictCounts?: components["schemas"]["VerdictCounts"] | null;
+            /**
+             * Verdictsummary
+             * @description The verdict in one sentence, as every channel shows it: "3 threats removed, 1 file dropped: tool.exe", "Nothing found", "Refused: <reason>"
+             */
+            verdictSummary?: string | null;
         };
         /** FilesInBucket */
         FilesInBucket: {
@@ -2330,6 +2476,17 @@ export interface components {
             lastStatusCode?: number | null;
             state: components["schemas"]["DeliveryState"];
         };
+        /** Limits */
+        Limits: {
+            /** Maxfilesize */
+            maxFileSize: number;
+            /** Maxfilesperupload */
+            maxFilesPerUpload: number;
+            /** Storagequota */
+            storageQuota: number;
+            /** Uploadspermonth */
+            uploadsPerMonth: number;
+        };
         /** LoginIn */
         LoginIn: {
             /** Email */
@@ -2368,6 +2525,53 @@ export interface components {
             currentPassword: string;
             /** Newpassword */
             newPassword: string;
+        };
+        /**
+         * Plan
+         * @description One plan: who has it (role), what the pricing page says, its limits and capabilities.
+         */
+        Plan: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "signUp" | "contact";
+            /** Button */
+            button: string;
+            /** Capabilities */
+            capabilities: components["schemas"]["Capability"][];
+            /** Description */
+            description: string;
+            /** Features */
+            features: string[];
+            /** Label */
+            label: string;
+            /** Limitations */
+            limitations?: string[];
+            limits: components["schemas"]["Limits"];
+            /** Listed */
+            listed: boolean;
+            /** Period */
+            period: string;
+            /**
+             * Popular
+             * @default false
+             */
+            popular: boolean;
+            /** Price */
+            price: string;
+            role: components["schemas"]["Role"];
+        };
+        /**
+         * PlanTable
+         * @description Every plan, the pricing page's FAQ, and the plan a new account gets.
+         */
+        PlanTable: {
+            /** Faq */
+            faq: components["schemas"]["FaqEntry"][];
+            newAccountRole: components["schemas"]["Role"];
+            /** Plans */
+            plans: components["schemas"]["Plan"][];
         };
         /**
          * PolicyDefaults
@@ -2477,11 +2681,15 @@ export interface components {
          * @description One action per kind of content; a rule left out takes the built-in basic policy's.
          */
         PolicyRules: {
+            /** @description Chapter marks of audio and video files; `keep` keeps their times, titled Chapter 1, 2... (no original title survives) */
+            chapters?: components["schemas"]["ChaptersAction"] | null;
+            /** @description Cover pictures of audio and video files; `keep` keeps the first, re-encoded without its metadata, where the container can carry it */
+            coverArt?: components["schemas"]["CoverArtAction"] | null;
             /** @description Author, company, dates, custom properties */
             documentMetadata?: components["schemas"]["DocumentMetadataAction"] | null;
-            /** @description Attachments, OLE objects, embedded packages; `sanitize` cleans each with its own family and keeps it */
+            /** @description Attachments, OLE objects, embedded packages; `keep` and `sanitize` clean each with its own family and keep it (programs, scripts and OLE objects are removed) */
             embeddedFiles?: components["schemas"]["EmbeddedFilesAction"] | null;
-            /** @description Remote templates, external links, DDE */
+            /** @description Remote templates, external links, DDE; `keep` keeps only what loads nothing able to run (linked pictures and media, web links) */
             externalReferences?: components["schemas"]["ExternalReferencesAction"] | null;
             /** @description Fillable form fields */
             formFields?: components["schemas"]["FormFieldsAction"] | null;
@@ -2568,7 +2776,7 @@ export interface components {
          * @description Why a file was refused, for programs (the reason sentence is for people).
          * @enum {string}
          */
-        RejectionCode: "empty" | "executable" | "unsupported_type" | "encrypted" | "wrong_password" | "damaged" | "bomb" | "too_large" | "too_complex" | "unsafe_structure" | "no_content" | "invalid_output" | "unavailable" | "time_limit" | "cpu_limit" | "memory_limit" | "disk_limit" | "crashed" | "type_not_allowed" | "refused_macros" | "refused_javascript" | "refused_embedded_files" | "refused_external_references" | "refused_hyperlinks" | "refused_review_data" | "refused_document_metadata" | "refused_image_metadata" | "refused_hidden_content" | "refused_form_fields";
+        RejectionCode: "empty" | "executable" | "unsupported_type" | "encrypted" | "wrong_password" | "damaged" | "bomb" | "too_large" | "too_complex" | "unsafe_structure" | "no_content" | "invalid_output" | "unavailable" | "time_limit" | "cpu_limit" | "memory_limit" | "disk_limit" | "crashed" | "type_not_allowed" | "refused_macros" | "refused_javascript" | "refused_embedded_files" | "refused_external_references" | "refused_hyperlinks" | "refused_review_data" | "refused_document_metadata" | "refused_image_metadata" | "refused_hidden_content" | "refused_form_fields" | "refused_cover_art" | "refused_chapters";
         /** RejectionCount */
         RejectionCount: {
             code: components["schemas"]["RejectionCode"];
@@ -2618,6 +2826,11 @@ export interface components {
             createdAt: string;
             /** Errormessage */
             errorMessage: string | null;
+            /**
+             * Expiresat
+             * @description When the report (row and file) is deleted: SANITAS_REPORT_TTL_HOURS after it was requested
+             */
+            expiresAt: string;
             /** Filecount */
             fileCount: number | null;
             format: components["schemas"]["ReportFormat"];
@@ -2696,12 +2909,17 @@ export interface components {
          * @description The kinds of content a policy decides about (JSON names).
          * @enum {string}
          */
-        Rule: "macros" | "javascript" | "embeddedFiles" | "externalReferences" | "hyperlinks" | "reviewData" | "documentMetadata" | "imageMetadata" | "hiddenContent" | "formFields";
+        Rule: "macros" | "javascript" | "embeddedFiles" | "externalReferences" | "hyperlinks" | "reviewData" | "documentMetadata" | "imageMetadata" | "hiddenContent" | "formFields" | "coverArt" | "chapters";
         /**
          * RuleActions
-         * @description Every rule's action (answers always list all ten).
+         * @description Every rule's action (answers always list every rule; a policy stored before a rule
+         *     existed answers basic's action for it).
          */
         RuleActions: {
+            /** @default remove */
+            chapters: components["schemas"]["ChaptersAction"];
+            /** @default remove */
+            coverArt: components["schemas"]["CoverArtAction"];
             documentMetadata: components["schemas"]["DocumentMetadataAction"];
             embeddedFiles: components["schemas"]["EmbeddedFilesAction"];
             externalReferences: components["schemas"]["ExternalReferencesAction"];
@@ -2855,6 +3073,8 @@ export interface components {
             limits: components["schemas"]["UsageLimits"];
             overall: components["schemas"]["UsageOverall"];
             user: components["schemas"]["UsageUser"];
+            /** @description The user's files (all kept in the history) by verdict */
+            verdicts: components["schemas"]["VerdictTotals"];
         };
         /** UsageUser */
         UsageUser: {
@@ -2894,6 +3114,7 @@ export interface components {
             lastLogin: string | null;
             /** Lastname */
             lastName: string | null;
+            plan: components["schemas"]["UserPlan"];
             role: components["schemas"]["Role"];
             /**
              * Sessioncount
@@ -2907,6 +3128,18 @@ export interface components {
             updatedAt: string;
             /** Username */
             username: string | null;
+        };
+        /**
+         * UserPlan
+         * @description The plan part of the profile answer: what the web app's `useCan` reads.
+         */
+        UserPlan: {
+            /** Capabilities */
+            capabilities: components["schemas"]["Capability"][];
+            /** Label */
+            label: string;
+            limits: components["schemas"]["Limits"];
+            role: components["schemas"]["Role"];
         };
         /**
          * UserStatusFilter
@@ -2936,6 +3169,61 @@ export interface components {
             msg: string;
             /** Error Type */
             type: string;
+        };
+        /**
+         * Verdict
+         * @enum {string}
+         */
+        Verdict: "clean" | "cleaned" | "partial" | "refused";
+        /**
+         * VerdictCounts
+         * @description What was taken out of the file, as the verdict counts it (docs/verdicts.md).
+         */
+        VerdictCounts: {
+            /**
+             * Contentdropped
+             * @description Parts of the visible content left out (images, chapters, fonts that could not be made safe)
+             */
+            contentDropped: number;
+            /**
+             * Droppedfiles
+             * @description The names of the files left out (at most 20)
+             */
+            droppedFiles: string[];
+            /**
+             * Filesdropped
+             * @description Files inside left out: archive members, attachments
+             */
+            filesDropped: number;
+            /**
+             * Hiddendata
+             * @description Hidden data removed (metadata, comments, tracked changes, hidden parts, bytes after the end...)
+             */
+            hiddenData: number;
+            /**
+             * Textlayerdropped
+             * @description Pages were rebuilt from pixels without an OCR text layer: text cannot be selected or searched
+             */
+            textLayerDropped: boolean;
+            /**
+             * Threats
+             * @description Active content removed or neutralised (macros, scripts, actions, external references, links...)
+             */
+            threats: number;
+        };
+        /**
+         * VerdictTotals
+         * @description The user's files by verdict (docs/verdicts.md); unfinished files are in none.
+         */
+        VerdictTotals: {
+            /** Clean */
+            clean: number;
+            /** Cleaned */
+            cleaned: number;
+            /** Partial */
+            partial: number;
+            /** Refused */
+            refused: number;
         };
         /** WebhookCreated */
         WebhookCreated: {
@@ -3377,7 +3665,7 @@ export interface operations {
                 userId?: string | null;
                 /** @description From this moment (inclusive; UTC when no zone) */
                 from?: string | null;
-                /** @description Until this moment (exclusive) */
+                /** @description Until this moment (exclusive; UTC when no zone) */
                 to?: string | null;
             };
             header?: never;
@@ -3459,7 +3747,7 @@ export interface operations {
                 userId?: string | null;
                 /** @description From this moment (inclusive; UTC when no zone) */
                 from?: string | null;
-                /** @description Until this moment (exclusive) */
+                /** @description Until this moment (exclusive; UTC when no zone) */
                 to?: string | null;
             };
             header?: never;
@@ -4069,7 +4357,7 @@ export interface operations {
                     "application/json": components["schemas"]["Envelope_NoneType_"];
                 };
             };
-            /** @description Bad Request */
+            /** @description The current password is wrong (`wrong_password`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4105,7 +4393,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too many attempts on this account or from this address within the window (`too_many_requests`, with `Retry-After`), or too many calls at once (`too_many_concurrent`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4908,6 +5196,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A parameter or a body field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
             429: {
                 headers: {
@@ -4977,7 +5274,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The Free plan has no API access (`plan_required`) */
+            /** @description The caller's plan has no API access (`plan_required`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5118,6 +5415,62 @@ export interface operations {
             };
         };
     };
+    list_plans_api_plans_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_PlanTable_"];
+                };
+            };
+            /** @description A parameter or a body field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     list_policies_api_policies_get: {
         parameters: {
             query?: never;
@@ -5138,6 +5491,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A parameter or a body field is invalid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5214,7 +5576,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The plan does not include custom policies (`policies_not_in_plan`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
+            /** @description The caller's plan does not include policy authoring (`plan_required`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5308,6 +5670,15 @@ export interface operations {
             };
             /** @description Admins only (`forbidden`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A parameter or a body field is invalid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5467,6 +5838,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A parameter or a body field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
             429: {
                 headers: {
@@ -5614,7 +5994,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The plan does not include custom policies (`policies_not_in_plan`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
+            /** @description The caller's plan does not include policy authoring (`plan_required`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5717,7 +6097,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The plan does not include custom policies (`policies_not_in_plan`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
+            /** @description The caller's plan does not include policy authoring (`plan_required`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5811,7 +6191,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The plan does not include custom policies (`policies_not_in_plan`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
+            /** @description The caller's plan does not include policy authoring (`plan_required`), an organisation-wide policy by a non-admin (`organisation_scope_admin_only`), or a built-in (`built_in_policy`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5876,6 +6256,129 @@ export interface operations {
             };
         };
     };
+    download_batch_api_process_download_batch_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DownloadBatch"];
+            };
+        };
+        responses: {
+            /** @description A ZIP of the sanitized files (stored, not compressed), streamed as it is read; each entry under the file's download name, numbered where names repeat ("report.pdf", "report (2).pdf"). Every file counts as one download. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": string;
+                };
+            };
+            /** @description The request is malformed (for example a body that is not valid JSON or multipart) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An API key of an account whose plan has no API access (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Some ids are not the caller's files (or no files): `not_found`, naming them; nothing is downloaded or counted */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Some files are not COMPLETED: `not_ready`, naming them */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Some files expired: `expired`, naming them */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than allowed */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No ids, a malformed id (`validation_error`), or more ids than allowed (`too_many_files`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     download_api_process_download__file_id__get: {
         parameters: {
             query?: never;
@@ -5905,7 +6408,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description An API key of an account on the Free plan (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
+            /** @description An API key of an account whose plan has no API access (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5933,6 +6436,109 @@ export interface operations {
                 };
             };
             /** @description Gone */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    process_preview_api_process_preview__file_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A PNG of the sanitized file's first page (PDF) or picture (images), drawn in the sandbox from the sanitized output when it was processed: at most `SANITAS_PREVIEW_MAX_SIDE` (800) pixels a side, without metadata */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An API key of an account whose plan has no API access (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such file among the caller's own (`not_found`; also for another account's file, whoever asks), or no preview for it (`preview_unavailable`: office documents, text, archives, SVG, e-books, a page that could not be drawn in time, files from before previews) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The file is not COMPLETED (`not_ready`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The file expired; its preview went with it (`expired`) */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -6015,6 +6621,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A parameter or a body field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
             429: {
                 headers: {
@@ -6073,6 +6688,15 @@ export interface operations {
             };
             /** @description Signed in, but not allowed (role or plan) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A parameter or a body field is invalid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6145,6 +6769,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A parameter or a body field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
             429: {
                 headers: {
@@ -6203,6 +6836,15 @@ export interface operations {
             };
             /** @description Signed in, but not allowed (role or plan) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A parameter or a body field is invalid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6275,6 +6917,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A parameter or a body field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
             429: {
                 headers: {
@@ -6333,7 +6984,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description An API key of an account on the Free plan (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
+            /** @description An API key of an account whose plan has no API access (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6419,6 +7070,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Signed in, but not allowed (role or plan); or the caller's plan lacks `reports` (`plan_required`, see GET /api/plans) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -6497,7 +7157,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A scope other than `own` asked by someone who is not an admin (`forbidden`) */
+            /** @description The caller's plan has no compliance reports (`plan_required`), a scope other than `own` asked by someone who is not an admin (`forbidden`), or the account's storage quota is used up (`storage_quota_exceeded`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6533,9 +7193,11 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            /** @description Too many calls under way at once (`too_many_concurrent`), or the account already has its most reports waiting or being generated (`too_many_pending_reports`, SANITAS_REPORT_MAX_PENDING) or kept (`too_many_stored_reports`, SANITAS_REPORT_MAX_STORED); `Retry-After` says when to try again */
             429: {
                 headers: {
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6585,6 +7247,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Signed in, but not allowed (role or plan); or the caller's plan lacks `reports` (`plan_required`, see GET /api/plans) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6675,7 +7346,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description An API key of an account on the Free plan (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
+            /** @description An API key of an account whose plan has no API access (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6686,6 +7357,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A parameter or a body field is invalid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6805,6 +7485,15 @@ export interface operations {
             };
             /** @description A file's type is not accepted */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A parameter or a body field is invalid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6932,6 +7621,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A parameter or a body field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
             429: {
                 headers: {
@@ -7041,7 +7739,7 @@ export interface operations {
         parameters: {
             query?: {
                 timeframe?: components["schemas"]["Timeframe"];
-                /** @description own: the caller's files (ENTERPRISE and ADMIN); all: everyone's (ADMIN only) */
+                /** @description own: the caller's files; all: everyone's (ADMIN only) */
                 scope?: components["schemas"]["ChartScope"];
             };
             header?: never;
@@ -7068,7 +7766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden; or the caller's plan lacks `charts` (`plan_required`, see GET /api/plans) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7305,6 +8003,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A parameter or a body field is invalid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7651,6 +8358,8 @@ export interface operations {
                 sortBy?: "createdAt" | "originalName" | "originalSize" | "status";
                 sortOrder?: "asc" | "desc";
                 search?: string | null;
+                /** @description Only finished files with this verdict (`refused`: every FAILED file); see docs/verdicts.md */
+                verdict?: components["schemas"]["Verdict"] | null;
             };
             header?: never;
             path: {
@@ -7678,7 +8387,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description An API key of an account on the Free plan (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
+            /** @description An API key of an account whose plan has no API access (`plan_required`) or without the scope the call needs (`insufficient_scope`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7936,9 +8645,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Processing finished within `wait`: the sanitized file, as an attachment under its safe name. `X-Sanitas-Report` holds a one-line JSON summary (counts of findings by kind and action, hashes, policy); the `Link` (rel="report") and `X-Sanitas-Report-Url` headers point to the full report. */
+            /** @description Processing finished within `wait`: the sanitized file, as an attachment under its safe name. `X-Sanitas-Report` holds a one-line JSON summary (the verdict, its counts and sentence, counts of findings by kind and action, hashes, policy); the `Link` (rel="report") and `X-Sanitas-Report-Url` headers point to the full report. `X-Sanitas-Verdict` is the verdict (`clean`, `cleaned`, `partial`) and `X-Sanitas-Verdict-Counts` its counts (`threats=3; hiddenData=0; filesDropped=1; contentDropped=0; textLayerDropped=0`); see docs/verdicts.md. */
             200: {
                 headers: {
+                    "X-Sanitas-Verdict"?: "clean" | "cleaned" | "partial";
+                    "X-Sanitas-Verdict-Counts"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8017,7 +8728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The file was refused: the reason, and the engine's rejection code as `error` (e.g. `refused_macros`, `encrypted`); or a bad parameter (`validation_error`) */
+            /** @description The file was refused: the reason, and the engine's rejection code as `error` (e.g. `refused_macros`, `encrypted`), with `X-Sanitas-Verdict: refused`; or a bad parameter (`validation_error`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8082,8 +8793,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The Free plan has no webhooks (`plan_required`) */
+            /** @description The caller's plan has no webhooks (`plan_required`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A parameter or a body field is invalid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8160,7 +8880,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The Free plan has no webhooks (`plan_required`) */
+            /** @description The caller's plan has no webhooks (`plan_required`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8267,7 +8987,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The Free plan has no webhooks (`plan_required`) */
+            /** @description The caller's plan has no webhooks (`plan_required`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8361,7 +9081,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The Free plan has no webhooks (`plan_required`) */
+            /** @description The caller's plan has no webhooks (`plan_required`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8449,7 +9169,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The Free plan has no webhooks (`plan_required`) */
+            /** @description The caller's plan has no webhooks (`plan_required`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8534,7 +9254,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The Free plan has no webhooks (`plan_required`) */
+            /** @description The caller's plan has no webhooks (`plan_required`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8608,6 +9328,15 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
+            /** @description A parameter or a body field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     metrics_metrics_get: {
@@ -8630,6 +9359,15 @@ export interface operations {
             };
             /** @description Metrics are off (no SANITAS_METRICS_TOKEN), or the bearer token is missing or wrong */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A parameter or a body field is invalid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
