@@ -65,7 +65,7 @@ def test_rollup_matches_the_rows_after_a_random_mix_of_writes(settings, db_sessi
     users = [make_user(db_session, email=f"r{i}@example.com") for i in range(4)]
     now = utcnow()
     made = []
-    for i in range(60):
+    for _ in range(60):
         created = now - timedelta(days=rng.randrange(0, 40), hours=rng.randrange(0, 24),
                                   minutes=rng.randrange(0, 60))
         file, job = add_file_and_job(
