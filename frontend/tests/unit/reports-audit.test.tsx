@@ -43,7 +43,8 @@ function serveWithParams(routes: Route_[]) {
 function aReport(overrides: Partial<Report> = {}): Report {
   return {
     id: 'r1', status: 'PENDING', format: 'csv', scope: 'own', userId: 'e1', fileCount: null, size: null, errorMessage: null,
-    periodStart: '2026-11-01T00:00:00Z', periodEnd: '2026-11-24T00:00:00Z', createdAt: '2026-11-23T10:00:00Z', completedAt: null, ...overrides,
+    periodStart: '2026-11-01T00:00:00Z', periodEnd: '2026-11-24T00:00:00Z', createdAt: '2026-11-23T10:00:00Z', completedAt: null,
+    expiresAt: '2026-12-23T10:00:00Z', ...overrides,
   };
 }
 
