@@ -23,6 +23,7 @@ const enterprise = aUser({ id: 'e1', email: 'erin@example.org', role: 'ENTERPRIS
 const basicRules: RuleActions = {
   macros: 'remove', javascript: 'remove', embeddedFiles: 'remove', externalReferences: 'remove', hyperlinks: 'keep',
   reviewData: 'remove', documentMetadata: 'remove', imageMetadata: 'remove', hiddenContent: 'keep', formFields: 'keep',
+  coverArt: 'remove', chapters: 'remove',
 };
 function aPolicy(overrides: Partial<Policy> = {}): Policy {
   return {

@@ -31,7 +31,7 @@ interface RuleInfo<A extends string> {
   actions: readonly A[];
 }
 
-/** The ten rules, in the editor's order; each offers exactly the actions its API enum has. */
+/** The rules, in the editor's order; each offers exactly the actions its API enum has. */
 export const RULES: { [K in RuleName]: RuleInfo<RuleActions[K]> } = {
   macros: {
     label: 'Macros and scripts',
@@ -83,6 +83,16 @@ export const RULES: { [K in RuleName]: RuleInfo<RuleActions[K]> } = {
     risk: 'Fillable fields that can carry data out of the document or hide scripts.',
     actions: ['remove', 'keep', 'refuse'],
   },
+  coverArt: {
+    label: 'Cover pictures',
+    risk: 'Pictures embedded in audio and video files, which may reveal more than the recording (a face, a place, a private photo).',
+    actions: ['remove', 'keep', 'refuse'],
+  },
+  chapters: {
+    label: 'Chapters',
+    risk: 'Chapter marks of audio and video files, whose titles may name people, places or topics the recording does not show.',
+    actions: ['remove', 'keep', 'refuse'],
+  },
 };
 export const RULE_NAMES = Object.keys(RULES) as RuleName[];
 
@@ -116,6 +126,7 @@ export function blankPolicy(basic?: Policy): PolicyBody {
 const DEFAULT_RULES: RuleActions = {
   macros: 'remove', javascript: 'remove', embeddedFiles: 'remove', externalReferences: 'remove', hyperlinks: 'keep',
   reviewData: 'remove', documentMetadata: 'remove', imageMetadata: 'remove', hiddenContent: 'keep', formFields: 'keep',
+  coverArt: 'remove', chapters: 'remove',
 };
 
 /** The body that replaces `p` (PUT), or starts from it. */
