@@ -12,7 +12,7 @@ import pytest
 from lxml import etree
 from PIL import Image
 
-from sanitas.engine import ooxml, sanitize_file
+from sanitas.engine import ooxml, opc, sanitize_file
 from sanitas.engine.detect import detect, sniff
 from sanitas.engine.report import Context, Rejected
 from tests.engine import corpus, corpus_office, samples
@@ -430,14 +430,14 @@ def test_content_types_that_miss_the_main_part_are_restored(tmp_path):
 
 def test_the_main_part_root_names_the_kind():
     w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
-    assert ooxml.kind_of_root(f'<?xml version="1.0"?><w:document xmlns:w="{w}">'.encode()) \
+    assert opc.kind_of_root(f'<?xml version="1.0"?><w:document xmlns:w="{w}">'.encode()) \
         == "docx"
-    assert ooxml.kind_of_root(b'<workbook xmlns="http://purl.oclc.org/ooxml/spreadsheetml/'
-                              b'main"><sheets>') == "xlsx"
-    assert ooxml.kind_of_root(b'<p:presentation xmlns:p="http://schemas.openxmlformats.org/'
-                              b'presentationml/2006/main"/>') == "pptx"
-    assert ooxml.kind_of_root(b'<document xmlns="urn:other"/>') is None
-    assert ooxml.kind_of_root(b"not xml at all") is None
+    assert opc.kind_of_root(b'<workbook xmlns="http://purl.oclc.org/ooxml/spreadsheetml/'
+                            b'main"><sheets>') == "xlsx"
+    assert opc.kind_of_root(b'<p:presentation xmlns:p="http://schemas.openxmlformats.org/'
+                            b'presentationml/2006/main"/>') == "pptx"
+    assert opc.kind_of_root(b'<document xmlns="urn:other"/>') is None
+    assert opc.kind_of_root(b"not xml at all") is None
 
 
 def test_a_pptx_without_content_types_is_detected_as_pptx(tmp_path):

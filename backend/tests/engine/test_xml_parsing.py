@@ -27,7 +27,7 @@ def test_a_doctype_naming_a_local_file_is_not_opened(family, tmp_path):
                 from sanitas.engine.svg import sanitize_svg_bytes
                 sanitize_svg_bytes(data, Context())
             elif family == "ooxml_part":
-                from sanitas.engine.office_package import parse_xml
+                from sanitas.engine.xmlsafe import parse_xml
                 parse_xml(data, "part.xml")
             elif family == "xml":
                 from sanitas.engine.text import parse_untrusted_xml

@@ -21,7 +21,7 @@ import zlib
 from pathlib import Path
 
 from sanitas.engine import decrypt
-from sanitas.engine.decrypt import EncryptedInput
+from sanitas.engine.detect import EncryptedInput
 from sanitas.engine.report import Context, Mode, Refused, Rejected, RejectionCode
 
 MAX_MEMBERS = 5000

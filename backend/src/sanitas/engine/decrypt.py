@@ -23,40 +23,19 @@ from __future__ import annotations
 import sys
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from sanitas.engine.detect import Detected, EncryptedInput, _found, detect
 from sanitas.engine.report import Context, Rejected, RejectionCode
-
-if TYPE_CHECKING:
-    from sanitas.engine.detect import Detected
 
 OPENED_DETAIL = "opened with the password given; the output is not encrypted"
 # The decrypted package is about as large as the encrypted stream; msoffcrypto builds it in
 # memory, so a stream larger than this is refused before anything is decrypted.
 MAX_ENCRYPTED_PACKAGE = 512 * 1024 * 1024
 
-_WHAT = {"ooxml": "The Office document", "zip": "The archive"}
-
-
-class EncryptedInput(Rejected):
-    """`detect` found a whole-file encryption that a password may open: `container` is "ooxml"
-    (an encrypted OOXML package) or "zip" (an archive with encrypted members). Without a
-    password it is simply the ENCRYPTED rejection it derives from."""
-
-    def __init__(self, container: str) -> None:
-        super().__init__(f"{_WHAT[container]} is password-protected (encrypted), so it cannot "
-                         "be inspected without its password. Upload it again with the password "
-                         "(the upload's password field, or --password on the command line) to "
-                         "have it opened and sanitized.", RejectionCode.ENCRYPTED)
-        self.container = container
-
-
 def detect_opening(path: Path, name: str | None, ctx: Context) -> tuple[Path, Detected]:
     """`detect`, opening what `ctx.password` opens. Returns the file to sanitize (`path`, or
     the decrypted package in `ctx.workdir`) and its kind. Raises Rejected as `detect` does,
     and WRONG_PASSWORD when the password given does not open the file."""
-    from sanitas.engine.detect import _found, detect
-
     try:
         return path, detect(path, name, ctx)
     except EncryptedInput as exc:

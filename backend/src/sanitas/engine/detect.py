@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sanitas.engine import formats
-from sanitas.engine.decrypt import EncryptedInput
+from sanitas.engine import formats, opc
 from sanitas.engine.report import Context, Rejected, RejectionCode
 
 if TYPE_CHECKING:
@@ -41,6 +40,22 @@ class Detected:
     family: str  # pdf | image | svg | text | archive | ooxml | odf | legacy_office
     # True when only a prefix was seen and the container's structure will decide the kind.
     provisional: bool = False
+
+
+_WHAT = {"ooxml": "The Office document", "zip": "The archive"}
+
+
+class EncryptedInput(Rejected):
+    """`detect` found a whole-file encryption that a password may open: `container` is "ooxml"
+    (an encrypted OOXML package) or "zip" (an archive with encrypted members). Without a
+    password it is simply the ENCRYPTED rejection it derives from."""
+
+    def __init__(self, container: str) -> None:
+        super().__init__(f"{_WHAT[container]} is password-protected (encrypted), so it cannot "
+                         "be inspected without its password. Upload it again with the password "
+                         "(the upload's password field, or --password on the command line) to "
+                         "have it opened and sanitized.", RejectionCode.ENCRYPTED)
+        self.container = container
 
 
 # Names that announce an executable or a script: refused whatever the content looks like,
@@ -399,10 +414,8 @@ def _office_document_part(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo],
     rels = by_fold.get("_rels/.rels")
     if rels is None or rels.file_size > MAX_CONTENT_TYPES_XML:
         return False, None
-    from sanitas.engine import ooxml
-
     try:
-        target = ooxml.office_document_target(_read_bounded(zf, rels, MAX_CONTENT_TYPES_XML))
+        target = opc.office_document_target(_read_bounded(zf, rels, MAX_CONTENT_TYPES_XML))
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError,
             RuntimeError, zlib.error):
         return True, None
@@ -414,14 +427,12 @@ def _office_document_part(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo],
 def _ooxml_by_structure(zf: zipfile.ZipFile, main: zipfile.ZipInfo) -> str | None:
     """The kind the main part's root element names, for packages whose content types do
     not say it."""
-    from sanitas.engine import ooxml
-
     try:
         head = _read_bounded(zf, main, HEAD_SIZE)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError,
             RuntimeError, zlib.error):
         return None
-    return ooxml.kind_of_root(head) if head else None
+    return opc.kind_of_root(head) if head else None
 
 
 def _decode_text_head(head: bytes) -> str | None:

@@ -47,14 +47,13 @@ from lxml import etree
 
 from sanitas.engine.css import RemoteLoads, sanitize_css, web_address
 from sanitas.engine.office_package import (
-    parse_xml,
     read_package,
     remove_element,
-    resolve_target,
     serialize,
     unwrap,
     write_package,
 )
+from sanitas.engine.opc import resolve_target
 from sanitas.engine.policy import Action as Decision
 from sanitas.engine.policy import Rule
 from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
@@ -65,7 +64,7 @@ from sanitas.engine.text import (
     decode,
     parse_untrusted_xml,
 )
-from sanitas.engine.xmlsafe import xml_parser
+from sanitas.engine.xmlsafe import parse_xml, xml_parser
 
 MIMETYPE = b"application/epub+zip"
 CONTAINER = "META-INF/container.xml"

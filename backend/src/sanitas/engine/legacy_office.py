@@ -36,14 +36,16 @@ for _name in ("olevba", "oleobj", "rtfobj", "olefile", "oletools"):
 
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
-    """Convert a legacy document to its OOXML twin and clean that like any OOXML file."""
-    from sanitas.engine import formats, ooxml
+    """Convert a legacy document to its OOXML twin and clean that like any OOXML file (by its
+    family's sanitizer, found in the registry: the OOXML sanitizer converts .xlsb with this
+    module's helpers, so importing it here would make the two modules need each other)."""
+    from sanitas.engine import formats
 
     converted = to_ooxml(src, ctx, kind)
     target = formats.kind(kind).outputs[0]
     ctx.add("legacy_format", "whole document", action="converted",
             detail=f"{kind} converted to {target}")
-    return ooxml.sanitize(converted, dst, ctx, target)
+    return formats.family_of(target).sanitizer()(converted, dst, ctx, target)
 
 
 def to_ooxml(src: Path, ctx: Context, kind: str) -> Path:

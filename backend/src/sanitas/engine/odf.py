@@ -29,7 +29,6 @@ from . import formats
 from .office_package import (
     clean_picture,
     image_format,
-    parse_xml,
     read_package,
     remove_element,
     serialize,
@@ -40,6 +39,7 @@ from .ooxml import ReviewerAliases, revision_summary
 from .policy import Action as Decision
 from .policy import Rule
 from .report import Context, Rejected, RejectionCode
+from .xmlsafe import parse_xml
 
 MANIFEST_NS = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
 OFFICE_NS = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"

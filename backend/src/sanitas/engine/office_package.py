@@ -1,13 +1,12 @@
-"""Safe reading of zip-based office packages (OOXML and ODF) and hardened XML parsing.
+"""Safe reading of zip-based office packages (OOXML and ODF).
 
 Everything here treats the input as hostile: member names, sizes and counts are bounded before
-anything is decompressed, and XML is parsed without DTDs, entities or network access.
+anything is decompressed (XML parts are parsed by `xmlsafe.parse_xml`).
 """
 
 from __future__ import annotations
 
 import io
-import posixpath
 import re
 import zipfile
 from pathlib import Path
@@ -15,7 +14,6 @@ from pathlib import Path
 from lxml import etree
 
 from .report import Context, Rejected, RejectionCode
-from .xmlsafe import xml_parser
 
 # Limits: generous for real documents (a 100 MB upload), fatal for bombs.
 MAX_MEMBERS = 10_000
@@ -28,34 +26,6 @@ MAX_NAME_LENGTH = 512
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 _BAD_NAME = re.compile(r"[\x00-\x1f\\:*?\"<>|]")
-
-
-def _parser() -> etree.XMLParser:
-    return xml_parser()
-
-
-_DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
-
-
-def parse_xml(data: bytes, where: str) -> etree._Element:
-    """Parse one XML part; reject DTDs (Office never writes them: a DTD means an entity attack)."""
-    if _DTD.search(data[:65536]):
-        raise Rejected(f"The document part {where} declares a DTD or XML entities, "
-                       "which Office documents never use (XML entity attack).",
-                       RejectionCode.UNSAFE_STRUCTURE)
-    try:
-        root = etree.fromstring(data, _parser())
-    except etree.XMLSyntaxError as exc:
-        raise Rejected(f"The document part {where} is not well-formed XML ({exc.msg}).",
-                       RejectionCode.DAMAGED) from exc
-    if root is None:
-        raise Rejected(f"The document part {where} is empty.", RejectionCode.DAMAGED)
-    tree = root.getroottree()
-    if tree.docinfo.internalDTD is not None or tree.docinfo.doctype:
-        raise Rejected(f"The document part {where} declares a DTD (XML entity attack).",
-                       RejectionCode.UNSAFE_STRUCTURE)
-    # nesting depth: libxml2 refuses documents deeper than 256 levels while parsing
-    return root
 
 
 def serialize(root: etree._Element) -> bytes:
@@ -205,30 +175,6 @@ def write_package(dst: Path, members: list[tuple[str, bytes]], stored_first: str
             info.external_attr = 0o644 << 16
             zf.writestr(info, data)
     dst.write_bytes(buf.getvalue())
-
-
-def resolve_target(source_part: str, target: str) -> str | None:
-    """Resolve a relationship target relative to its source part; None if it leaves the package."""
-    from urllib.parse import unquote, urlsplit
-
-    try:
-        parts = urlsplit(target)
-    except ValueError:
-        return None  # e.g. a malformed IPv6 authority
-    if parts.scheme or parts.netloc:
-        return None
-    path = unquote(parts.path)
-    if not path:
-        return None
-    if path.startswith("/"):
-        joined = path.lstrip("/")
-    else:
-        base = posixpath.dirname(source_part)
-        joined = posixpath.join(base, path)
-    norm = posixpath.normpath(joined)
-    if norm.startswith(("../", "/")) or norm in ("..", "."):
-        return None
-    return norm
 
 
 # Image checks for binary parts we keep: the magic must match a format renderers expect.

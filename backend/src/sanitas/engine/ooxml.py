@@ -27,18 +27,25 @@ from .kinds import rule_of
 from .office_package import (
     clean_picture,
     image_format,
-    parse_xml,
     read_package,
     remove_element,
-    resolve_target,
     serialize,
     unwrap,
     write_package,
 )
+from .opc import (
+    P_NSS,
+    W_NSS,
+    kind_of_root,
+    local_name,
+    office_document_target,
+    rel_type_key,
+    resolve_target,
+)
 from .policy import Action as Decision
 from .policy import Rule
 from .report import Context, Rejected, RejectionCode
-from .xmlsafe import xml_parser
+from .xmlsafe import parse_xml, xml_parser
 
 PKG_REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
 CT_NS = "http://schemas.openxmlformats.org/package/2006/content-types"
@@ -47,13 +54,9 @@ REL_NAMESPACES = {
     "http://purl.oclc.org/ooxml/officeDocument/relationships",
 }
 MC_NS = "http://schemas.openxmlformats.org/markup-compatibility/2006"
-W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"
-P_NS = "http://schemas.openxmlformats.org/presentationml/2006/main"
 # Strict OOXML uses other namespace names for the same elements.
-W_NSS = {W_NS, "http://purl.oclc.org/ooxml/wordprocessingml/main"}
 A_NSS = {A_NS, "http://purl.oclc.org/ooxml/drawingml/main"}
-P_NSS = {P_NS, "http://purl.oclc.org/ooxml/presentationml/main"}
 
 
 def _iter(root: etree._Element, namespaces: set[str], *names: str) -> list[etree._Element]:
@@ -177,11 +180,6 @@ _SAFE_ACTION = re.compile(
 _URLISH = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:|\\\\|//)", re.IGNORECASE)
 
 
-def _local(el: etree._Element) -> str:
-    tag = el.tag
-    return tag.rpartition("}")[2] if isinstance(tag, str) else ""
-
-
 def _ns(el: etree._Element) -> str:
     tag = el.tag
     return tag[1:tag.index("}")] if isinstance(tag, str) and tag[:1] == "{" else ""
@@ -198,10 +196,6 @@ def _attrs(root: etree._Element, predicate: str) -> list[tuple[etree._Element, s
     for value in root.xpath(f"//@*[{predicate}]"):
         out.append((value.getparent(), value.attrname, str(value)))
     return out
-
-
-def _type_key(rel_type: str) -> str:
-    return rel_type.rstrip("/").rsplit("/", 1)[-1].lower()
 
 
 @dataclass
@@ -249,7 +243,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     ctx.progress(10)
     state = _load(members, ctx)
     root_rels = _read_rels(state, "")
-    main = [r for r in root_rels if _type_key(r.type) == "officedocument" and not r.external]
+    main = [r for r in root_rels if rel_type_key(r.type) == "officedocument" and not r.external]
     if len(main) != 1:
         raise Rejected("The Office package has no single main document part.",
                        RejectionCode.DAMAGED)
@@ -320,9 +314,9 @@ def _load(members: dict[str, bytes], ctx: Context) -> _State:
                 detail="content types rebuilt from the part names")
     else:
         for el in root:
-            if _local(el) == "Default":
+            if local_name(el) == "Default":
                 defaults[(el.get("Extension") or "").casefold()] = el.get("ContentType") or ""
-            elif _local(el) == "Override":
+            elif local_name(el) == "Override":
                 overrides[(el.get("PartName") or "").casefold()] = el.get("ContentType") or ""
     state = _State(ctx=ctx, members=members, by_fold=by_fold, defaults=defaults,
                    overrides=overrides)
@@ -333,11 +327,6 @@ def _load(members: dict[str, bytes], ctx: Context) -> _State:
 
 # --------------------------------------------- packages whose content types are missing or damaged
 
-S_NSS = {"http://schemas.openxmlformats.org/spreadsheetml/2006/main",
-         "http://purl.oclc.org/ooxml/spreadsheetml/main"}
-# The root element of a main part -> the kind it makes the package.
-_MAIN_ROOTS = {"document": (W_NSS, "docx"), "workbook": (S_NSS, "xlsx"),
-               "presentation": (P_NSS, "pptx")}
 _OD = "application/vnd.openxmlformats-officedocument."
 _WML, _SML, _PML = _OD + "wordprocessingml.", _OD + "spreadsheetml.", _OD + "presentationml."
 # Standard defaults by extension (what Office writes); parts with other extensions stay
@@ -421,34 +410,6 @@ _PART_PATTERNS = {kind: [(re.compile(p, re.IGNORECASE), ct) for p, ct in parts +
                   for kind, parts in _KIND_PARTS.items()}
 
 
-def kind_of_root(head: bytes) -> str | None:
-    """"docx", "xlsx" or "pptx" when the first element of `head` (the first bytes of a main
-    part are enough) is a Word document, an Excel workbook or a PowerPoint presentation."""
-    parser = etree.XMLPullParser(events=("start",), resolve_entities=False, no_network=True,
-                                 load_dtd=False, huge_tree=False)
-    try:
-        parser.feed(head)
-        for _event, el in parser.read_events():
-            namespaces, kind = _MAIN_ROOTS.get(etree.QName(el).localname, (set(), None))
-            return kind if etree.QName(el).namespace in namespaces else None
-    except etree.XMLSyntaxError:
-        return None
-    return None
-
-
-def office_document_target(rels: bytes) -> str | None:
-    """The part a package's `_rels/.rels` names as its (internal) office document, or None."""
-    try:
-        root = parse_xml(rels, "_rels/.rels")
-    except Rejected:
-        return None
-    for el in root:
-        if _local(el) == "Relationship" and _type_key(el.get("Type") or "") == "officedocument" \
-                and (el.get("TargetMode") or "").lower() != "external":
-            return resolve_target("", el.get("Target") or "")
-    return None
-
-
 def _main_by_structure(members: dict[str, bytes], by_fold: dict[str, str],
                        ) -> tuple[str | None, str | None]:
     """(main part, the kind its root element names) from the relationships alone."""
@@ -499,7 +460,7 @@ def _read_rels(state: _State, part: str) -> list[Rel]:
     rels: list[Rel] = []
     ids: set[str] = set()
     for el in root:
-        if _local(el) != "Relationship":
+        if local_name(el) != "Relationship":
             continue
         rid, rtype, target = el.get("Id"), el.get("Type") or "", el.get("Target") or ""
         if not rid or rid in ids:
@@ -605,7 +566,7 @@ def _drop_hidden_parts(state: _State) -> None:
 
 
 def _keep_rel(state: _State, source: str, rel: Rel) -> bool:
-    key = _type_key(rel.type)
+    key = rel_type_key(rel.type)
     where = source or "package"
     if rel.external:
         if key == "hyperlink" and state.ctx.policy.keep_links and _safe_url(rel.target):
@@ -765,7 +726,7 @@ def _external_pivot(state: _State, part: str, key: str) -> bool:
     if key == "pivotcachedefinition":
         return bool(_EXTERNAL_CACHE.search(state.members[part][:1_000_000]))
     for rel in _read_rels(state, part):
-        if _type_key(rel.type) == "pivotcachedefinition" and not rel.external:
+        if rel_type_key(rel.type) == "pivotcachedefinition" and not rel.external:
             target = resolve_target(part, rel.target)
             real = state.by_fold.get(target.casefold()) if target else None
             if real and _EXTERNAL_CACHE.search(state.members[real][:1_000_000]):
@@ -828,9 +789,9 @@ def _clean_xml_part(state: _State, part: str, rels: dict[str, Rel]) -> bytes | N
     _clean_actions(state, part, root)
     if state.family == "d" or _ns(root) in W_NSS or "wordprocessingml" in ct:
         _clean_word(state, part, root)
-    if state.family == "x" and ("worksheet" in ct or _local(root) == "worksheet"):
+    if state.family == "x" and ("worksheet" in ct or local_name(root) == "worksheet"):
         _clean_sheet(state, part, root)
-    if state.family == "x" and _local(root) == "table":
+    if state.family == "x" and local_name(root) == "table":
         _clean_table(state, part, root)
     if state.family == "p":
         _clean_slide(state, part, root)
@@ -892,7 +853,7 @@ def _neutral_core(state: _State, part: str) -> bytes:
 
 def _drop_always(state: _State, part: str, root: etree._Element) -> None:
     for el in list(root.iter(*_any_ns(*ALWAYS_DROP))):
-        name = _local(el)
+        name = local_name(el)
         if name == "OLEObject" and state.kept_embeddings and _embedded_kept(state, el):
             continue
         state.ctx.add(ALWAYS_DROP[name], part, detail=name)
@@ -905,7 +866,7 @@ def _clean_macro_attrs(state: _State, part: str, root: etree._Element) -> None:
     for el, attr, value in _attrs(root, pred):
         if value and attr in el.attrib:
             lname = attr.rpartition("}")[2]
-            state.ctx.add("macro", part, detail=f"{_local(el)}@{lname}={value[:80]}")
+            state.ctx.add("macro", part, detail=f"{local_name(el)}@{lname}={value[:80]}")
             del el.attrib[attr]
 
 
@@ -913,7 +874,7 @@ def _clean_actions(state: _State, part: str, root: etree._Element) -> None:
     for el in list(root.iter(*_any_ns("hlinkClick", "hlinkHover", "hlinkMouseOver"))):
         action = el.get("action") or ""
         if action and not _SAFE_ACTION.match(action):
-            state.ctx.add("action", part, detail=f"{_local(el)} action {action[:100]}")
+            state.ctx.add("action", part, detail=f"{local_name(el)} action {action[:100]}")
             remove_element(el)
 
 
@@ -936,7 +897,7 @@ def _clean_rel_refs(state: _State, part: str, root: etree._Element, rels: dict[s
     for el, attr, value in _attrs(root, pred):
         if value in rels or value == "" or attr not in el.attrib:
             continue
-        if _local(el) in DROP_ON_MISSING_REL:
+        if local_name(el) in DROP_ON_MISSING_REL:
             remove_element(el)
         else:
             del el.attrib[attr]
@@ -951,7 +912,7 @@ def _clean_empty(root: etree._Element) -> None:
         for el in list(root.iter(*tags)):
             if el is root or len(el):
                 continue
-            name, ns = _local(el), _ns(el)
+            name, ns = local_name(el), _ns(el)
             if (ns == MC_NS and name in ("Choice", "Fallback", "AlternateContent")) or (
                     name in EMPTY_CONTAINERS and not el.attrib and not (el.text or "").strip()):
                 remove_element(el)
@@ -959,8 +920,8 @@ def _clean_empty(root: etree._Element) -> None:
         for el in list(root.iter(f"{{{MC_NS}}}AlternateContent")):
             # an AlternateContent whose Choice branches are all gone keeps only its Fallback
             if not any(
-                    _local(c) == "Choice" for c in el):
-                fallback = [c for c in el if _local(c) == "Fallback"]
+                    local_name(c) == "Choice" for c in el):
+                fallback = [c for c in el if local_name(c) == "Fallback"]
                 if fallback:
                     for c in fallback:
                         unwrap(c)
@@ -978,7 +939,7 @@ def _clean_word(state: _State, part: str, root: etree._Element) -> None:
                                       "OLEObject", "control"))):
         if el is not root and el.getparent() is None:
             continue  # already removed with an ancestor
-        name, ns = _local(el), _ns(el)
+        name, ns = local_name(el), _ns(el)
         if state.kept_embeddings and name in ("object", "OLEObject") and (
                 _embedded_kept(state, el) or any(_embedded_kept(state, c) for c in el)):
             continue  # an embedded object the policy keeps, with its preview
@@ -1004,14 +965,14 @@ def _replace_word_object(state: _State, part: str, obj: etree._Element) -> None:
     """w:object (embedded OLE or ActiveX) becomes a plain picture of its preview."""
     kinds = []
     for child in list(obj):
-        name = _local(child)
+        name = local_name(child)
         if name in ("OLEObject", "control", "objectEmbed", "objectLink", "movie"):
             kinds.append(child.get("ProgID") or child.get("progId") or name)
             remove_element(child)
     state.ctx.add("ole_object", part, detail="embedded object replaced by its preview image: "
                  + ", ".join(k for k in kinds if k), action="converted")
-    shapes = [c for c in obj if _local(c) in ("shape", "rect", "group") or _ns(c) == VML_NS]
-    drawings = [c for c in obj if _local(c) == "drawing"]
+    shapes = [c for c in obj if local_name(c) in ("shape", "rect", "group") or _ns(c) == VML_NS]
+    drawings = [c for c in obj if local_name(c) == "drawing"]
     if shapes:
         obj.tag = f"{{{_ns(obj)}}}pict"
         for attr in list(obj.attrib):
@@ -1041,7 +1002,7 @@ def _clean_fields(state: _State, part: str, root: etree._Element) -> None:
     stack: list[_Field] = []
     doomed: list[etree._Element] = []
     for el in _iter(root, W_NSS, "fldChar", "instrText", "delInstrText"):
-        if _local(el) in ("instrText", "delInstrText"):
+        if local_name(el) in ("instrText", "delInstrText"):
             if stack and stack[-1]["sep"] is None:
                 stack[-1]["instr"].append(el)
             else:
@@ -1062,8 +1023,8 @@ def _clean_fields(state: _State, part: str, root: etree._Element) -> None:
     for el in doomed:
         run = el.getparent()
         remove_element(el)
-        if run is not None and _local(run) == "r" and not any(
-                _local(c) != "rPr" for c in run):
+        if run is not None and local_name(run) == "r" and not any(
+                local_name(c) != "rPr" for c in run):
             remove_element(run)
 
 
@@ -1124,7 +1085,7 @@ def _drop_hidden_text(state: _State, part: str, root: etree._Element) -> None:
     for vanish in list(_iter(root, W_NSS, "vanish")):
         props = vanish.getparent()
         run = props.getparent() if props is not None else None
-        if props is None or run is None or _local(props) != "rPr" or _local(run) != "r":
+        if props is None or run is None or local_name(props) != "rPr" or local_name(run) != "r":
             continue  # a paragraph mark or a style: formatting only
         if (_w_attr(vanish, "val") or "true").lower() in ("0", "false", "off"):
             continue
@@ -1135,7 +1096,7 @@ def _drop_hidden_text(state: _State, part: str, root: etree._Element) -> None:
 
 
 def _clean_workbook(state: _State, part: str, root: etree._Element, rels: dict[str, Rel]) -> None:
-    sheets_el = [el for el in root if _local(el) == "sheets"]
+    sheets_el = [el for el in root if local_name(el) == "sheets"]
     removed_idx: list[int] = []
     kept_count = 0
     if sheets_el:
@@ -1163,7 +1124,7 @@ def _clean_workbook(state: _State, part: str, root: etree._Element, rels: dict[s
         remap[old] = new
         new += 1
     for el in list(root.iter()):
-        name = _local(el)
+        name = local_name(el)
         if name == "definedName":
             _clean_defined_name(state, part, el, remap, removed_idx)
         elif name == "workbookView":
@@ -1250,12 +1211,12 @@ def _clean_sheet(state: _State, part: str, root: etree._Element) -> None:
                 _formula_is_dangerous(f.text or "")
                 for f in el.iter("{*}formula1", "{*}formula2", "{*}formula", "{*}f")):
             state.ctx.add("external_link", part,
-                          detail=f"{_local(el)} with an external or DDE formula")
+                          detail=f"{local_name(el)} with an external or DDE formula")
             remove_element(el)
     for el in list(root.iter("{*}oleObjects", "{*}controls", "{*}customProperties")):
-        name = _local(el)
+        name = local_name(el)
         if name == "oleObjects":
-            objects = [obj for obj in el.iter() if _local(obj) == "oleObject"]
+            objects = [obj for obj in el.iter() if local_name(obj) == "oleObject"]
             kept = [obj for obj in objects
                     if state.kept_embeddings and _embedded_kept(state, obj)]
             for obj in objects:
@@ -1286,9 +1247,9 @@ def _clean_table(state: _State, part: str, root: etree._Element) -> None:
         root.attrib.pop("connectionId", None)
         for el in root.iter():
             for attr in ("queryTableFieldId", "uniqueName"):
-                if attr in el.attrib and _local(el) == "tableColumn":
+                if attr in el.attrib and local_name(el) == "tableColumn":
                     del el.attrib[attr]
-            if _local(el) == "xmlColumnPr":
+            if local_name(el) == "xmlColumnPr":
                 remove_element(el)
 
 
@@ -1329,7 +1290,7 @@ def _clean_slide(state: _State, part: str, root: etree._Element) -> None:
         remove_element(controls)
     # Animation commands can invoke OLE verbs or macros; the static slide stays the same.
     for timing in _iter(root, P_NSS, "timing"):
-        if any(_local(e) == "cmd" for e in timing.iter()):
+        if any(local_name(e) == "cmd" for e in timing.iter()):
             state.ctx.add("action", part, detail="animation commands (OLE verb or macro call)")
             remove_element(timing)
 
@@ -1346,18 +1307,18 @@ def _adopt_frame(gf: etree._Element, pic: etree._Element) -> None:
     if src is not None and dst is not None:
         dst.set("id", src.get("id", "1"))
         dst.set("name", src.get("name", "Picture"))
-    xfrm = next((c for c in gf if _local(c) == "xfrm"), None)
-    sppr = next((c for c in pic if _local(c) == "spPr"), None)
+    xfrm = next((c for c in gf if local_name(c) == "xfrm"), None)
+    sppr = next((c for c in pic if local_name(c) == "spPr"), None)
     if xfrm is None or sppr is None:
         return
-    for old in [c for c in sppr if _local(c) == "xfrm"]:
+    for old in [c for c in sppr if local_name(c) == "xfrm"]:
         sppr.remove(old)
     a_ns = _ns(xfrm[0]) if len(xfrm) else A_NS
     new = etree.Element(f"{{{a_ns}}}xfrm")
     for k, v in xfrm.attrib.items():
         new.set(k, v)
     for c in xfrm:
-        new.append(etree.Element(f"{{{a_ns}}}{_local(c)}", dict(c.attrib)))
+        new.append(etree.Element(f"{{{a_ns}}}{local_name(c)}", dict(c.attrib)))
     sppr.insert(0, new)
 
 
@@ -1375,7 +1336,7 @@ def _clean_vml_controls(state: _State, part: str, root: etree._Element) -> None:
         # shapes. Under keep they stay in this legacy form, which Excel reads (the newer
         # control-property parts, xl/ctrlProps, are not kept under any policy).
         controls = [shape for shape in root.iter(f"{{{VML_NS}}}*") if any(
-            _local(c) == "ClientData" and (c.get("ObjectType") or "").lower()
+            local_name(c) == "ClientData" and (c.get("ObjectType") or "").lower()
             in FORM_OBJECT_TYPES for c in shape)]
         if controls:
             state.ctx.add("form_control", part,
@@ -1595,7 +1556,7 @@ def _review_part_summary(state: _State, key: str, part: str) -> tuple[str, str]:
         return ("personal_data" if key in ("people", "person", "commentauthors", "authors",
                                            "usernames") else "comments",
                 f"{key} part removed")
-    name = _local(root)
+    name = local_name(root)
     if key == "comments":
         if name == "comments" and _ns(root) in W_NSS:  # Word
             items = _iter(root, W_NSS, "comment")
@@ -1700,7 +1661,7 @@ def _review_word(state: _State, part: str, root: etree._Element, anonymise: bool
     if anonymise:
         _anonymise_word(state, part, root, review)
         return
-    if _local(root) == "settings":
+    if local_name(root) == "settings":
         for el in _iter(root, W_NSS, "trackRevisions"):
             if _w_attr(el, "val") not in ("0", "false", "off"):
                 ctx.add("tracked_changes", part, detail="change tracking switched off")
@@ -1731,7 +1692,7 @@ def _review_word(state: _State, part: str, root: etree._Element, anonymise: bool
 def _remove_from_run(el: etree._Element) -> None:
     run = el.getparent()
     remove_element(el)
-    if run is not None and _local(run) == "r" and not any(_local(c) != "rPr" for c in run):
+    if run is not None and local_name(run) == "r" and not any(local_name(c) != "rPr" for c in run):
         remove_element(run)
 
 
@@ -1762,24 +1723,24 @@ def _accept_word_revisions(root: etree._Element) -> tuple[int, int, int, set[str
         parent = el.getparent()
         if parent is None:  # the part's root itself: not a revision mark inside properties
             continue
-        name, pname = _local(el), _local(parent)
+        name, pname = local_name(el), local_name(parent)
         if not pname.endswith("Pr"):
             continue  # a content container, handled below
         note(el)
         if name in ("del", "moveFrom"):
             dels += 1
             owner = parent.getparent()
-            if pname == "trPr" and owner is not None and _local(owner) == "tr":
+            if pname == "trPr" and owner is not None and local_name(owner) == "tr":
                 remove_element(owner)
                 continue
-            if pname == "rPr" and owner is not None and _local(owner) == "pPr":
+            if pname == "rPr" and owner is not None and local_name(owner) == "pPr":
                 para = owner.getparent()
-                if para is not None and _local(para) == "p":
+                if para is not None and local_name(para) == "p":
                     merge.append(para)
         elif name == "cellDel":
             dels += 1
             cell = parent.getparent()
-            if cell is not None and _local(cell) == "tc":
+            if cell is not None and local_name(cell) == "tc":
                 remove_element(cell)
                 continue
         elif name == "cellMerge":
@@ -1812,8 +1773,8 @@ def _accept_word_revisions(root: etree._Element) -> tuple[int, int, int, set[str
 def _drop_if_empty(props: etree._Element | None) -> None:
     """A property element (w:rPr of a paragraph mark, w:trPr...) emptied by accepting goes,
     and so does its parent property element when that is left empty in turn."""
-    while props is not None and _local(props).endswith("Pr") and not len(props) \
-            and not props.attrib and _local(props) not in ("tblPr", "sectPr"):  # required
+    while props is not None and local_name(props).endswith("Pr") and not len(props) \
+            and not props.attrib and local_name(props) not in ("tblPr", "sectPr"):  # required
         parent = props.getparent()
         remove_element(props)
         props = parent
@@ -1824,13 +1785,13 @@ def _merge_into_next(para: etree._Element) -> None:
     paragraph properties."""
     travellers = []
     nxt = para.getnext()
-    while nxt is not None and _local(nxt) in W_PARA_NEIGHBOURS:
+    while nxt is not None and local_name(nxt) in W_PARA_NEIGHBOURS:
         travellers.append(nxt)
         nxt = nxt.getnext()
-    if nxt is None or _local(nxt) != "p" or _ns(nxt) != _ns(para):
+    if nxt is None or local_name(nxt) != "p" or _ns(nxt) != _ns(para):
         return  # the last paragraph before a table or a section end stays a paragraph
-    moving = [c for c in para if _local(c) != "pPr"] + travellers
-    anchor = next((c for c in nxt if _local(c) != "pPr"), None)
+    moving = [c for c in para if local_name(c) != "pPr"] + travellers
+    anchor = next((c for c in nxt if local_name(c) != "pPr"), None)
     for child in moving:
         if anchor is None:
             nxt.append(child)
@@ -1848,8 +1809,8 @@ def _repair_blocks(root: etree._Element) -> None:
     for holder in _iter(root, W_NSS, *W_BLOCK_HOLDERS):
         if not _attached(holder, root):
             continue
-        blocks = [c for c in holder if _local(c) in ("p", "tbl", "sdt", "customXml")]
-        if not blocks or (_local(holder) == "tc" and _local(blocks[-1]) == "tbl"):
+        blocks = [c for c in holder if local_name(c) in ("p", "tbl", "sdt", "customXml")]
+        if not blocks or (local_name(holder) == "tc" and local_name(blocks[-1]) == "tbl"):
             etree.SubElement(holder, f"{{{_ns(holder)}}}p")
 
 
@@ -1869,9 +1830,9 @@ def _anonymise_word(state: _State, part: str, root: etree._Element, review: _Rev
                 el.set(attr, review.initials(author or el.get(attr)))
             elif lname in ("date", "dateUtc"):
                 del el.attrib[attr]
-        if _local(el) in tracked:
+        if local_name(el) in tracked:
             changes += 1
-    if _local(root) == "comments":
+    if local_name(root) == "comments":
         review.scrub_text(root)
         n = len(_iter(root, W_NSS, "comment"))
         ctx.add("comments", part, action="kept",
@@ -1883,13 +1844,13 @@ def _anonymise_word(state: _State, part: str, root: etree._Element, review: _Rev
 
 def _anonymise_word_people(state: _State, part: str, root: etree._Element, review: _Review) -> None:
     """people.xml and commentsExtensible: reviewer names, accounts and dates."""
-    if _local(root) == "people":
+    if local_name(root) == "people":
         for person in root.iter("{*}person"):
             for attr in list(person.attrib):
                 if attr.rpartition("}")[2] == "author":
                     person.set(attr, review.alias(person.attrib[attr]))
             for info in list(person):
-                if _local(info) == "presenceInfo":  # the sign-in account (an e-mail address)
+                if local_name(info) == "presenceInfo":  # the sign-in account (an e-mail address)
                     remove_element(info)
         state.ctx.add("personal_data", part, action="kept", detail="reviewer list anonymised")
     if "/office/word/" in _ns(root):  # commentsExtensible: when each comment was written
@@ -1904,7 +1865,7 @@ def _anonymise_word_people(state: _State, part: str, root: etree._Element, revie
 def _review_excel(state: _State, part: str, root: etree._Element, rels: dict[str, Rel],
                   anonymise: bool, review: _Review) -> None:
     ctx = state.ctx
-    name = _local(root)
+    name = local_name(root)
     if name == "workbook":
         for el in root.iter("{*}fileSharing"):
             user = el.get("userName")
@@ -1946,7 +1907,7 @@ def _review_excel(state: _State, part: str, root: etree._Element, rels: dict[str
         if not anonymise:
             notes = [s for s in root.iter(f"{{{VML_NS}}}shape")
                      if any((c.get("ObjectType") or "").lower() == "note"
-                            for c in s if _local(c) == "ClientData")]
+                            for c in s if local_name(c) == "ClientData")]
             for shape in notes:
                 remove_element(shape)
             if notes:
@@ -1957,7 +1918,7 @@ def _review_excel(state: _State, part: str, root: etree._Element, rels: dict[str
 
 def _anonymise_excel_part(state: _State, part: str, root: etree._Element, review: _Review) -> None:
     ctx = state.ctx
-    name = _local(root)
+    name = local_name(root)
     if name == "comments":
         for author in root.iter("{*}author"):
             if not (author.text or "").startswith("tc="):  # a threaded comment's id, no name
@@ -1974,7 +1935,7 @@ def _anonymise_excel_part(state: _State, part: str, root: etree._Element, review
         ctx.add("personal_data", part, action="kept", detail="reviewer list anonymised")
     elif name == "ThreadedComments":
         for el in list(root.iter("{*}threadedComment", "{*}mentions")):
-            if _local(el) == "mentions":
+            if local_name(el) == "mentions":
                 remove_element(el)  # their offsets point into the names replaced below
             elif el.get("dT"):
                 el.set("dT", NEUTRAL_DATE)
@@ -1984,7 +1945,7 @@ def _anonymise_excel_part(state: _State, part: str, root: etree._Element, review
                 detail=f"{_plural(n, 'threaded comment')} kept, authors anonymised")
     elif name in ("headers", "users"):
         for el in root.iter("{*}header", "{*}userInfo"):
-            attr = "userName" if _local(el) == "header" else "name"
+            attr = "userName" if local_name(el) == "header" else "name"
             if (person_name := el.get(attr)) is not None:
                 el.set(attr, review.alias(person_name))
             if el.get("dateTime") is not None:
@@ -2000,12 +1961,12 @@ def _anonymise_excel_part(state: _State, part: str, root: etree._Element, review
 def _review_slides(state: _State, part: str, root: etree._Element, rels: dict[str, Rel],
                    anonymise: bool, review: _Review) -> None:
     ctx = state.ctx
-    name = _local(root)
+    name = local_name(root)
     if name in ("sld", "sldLayout", "sldMaster", "notes") and not anonymise:
         for el in list(root.iter("{*}commentRel")):  # modern comments, in the slide's extLst
             ext = el.getparent()
             remove_element(el)
-            if ext is not None and _local(ext) == "ext" and not len(ext):
+            if ext is not None and local_name(ext) == "ext" and not len(ext):
                 remove_element(ext)
         return
     if not anonymise:
