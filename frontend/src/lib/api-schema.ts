@@ -2297,6 +2297,11 @@ export interface components {
         FileStatusData: {
             file: components["schemas"]["FileOut"];
             job?: components["schemas"]["JobOut"] | null;
+            /**
+             * Queuepaused
+             * @description An administrator paused the queue: waiting jobs do not start until it is resumed (running ones finish)
+             */
+            queuePaused: boolean;
         };
         /**
          * FileSummary
@@ -2437,6 +2442,11 @@ export interface components {
         JavascriptAction: "refuse" | "remove";
         /** JobOut */
         JobOut: {
+            /**
+             * Ahead
+             * @description Only on the status call, while the job is waiting: how many queued jobs will be started before this one (higher priority first, then older), counted up to 10000
+             */
+            ahead?: number | null;
             /** Attempts */
             attempts: number;
             /** Createdat */

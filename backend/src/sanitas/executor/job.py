@@ -124,6 +124,24 @@ def find_runnable(session: Session, settings: Settings, limit: int,
     return [r for r in rows if r[0] not in exclude][:limit]
 
 
+AHEAD_COUNT_CAP = 10_000  # jobs_ahead counts at most this many rows
+
+
+def jobs_ahead(session: Session, settings: Settings, job: Job) -> int:
+    """How many runnable jobs an executor would claim before `job`, in find_runnable's order
+    (priority, then created time, then id); one COUNT over at most AHEAD_COUNT_CAP rows."""
+    before = or_(
+        Job.priority > job.priority,
+        and_(Job.priority == job.priority,
+             or_(Job.created_at < job.created_at,
+                 and_(Job.created_at == job.created_at, Job.id < job.id))),
+    )
+    ahead = (select(Job.id).where(runnable_condition(settings, utcnow()), before,
+                                  Job.id != job.id)
+             .limit(AHEAD_COUNT_CAP).subquery())
+    return session.scalar(select(func.count()).select_from(ahead)) or 0
+
+
 def sanitized_name_for(original_name: str, output_type: str | None) -> str:
     """The download's name: the engine's output name (its one naming rule) after
     'sanitized_'."""

@@ -167,9 +167,10 @@ async def upload_multiple(request: Request, caller: FileWriter, session: Session
 
 # -- status and download ---------------------------------------------------------------------
 @router.get("/process/status/{file_id}", response_model=Envelope[FileStatusData])
-def process_status(file_id: str, caller: FileReader, session: SessionDep):
-    return ok(service.file_status(session, caller.user, file_id, admin=caller.admin),
-              "File status")
+def process_status(file_id: str, caller: FileReader, session: SessionDep,
+                   settings: SettingsDep):
+    return ok(service.file_status(session, settings, caller.user, file_id,
+                                  admin=caller.admin), "File status")
 
 _UNSAFE_ASCII = re.compile(r'[^A-Za-z0-9 !#$&+,\-.^_`{}~()\[\]@=]')
 

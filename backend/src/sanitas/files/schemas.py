@@ -130,11 +130,18 @@ class JobOut(CamelModel):
     created_at: UtcTimestamp | None = None
     started_at: UtcTimestamp | None = None
     finished_at: UtcTimestamp | None = None
+    ahead: int | None = Field(
+        None, description="Only on the status call, while the job is waiting: how many queued "
+        "jobs will be started before this one (higher priority first, then older), counted "
+        "up to 10000")
 
 
 class FileStatusData(CamelModel):
     file: FileOut
     job: JobOut | None = None
+    queue_paused: bool = Field(
+        description="An administrator paused the queue: waiting jobs do not start until it is "
+        "resumed (running ones finish)")
 
 
 class FileStats(CamelModel):

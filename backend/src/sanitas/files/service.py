@@ -20,7 +20,7 @@ from sanitas.engine import verdict as verdicts
 from sanitas.engine.verdict import Verdict
 from sanitas.errors import ApiError
 from sanitas.executor import job_secret
-from sanitas.executor.job import HIGH_PRIORITY, NORMAL_PRIORITY
+from sanitas.executor.job import HIGH_PRIORITY, NORMAL_PRIORITY, is_paused, jobs_ahead
 from sanitas.files.multipart import ReceivedFile
 from sanitas.files.schemas import (
     FileHistory,
@@ -334,11 +334,16 @@ def job_out(job: Job | None) -> JobOut | None:
     return out
 
 
-def file_status(session: Session, user: User, file_id: str, *, admin: bool) -> FileStatusData:
-    """A file the caller may see, with its job (None once the job record was cleared)."""
+def file_status(session: Session, settings: Settings, user: User, file_id: str, *,
+                admin: bool) -> FileStatusData:
+    """A file the caller may see, with its job (None once the job record was cleared), the
+    number of jobs ahead of a waiting one and whether the queue is paused."""
     file = get_visible_file(session, user, file_id, admin=admin)
     job = session.scalar(select(Job).where(Job.file_id == file.id))
-    return FileStatusData(file=file_out(file), job=job_out(job))
+    out = job_out(job)
+    if job is not None and out is not None and job.state == JobState.WAITING:
+        out.ahead = jobs_ahead(session, settings, job)
+    return FileStatusData(file=file_out(file), job=out, queue_paused=is_paused(session))
 
 
 # -- downloads -------------------------------------------------------------------------------
