@@ -219,7 +219,15 @@ def container_of(src: Path, kind: str) -> Container:
 def verify(path: Path, spec: Output) -> None:
     """The output registry's check (formats.OUTPUTS): `path` opens with its own demuxer and
     holds an audio or video stream."""
+    from sanitas.engine import formats
+    from sanitas.engine.detect import detect
+
     container = next(c for c in CONTAINERS.values() if c.extension == spec.extension)
+    # the demuxer is forced below, and some (flac) read junk as a stream: the bytes must
+    # first be detected as a kind that produces this extension
+    found = detect(path, path.name).kind
+    if spec.extension not in formats.kind(found).outputs:
+        raise ValueError(f"the file is not detected as {spec.extension.upper()} ({found})")
     info = probe(path, container.demuxer)
     if not any(_kind_of_stream(s) in ("audio", "video") for s in info.get("streams") or []):
         raise ValueError("no audio or video stream")

@@ -7,6 +7,7 @@ import { useAuth } from '../../../lib/auth/AuthProvider';
 import { roleDescription } from '../../../lib/constants';
 import { formatBytes, formatDate, formatMonth } from '../../../lib/format';
 import { messageOf } from '../../../lib/api-client';
+import { upgradeTarget, useCan, usePlans } from '../../../lib/plans';
 import type { Timeframe } from '../../../lib/types';
 import { TIMEFRAMES } from '../../admin/api';
 import { ChartsPanel } from '../../analytics';
@@ -23,6 +24,8 @@ export default function DashboardPage() {
   const history = useUsageHistory();
   const [resending, setResending] = useState(false);
   const [timeframe, setTimeframe] = useState<Timeframe>('month');
+  const canCharts = useCan('charts');
+  const upgrade = upgradeTarget(usePlans().data, user?.plan);
 
   const onResend = async () => {
     setResending(true);
@@ -137,7 +140,7 @@ export default function DashboardPage() {
         )}
       </section>
 
-      {(role === 'ENTERPRISE' || role === 'ADMIN') && (
+      {canCharts && (
         <section className="mt-6 space-y-4" aria-labelledby="charts-heading" data-testid="dashboard-charts">
           <div className="flex flex-col gap-2 sm:flex-row sm:items-end sm:justify-between">
             <div>
@@ -157,11 +160,11 @@ export default function DashboardPage() {
         </section>
       )}
 
-      {role !== 'ENTERPRISE' && role !== 'ADMIN' && (
+      {upgrade && (
         <section className="mt-6 overflow-hidden rounded-2xl bg-gradient-to-r from-brand-800 to-brand-600 p-6 text-white sm:p-8">
           <div className="sm:flex sm:items-center sm:justify-between sm:gap-8">
             <div>
-              <h2 className="text-xl font-bold">Upgrade to Enterprise</h2>
+              <h2 className="text-xl font-bold">Upgrade to {upgrade.label}</h2>
               <p className="mt-2 max-w-xl text-brand-100">Higher quotas, more storage, priority support and batch processing for your whole team.</p>
             </div>
             <Link to="/pricing" className="btn mt-4 shrink-0 bg-white text-brand-800 hover:bg-brand-50 sm:mt-0">See plans</Link>

@@ -9,8 +9,8 @@ import { formatBytes } from '../../../lib/format';
 import type { Mode, UploadResultItem } from '../../../lib/types';
 import { dropLimits, useUploadInfo } from '../../../lib/upload-info';
 import { fileStatusQuery } from '../../../lib/file-status';
-import { canWritePolicies, usablePolicies, usePolicies } from '../../policies/api';
-import { useAuth } from '../../../lib/auth/AuthProvider';
+import { useCan } from '../../../lib/plans';
+import { usablePolicies, usePolicies } from '../../policies/api';
 import { extensionValidator, useUploadFiles } from '../api';
 
 /** One text per mode of the API (a mode the API adds fails the type check until it has one). */
@@ -33,7 +33,7 @@ function isMode(value: string): value is Mode {
 
 export default function UploadPage() {
   const info = useUploadInfo();
-  const { user } = useAuth();
+  const canAuthor = useCan('policyAuthoring');
   const upload = useUploadFiles();
   const [results, setResults] = useState<UploadResultItem[]>([]);
   const [rejections, setRejections] = useState<FileRejection[]>([]);
@@ -118,7 +118,7 @@ export default function UploadPage() {
               </select>
               <p id="policy-help" className="mt-2 text-sm text-slate-500">
                 {usable.find((p) => p.id === policyId)?.description || 'Decides what is removed, kept or refused in each file of this upload.'}
-                {canWritePolicies(user?.role) && <> <Link to="/policies" className="link">Manage policies</Link></>}
+                {canAuthor && <> <Link to="/policies" className="link">Manage policies</Link></>}
               </p>
             </div>
           )}
