@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Link, NavLink, useLocation } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { displayInitial, displayName, useAuth } from '../lib/auth/AuthProvider';
+import { useCan } from '../lib/plans';
 import { ShieldIcon } from './ui';
 
 const navClass = ({ isActive }: { isActive: boolean }) =>
@@ -11,6 +12,8 @@ const mobileNavClass = ({ isActive }: { isActive: boolean }) =>
 
 export function Header() {
   const { user, isAuthenticated, logout } = useAuth();
+  const canAuthor = useCan('policyAuthoring');
+  const canReport = useCan('reports');
   const location = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
   const [mobileOpen, setMobileOpen] = useState(false);
@@ -55,11 +58,9 @@ export function Header() {
       { to: '/history', label: 'History' },
       { to: '/dashboard', label: 'Dashboard' },
     ] : []),
-    // Custom policies and compliance reports are Enterprise features: only those plans see them.
-    ...(isAuthenticated && (user?.role === 'ENTERPRISE' || user?.role === 'ADMIN') ? [
-      { to: '/policies', label: 'Policies' },
-      { to: '/reports', label: 'Reports' },
-    ] : []),
+    // Custom policies and compliance reports: only plans that include them see them.
+    ...(canAuthor ? [{ to: '/policies', label: 'Policies' }] : []),
+    ...(canReport ? [{ to: '/reports', label: 'Reports' }] : []),
     ...(isAuthenticated && user?.role === 'ADMIN' ? [{ to: '/admin', label: 'Admin' }] : []),
   ];
 

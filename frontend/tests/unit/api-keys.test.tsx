@@ -7,7 +7,7 @@ import ProfilePage from '../../src/features/profile/components/ProfilePage';
 import AdminPage from '../../src/features/admin/components/AdminPage';
 import { curlExample, expiryFromDay, isKeyExpired, localDay, type ApiKey } from '../../src/features/profile/api';
 import { calls, renderApp, serve } from './harness';
-import { aUser } from './fixtures';
+import { aPlanTable, aUser } from './fixtures';
 
 const adapter = apiClient.defaults.adapter;
 afterEach(() => {
@@ -34,6 +34,7 @@ function renderProfile(role: 'USER' | 'GUEST', keys: ApiKey[] = [aKey(), expired
   serve([
     ...extra,
     { method: 'GET', url: /\/api\/auth\/profile$/, body: ok(user) },
+    { method: 'GET', url: /\/api\/plans$/, body: ok(aPlanTable()) },
     { method: 'GET', url: /\/api\/keys$/, body: ok(keys) },
   ]);
   renderApp(<ProfilePage />, { path: '/profile', at: '/profile' });
@@ -171,7 +172,8 @@ describe('profile: API keys', () => {
     renderProfile('GUEST');
     const s = await section();
     const notice = s.getByTestId('api-keys-plan-notice');
-    expect(notice).toHaveTextContent('API access is part of the Pro plan');
+    await waitFor(() => expect(notice).toHaveTextContent('API access is part of the Pro plan'));
+    expect(notice).toHaveTextContent('Your account is on the Free plan. Upgrade to Pro or Enterprise');
     expect(within(notice).getByRole('link', { name: 'See the plans' })).toHaveAttribute('href', '/pricing');
     expect(s.queryByLabelText('Key name')).not.toBeInTheDocument();
     await screen.findByDisplayValue('ada@example.org');

@@ -108,11 +108,11 @@ describe('policies page', () => {
       report: { findings: [{ kind: 'hyperlink', location: 'word/document.xml', action: 'kept' }, { kind: 'hyperlink', location: 'x', action: 'kept' }, { kind: 'structure', location: 'x', action: 'repaired' }] } } }),
   };
 
-  it('refuses accounts without the Enterprise plan', async () => {
+  it('refuses accounts whose plan has no policy authoring', async () => {
     storeAuth(aUser({ role: 'USER' }), tokens);
     serve([listRoute]);
     renderApp(<PoliciesPage />, { path: '/policies', at: '/policies' });
-    expect(await screen.findByText('Custom policies are part of the Enterprise plan.')).toBeInTheDocument();
+    expect(await screen.findByText('Custom policies are not part of your plan.')).toBeInTheDocument();
     expect(calls.some((c) => c.url === '/api/policies')).toBe(false);
   });
 

@@ -49,11 +49,11 @@ function aReport(overrides: Partial<Report> = {}): Report {
 }
 
 describe('reports page', () => {
-  it('refuses accounts without the Enterprise plan', async () => {
+  it('refuses accounts whose plan has no reports', async () => {
     storeAuth(aUser({ role: 'USER' }), tokens);
     serve([]);
     renderApp(<ReportsPage />, { path: '/reports', at: '/reports' });
-    expect(await screen.findByText('Compliance reports are part of the Enterprise plan.')).toBeInTheDocument();
+    expect(await screen.findByText('Compliance reports are not part of your plan.')).toBeInTheDocument();
     expect(calls.some((c) => c.url === '/api/reports')).toBe(false);
   });
 

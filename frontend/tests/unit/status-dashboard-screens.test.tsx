@@ -6,7 +6,7 @@ import { ErrorBoundary } from '../../src/components/ErrorBoundary';
 import StatusPage from '../../src/features/files/components/StatusPage';
 import DashboardPage from '../../src/features/dashboard/components/DashboardPage';
 import { calls, renderApp, serve } from './harness';
-import { aUser } from './fixtures';
+import { aPlanTable, aUser, planOf } from './fixtures';
 
 const adapter = apiClient.defaults.adapter;
 afterEach(() => {
@@ -93,8 +93,10 @@ describe('dashboard quota states', () => {
     currentPeriod: { uploadsUsed: used, uploadQuota: quota, quotaUtilization: quota > 0 ? (used / quota) * 100 : 0, start: '2026-01-01T00:00:00Z' },
     limits: { isOverQuota: over, isNearQuota: near, daysUntilReset: 4 },
     overall: { totalFiles: used, totalStorageUsed: 1048576, storageQuota: 5368709120, storageUtilization: 0.02 },
+    verdicts: { clean: 1, cleaned: 2, partial: 3, refused: 4 },
   });
   const history = ok([{ month: '2026-01', uploads: 4, successful: 3, totalSize: 2048 }]);
+  const plansRoute = { method: 'GET', url: /\/api\/plans$/, body: ok(aPlanTable()) };
 
   for (const [label, body, expected] of [
     ['near', stats(85, 100, true, false), 'Approaching Limit'],
@@ -102,18 +104,18 @@ describe('dashboard quota states', () => {
   ] as const) {
     it(`labels the ${label} state`, async () => {
       storeAuth(user, tokens);
-      serve([{ method: 'GET', url: /\/api\/usage\/stats$/, body }, { method: 'GET', url: /\/api\/usage\/history/, body: history }]);
+      serve([{ method: 'GET', url: /\/api\/usage\/stats$/, body }, { method: 'GET', url: /\/api\/usage\/history/, body: history }, plansRoute]);
       renderApp(<DashboardPage />, { path: '/dashboard', at: '/dashboard' });
       expect(await screen.findByTestId('quota-label')).toHaveTextContent(expected);
       expect(screen.getByText('75%')).toBeInTheDocument();
-      expect(screen.getByText('Upgrade to Enterprise')).toBeInTheDocument();
+      expect(await screen.findByText('Upgrade to Enterprise')).toBeInTheDocument();
       expect(calls.find((c) => c.url.includes('/api/usage/history'))!.url).toContain('months=6');
     });
   }
 
   it('shows no warning for a normal or unlimited quota, and no teaser for admins', async () => {
-    storeAuth({ ...user, role: 'ADMIN' }, tokens);
-    serve([{ method: 'GET', url: /\/api\/usage\/stats$/, body: stats(7, -1, false, false, 'ADMIN') }, { method: 'GET', url: /\/api\/usage\/history/, body: history }]);
+    storeAuth({ ...user, role: 'ADMIN', plan: planOf('ADMIN') }, tokens);
+    serve([{ method: 'GET', url: /\/api\/usage\/stats$/, body: stats(7, -1, false, false, 'ADMIN') }, { method: 'GET', url: /\/api\/usage\/history/, body: history }, plansRoute]);
     renderApp(<DashboardPage />, { path: '/dashboard', at: '/dashboard' });
     expect(await screen.findByTestId('quota-usage')).toHaveTextContent('7 / Unlimited');
     expect(screen.queryByTestId('quota-label')).not.toBeInTheDocument();
@@ -136,7 +138,7 @@ describe('dashboard verification banner', () => {
   it('offers to resend the verification email to an unverified user', async () => {
     storeAuth({ ...user, isEmailVerified: false }, tokens);
     serve([
-      { method: 'GET', url: /\/api\/usage\/stats$/, body: ok({ user: { role: 'USER', memberSince: '2026-01-01T00:00:00Z' }, currentPeriod: { uploadsUsed: 0, uploadQuota: 100, quotaUtilization: 0, start: '' }, limits: { isOverQuota: false, isNearQuota: false, daysUntilReset: 3 }, overall: { totalFiles: 0, totalStorageUsed: 0, storageQuota: -1, storageUtilization: 0 } }) },
+      { method: 'GET', url: /\/api\/usage\/stats$/, body: ok({ user: { role: 'USER', memberSince: '2026-01-01T00:00:00Z' }, currentPeriod: { uploadsUsed: 0, uploadQuota: 100, quotaUtilization: 0, start: '' }, limits: { isOverQuota: false, isNearQuota: false, daysUntilReset: 3 }, overall: { totalFiles: 0, totalStorageUsed: 0, storageQuota: -1, storageUtilization: 0 }, verdicts: { clean: 0, cleaned: 0, partial: 0, refused: 0 } }) },
       { method: 'GET', url: /\/api\/usage\/history/, body: ok([]) },
       { method: 'POST', url: /\/api\/auth\/resend-verification$/, body: { success: true, message: 'A new verification email has been sent.', data: null } },
     ]);

@@ -8,7 +8,7 @@ import { attemptOutcome } from '../../src/features/profile/components/DeliveryLo
 import { saveProblem } from '../../src/features/profile/components/WebhookForm';
 import { urlProblem, type Delivery, type Webhook } from '../../src/features/profile/api';
 import { calls, renderApp, serve } from './harness';
-import { aUser } from './fixtures';
+import { aPlanTable, aUser } from './fixtures';
 
 const adapter = apiClient.defaults.adapter;
 afterEach(() => {
@@ -44,6 +44,7 @@ function renderProfile(role: 'USER' | 'GUEST', hooks: Webhook[] = [aWebhook(), d
   serve([
     ...extra,
     { method: 'GET', url: /\/api\/auth\/profile$/, body: ok(user) },
+    { method: 'GET', url: /\/api\/plans$/, body: ok(aPlanTable()) },
     { method: 'GET', url: /\/api\/keys$/, body: ok([]) },
     { method: 'GET', url: /\/api\/webhooks$/, body: ok(hooks) },
   ]);
@@ -385,7 +386,8 @@ describe('profile: webhooks', () => {
     renderProfile('GUEST');
     const s = await section();
     const notice = s.getByTestId('webhooks-plan-notice');
-    expect(notice).toHaveTextContent('Webhooks are part of the Pro plan');
+    await waitFor(() => expect(notice).toHaveTextContent('Webhooks are part of the Pro plan'));
+    expect(notice).toHaveTextContent('Your account is on the Free plan. Upgrade to Pro or Enterprise');
     expect(within(notice).getByRole('link', { name: 'See the plans' })).toHaveAttribute('href', '/pricing');
     expect(s.queryByLabelText('Endpoint URL')).not.toBeInTheDocument();
     await screen.findByDisplayValue('ada@example.org');

@@ -8,7 +8,7 @@ import { api, type ApiBody } from '../../lib/api';
 import { ApiError } from '../../lib/api-client';
 import type { components } from '../../lib/api-schema';
 import { fileStatusQuery } from '../../lib/file-status';
-import type { FileReport, Role } from '../../lib/types';
+import type { FileReport } from '../../lib/types';
 
 type Schemas = components['schemas'];
 export type Policy = Schemas['PolicyOut'];
@@ -18,10 +18,6 @@ export type RuleActions = Schemas['RuleActions'];
 export type RuleName = keyof RuleActions;
 export type RuleAction = RuleActions[RuleName];
 export type PolicyOutput = Policy['output'];
-
-/** Roles that write their own policies (the API answers 403 `policies_not_in_plan` to others). */
-export const AUTHOR_ROLES: readonly Role[] = ['ENTERPRISE', 'ADMIN'];
-export const canWritePolicies = (role: Role | undefined) => !!role && AUTHOR_ROLES.includes(role);
 
 interface RuleInfo<A extends string> {
   label: string;

@@ -6,15 +6,11 @@ import { keepPreviousData, queryOptions, useMutation, useQuery, useQueryClient }
 import { api, type ApiBody } from '../../lib/api';
 import type { components } from '../../lib/api-schema';
 import { downloadAttachment } from '../../lib/download';
-import type { Role } from '../../lib/types';
 
 export type Report = components['schemas']['ReportOut'];
 export type ReportStatus = components['schemas']['ReportStatus'];
 export type ReportFormat = components['schemas']['ReportFormat'];
 export type ReportRequest = ApiBody<'/api/reports', 'post'>;
-
-/** Who may ask for reports (the Enterprise plan and admins). */
-export const canUseReports = (role: Role | undefined) => role === 'ENTERPRISE' || role === 'ADMIN';
 
 export const REPORTS_PAGE_SIZE = 20;
 /** How often the list is fetched again while a report is still being generated. */

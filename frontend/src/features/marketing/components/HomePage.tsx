@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'react';
 import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { useAuth } from '../../../lib/auth/AuthProvider';
+import { newAccountPlan, uploadsInWords, usePlans } from '../../../lib/plans';
 import { useUploadInfo } from '../../../lib/upload-info';
 import { ShieldIcon } from '../../../components/ui';
 
@@ -16,6 +17,9 @@ export function HomePage() {
   const { isAuthenticated, isLoading } = useAuth();
   const info = useUploadInfo(!isLoading && isAuthenticated);
   const warned = useRef(false);
+  // What a new account gets is the plan table's newAccountRole entry (GET /api/plans).
+  const plans = usePlans();
+  const starter = newAccountPlan(plans.data);
 
   useEffect(() => {
     if (info.isError && isAuthenticated && !warned.current) {
@@ -99,7 +103,9 @@ export function HomePage() {
             <>
               <div>
                 <h2 className="text-2xl font-bold text-slate-900">Start sanitizing files for free</h2>
-                <p className="mt-2 text-slate-600">Five files a month on the Free plan. No credit card required.</p>
+                <p className="mt-2 text-slate-600" data-testid="new-account-promise">
+                  {starter ? `${uploadsInWords(starter.limits)} on the ${starter.label} plan. ` : ''}No credit card required.
+                </p>
               </div>
               <Link to="/register" className="btn-primary px-6 py-3 text-base">Create your free account</Link>
             </>

@@ -2,12 +2,15 @@ import { useState } from 'react';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Alert, PageHeader, PageSpinner, Spinner } from '../../../components/ui';
+import { Link } from 'react-router-dom';
 import { messageOf } from '../../../lib/api-client';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { formatDateTime } from '../../../lib/format';
-import type { Role, User } from '../../../lib/types';
+import { ROLES } from '../../../lib/constants';
+import { can, isPlanRequired, useCan } from '../../../lib/plans';
+import type { User } from '../../../lib/types';
 import {
-  OUTPUTS, RULES, blankPolicy, bodyOf, canWritePolicies, fieldErrors, useCreatePolicy, useDeletePolicy,
+  OUTPUTS, RULES, blankPolicy, bodyOf, fieldErrors, useCreatePolicy, useDeletePolicy,
   useDuplicatePolicy, usePolicies, usePolicyDefaults, useRecentFindings, useSetPolicyDefaults, useUpdatePolicy,
   type Policy, type PolicyBody, type PolicyDefaults, type RuleActions,
 } from '../api';
@@ -21,15 +24,17 @@ interface Editing {
   body: PolicyBody;
 }
 
-/** Whether `user` may change or delete `p` (the server decides too). */
-export function canEdit(p: Policy, user: Pick<User, 'id' | 'role'>): boolean {
-  if (p.builtIn || !canWritePolicies(user.role)) return false;
+/** Whether `user` may change or delete `p` (the server decides too): its plan has policy
+ * authoring; organisation-wide policies are the admins' (an admin power, not a plan). */
+export function canEdit(p: Policy, user: Pick<User, 'id' | 'role' | 'plan'>): boolean {
+  if (p.builtIn || !can(user, 'policyAuthoring')) return false;
   return p.scope === 'organisation' ? user.role === 'ADMIN' : p.ownerId === user.id;
 }
 
 export default function PoliciesPage() {
   const { user } = useAuth();
-  const allowed = canWritePolicies(user?.role);
+  const [planRequired, setPlanRequired] = useState(false);
+  const allowed = useCan('policyAuthoring') && !planRequired;
   const policies = usePolicies(allowed);
   const create = useCreatePolicy();
   const update = useUpdatePolicy();
@@ -41,7 +46,13 @@ export default function PoliciesPage() {
   const recent = useRecentFindings(allowed ? user?.id : undefined);
 
   if (!user || !allowed) {
-    return <Container narrow><Alert tone="error" title="Custom policies are part of the Enterprise plan." /></Container>;
+    return (
+      <Container narrow>
+        <Alert tone="error" title="Custom policies are not part of your plan.">
+          <Link to="/pricing" className="link font-medium">See the plans</Link>
+        </Alert>
+      </Container>
+    );
   }
   const isAdmin = user.role === 'ADMIN';
 
@@ -60,6 +71,7 @@ export default function PoliciesPage() {
       toast.success(editing?.id ? 'Policy updated' : 'Policy created');
       close();
     } catch (error) {
+      if (isPlanRequired(error)) { setPlanRequired(true); return; }
       const found = fieldErrors(error);
       setErrors(found);
       toast.error(messageOf(error, 'Failed to save the policy'));
@@ -160,8 +172,6 @@ function summary(p: Policy): string {
     .map((r) => `${RULES[r].label.toLowerCase()}: ${p.rules[r]}`);
   return [`Output: ${output}`, ...notes].join(' · ');
 }
-
-const ROLES: readonly Role[] = ['GUEST', 'USER', 'ENTERPRISE', 'ADMIN'];
 
 /** Admins: the policy each role's uploads use when they name none. */
 function RoleDefaults({ policies }: { policies: Policy[] }) {

@@ -2,27 +2,24 @@ import { useState, type FormEvent } from 'react';
 import { toast } from 'react-toastify';
 import { Alert, ScrollArea, Spinner } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
-import type { Role } from '../../../lib/types';
 import {
   API_KEY_NAME_MAX, API_KEY_SCOPES, curlExample, expiryFromDay, localDay, useApiKeys, useCreateApiKey, useRevokeApiKey,
   type ApiKey, type ApiKeyScope, type CreatedApiKey,
 } from '../api';
 import { ApiKeyList } from './ApiKeyList';
-import { PlanGatedSection, isPlanRequired } from './PlanGatedSection';
+import { isPlanRequired } from '../../../lib/plans';
+import { PlanGatedSection } from './PlanGatedSection';
 import { SecretShownOnce } from './SecretShownOnce';
 
 const SCOPES = Object.keys(API_KEY_SCOPES) as ApiKeyScope[];
-/** The account's API keys: create one (its secret shown once), list them, revoke one. On the
- * Free plan (GUEST) it says API access comes with Pro instead. Self-contained: the profile page
- * only tells it the account's role. */
-export function ApiKeysSection({ role }: { role: Role | null | undefined }) {
+/** The account's API keys: create one (its secret shown once), list them, revoke one. On a
+ * plan without API keys it names the plans that have them instead. Self-contained. */
+export function ApiKeysSection() {
   return (
-    <PlanGatedSection role={role} id="api-keys-heading" testId="api-keys-section" title="API keys"
+    <PlanGatedSection capability="apiKeys" feature={{ name: 'API access' }} id="api-keys-heading" testId="api-keys-section" title="API keys"
       intro={<>Keys let your own programs and scripts upload files, follow their processing and download the clean copies without
         your password. They cannot change your account.</>}
-      noticeTestId="api-keys-plan-notice" noticeTitle="API access is part of the Pro plan"
-      notice={<>Your account is on the Free plan, which uses Sanitas through this website only. Upgrade to Pro or Enterprise to create
-        API keys and sanitize files from your own programs.</>}>
+      noticeTestId="api-keys-plan-notice" upgradeFor="to create API keys and sanitize files from your own programs.">
       {(onPlanRequired) => <ApiKeysManager onPlanRequired={onPlanRequired} />}
     </PlanGatedSection>
   );

@@ -128,8 +128,8 @@ export default function ProfilePage() {
           <button type="submit" className="btn-primary" disabled={pwSaving}>{pwSaving && <Spinner label="Updating password" className="h-4 w-4" />}Update password</button>
         </form>
 
-        <ApiKeysSection role={user?.role} />
-        <WebhooksSection role={user?.role} />
+        <ApiKeysSection />
+        <WebhooksSection />
       </div>
     </Container>
   );

@@ -2,27 +2,25 @@ import { useEffect, useState } from 'react';
 import { toast } from 'react-toastify';
 import { Alert, Spinner } from '../../../components/ui';
 import { ApiError, messageOf } from '../../../lib/api-client';
-import type { Role } from '../../../lib/types';
 import {
   useCreateWebhook, useDeleteWebhook, useSendTestEvent, useUpdateWebhook, useWebhooks,
   type CreatedWebhook, type NewWebhook, type Webhook,
 } from '../api';
-import { PlanGatedSection, isPlanRequired } from './PlanGatedSection';
+import { isPlanRequired } from '../../../lib/plans';
+import { PlanGatedSection } from './PlanGatedSection';
 import { SecretShownOnce } from './SecretShownOnce';
 import { WebhookForm, saveProblem, type FormResult } from './WebhookForm';
 import { WebhookList } from './WebhookList';
 
 /** The account's webhooks: register an endpoint (its signing secret shown once), list them,
- * switch one on or off, change, delete and test it, and read its delivery log. On the Free plan
- * (GUEST) it says webhooks come with Pro instead. The profile page only tells it the role. */
-export function WebhooksSection({ role }: { role: Role | null | undefined }) {
+ * switch one on or off, change, delete and test it, and read its delivery log. On a plan
+ * without webhooks it names the plans that have them instead. Self-contained. */
+export function WebhooksSection() {
   return (
-    <PlanGatedSection role={role} id="webhooks-heading" testId="webhooks-section" title="Webhooks"
+    <PlanGatedSection capability="webhooks" feature={{ name: 'Webhooks', plural: true }} id="webhooks-heading" testId="webhooks-section" title="Webhooks"
       intro={<>A webhook tells your own program when one of your files is ready, was refused or has expired, so it does not have
         to keep asking. Sanitas sends a signed <code className="text-xs">POST</code> to the URL you give.</>}
-      noticeTestId="webhooks-plan-notice" noticeTitle="Webhooks are part of the Pro plan"
-      notice={<>Your account is on the Free plan. Upgrade to Pro or Enterprise to have Sanitas notify your own programs when files
-        are done.</>}>
+      noticeTestId="webhooks-plan-notice" upgradeFor="to have Sanitas notify your own programs when files are done.">
       {(onPlanRequired) => <WebhooksManager onPlanRequired={onPlanRequired} />}
     </PlanGatedSection>
   );

@@ -5,17 +5,20 @@ import { Pager } from '../../../components/Pager';
 import { Alert, ScrollArea, PageHeader, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { useAuth } from '../../../lib/auth/AuthProvider';
+import { isPlanRequired, useCan } from '../../../lib/plans';
+import { Link } from 'react-router-dom';
 import { formatBytes, formatDateTime } from '../../../lib/format';
 import { useUsers } from '../../admin/api';
 import {
-  canUseReports, downloadReport, formatPeriod, isReportActive, isoDay, useReports, useRequestReport, type Report, type ReportFormat,
+  downloadReport, formatPeriod, isReportActive, isoDay, useReports, useRequestReport, type Report, type ReportFormat,
 } from '../api';
 
 type ScopeChoice = 'own' | 'all' | 'user';
 
 export default function ReportsPage() {
   const { user } = useAuth();
-  const allowed = canUseReports(user?.role);
+  const [planRequired, setPlanRequired] = useState(false);
+  const allowed = useCan('reports') && !planRequired;
   const isAdmin = user?.role === 'ADMIN';
   const [page, setPage] = useState(1);
   const reports = useReports(page, allowed);
@@ -30,7 +33,13 @@ export default function ReportsPage() {
   const users = useUsers({ page: 1, search: userSearch, role: '', status: 'all' }, isAdmin && scope === 'user');
 
   if (!user || !allowed) {
-    return <Container narrow><Alert tone="error" title="Compliance reports are part of the Enterprise plan." /></Container>;
+    return (
+      <Container narrow>
+        <Alert tone="error" title="Compliance reports are not part of your plan.">
+          <Link to="/pricing" className="link font-medium">See the plans</Link>
+        </Alert>
+      </Container>
+    );
   }
 
   const submit = async (e: FormEvent) => {
@@ -44,6 +53,7 @@ export default function ReportsPage() {
       setPage(1);
       toast.success('Report requested: it appears below when ready');
     } catch (error) {
+      if (isPlanRequired(error)) { setPlanRequired(true); return; }
       toast.error(messageOf(error, 'Failed to request the report'));
     }
   };
