@@ -25,6 +25,16 @@ export async function downloadFile(file: Pick<FileRecord, 'id' | 'sanitizedName'
   return saveBlob(res.data, downloadName(res.headers['content-disposition'] as string | undefined, file));
 }
 
+/** "Download all": the caller's completed files as one ZIP the server streams; saved under the
+ * server's name. A refusal (404/409/410/422) rejects with the server's message, which names the
+ * ids it refused. */
+export async function downloadBatch(fileIds: string[]): Promise<string> {
+  const path: PathsFor<'post'> = '/api/process/download-batch';
+  const res = await apiClient.post<Blob>(path, { fileIds }, { responseType: 'blob' });
+  const disposition = res.headers['content-disposition'] as string | undefined;
+  return saveBlob(res.data, disposition ? downloadName(disposition) : 'sanitized_files.zip');
+}
+
 /** Download an attachment the API answers at `path` (a report, an export) and save it under
  * the server's name, else `fallbackName`. */
 export async function downloadAttachment(path: PathsFor<'get'>, fallbackName: string,

@@ -64,8 +64,9 @@ describe('quota states', () => {
 describe('history filters', () => {
   it('send page, limit 20, status, sort and order; search only when not blank', () => {
     expect(historyParams(DEFAULT_FILTERS)).toEqual({ page: 1, limit: 20, status: 'ALL', sortBy: 'createdAt', sortOrder: 'desc' });
-    expect(historyParams({ page: 3, status: 'FAILED', sortBy: 'originalSize', sortOrder: 'asc', search: '  invoice ' }))
+    expect(historyParams({ page: 3, status: 'FAILED', sortBy: 'originalSize', sortOrder: 'asc', search: '  invoice ', verdict: '' }))
       .toEqual({ page: 3, limit: 20, status: 'FAILED', sortBy: 'originalSize', sortOrder: 'asc', search: 'invoice' });
+    expect(historyParams({ ...DEFAULT_FILTERS, verdict: 'partial' })).toEqual({ page: 1, limit: 20, status: 'ALL', sortBy: 'createdAt', sortOrder: 'desc', verdict: 'partial' });
     expect(historyParams({ ...DEFAULT_FILTERS, page: 0, search: '   ' })).toEqual({ page: 1, limit: 20, status: 'ALL', sortBy: 'createdAt', sortOrder: 'desc' });
   });
   it('choose the empty message by whether filters are active', () => {
@@ -73,6 +74,7 @@ describe('history filters', () => {
     expect(emptyHistoryMessage(DEFAULT_FILTERS)).toBe("You haven't uploaded any files yet.");
     expect(emptyHistoryMessage({ ...DEFAULT_FILTERS, status: 'PENDING' })).toBe('No files match your current filters.');
     expect(emptyHistoryMessage({ ...DEFAULT_FILTERS, search: 'x' })).toBe('No files match your current filters.');
+    expect(emptyHistoryMessage({ ...DEFAULT_FILTERS, verdict: 'refused' })).toBe('No files match your current filters.');
     expect(emptyHistoryMessage({ ...DEFAULT_FILTERS, sortOrder: 'asc' })).toBe("You haven't uploaded any files yet.");
   });
 });

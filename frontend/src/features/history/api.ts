@@ -19,9 +19,11 @@ export interface HistoryFilters {
   sortBy: NonNullable<HistoryQuery['sortBy']>;
   sortOrder: NonNullable<HistoryQuery['sortOrder']>;
   search: string;
+  /** '' for every verdict */
+  verdict: NonNullable<HistoryQuery['verdict']> | '';
 }
 
-export const DEFAULT_FILTERS: HistoryFilters = { page: 1, status: 'ALL', sortBy: 'createdAt', sortOrder: 'desc', search: '' };
+export const DEFAULT_FILTERS: HistoryFilters = { page: 1, status: 'ALL', sortBy: 'createdAt', sortOrder: 'desc', search: '', verdict: '' };
 
 /** Query parameters: page, limit=20, status, sortBy, sortOrder, and search only when not blank. */
 export function historyParams(f: HistoryFilters): HistoryQuery {
@@ -30,12 +32,13 @@ export function historyParams(f: HistoryFilters): HistoryQuery {
   };
   const search = f.search.trim();
   if (search) params.search = search;
+  if (f.verdict) params.verdict = f.verdict;
   return params;
 }
 
 /** Any filter away from its default: decides which empty message shows. */
 export function hasActiveFilters(f: HistoryFilters): boolean {
-  return f.status !== 'ALL' || f.search.trim() !== '';
+  return f.status !== 'ALL' || f.search.trim() !== '' || f.verdict !== '';
 }
 
 export function emptyHistoryMessage(f: HistoryFilters): string {

@@ -2,7 +2,8 @@ import { Suspense, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
-import { Alert, PageHeader, PageSpinner, ProgressBar, ScrollArea } from '../../../components/ui';
+import { Alert, PageHeader, PageSpinner, ProgressBar, ScrollArea, StatTile } from '../../../components/ui';
+import { VERDICTS, VERDICT_VALUES, type Verdict } from '../../../components/Verdict';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { roleDescription } from '../../../lib/constants';
 import { formatBytes, formatDate, formatMonth } from '../../../lib/format';
@@ -17,6 +18,8 @@ const ROLE_BADGE: Record<string, string> = {
   ADMIN: 'bg-purple-100 text-purple-800', ENTERPRISE: 'bg-amber-100 text-amber-800',
   USER: 'bg-brand-100 text-brand-800', GUEST: 'bg-slate-100 text-slate-700',
 };
+
+const VERDICT_TILE_TONE: Record<Verdict, string> = { clean: 'green', cleaned: 'blue', partial: 'yellow', refused: 'red' };
 
 export default function DashboardPage() {
   const { user } = useAuth();
@@ -111,6 +114,15 @@ export default function DashboardPage() {
           <p className="mt-3 text-sm text-slate-600">{s.overall.totalFiles} file(s) processed in total.</p>
         </section>
       </div>
+
+      <section className="mt-6" aria-labelledby="verdicts-heading" data-testid="dashboard-verdicts">
+        <h2 id="verdicts-heading" className="mb-3 font-semibold text-slate-900">Your files by verdict</h2>
+        <div className="grid grid-cols-2 gap-4 lg:grid-cols-4">
+          {VERDICT_VALUES.map((v) => (
+            <StatTile key={v} label={VERDICTS[v].short} value={s.verdicts[v]} tone={VERDICT_TILE_TONE[v]} />
+          ))}
+        </div>
+      </section>
 
       <section className="card mt-6 overflow-hidden" aria-labelledby="history-heading">
         <h2 id="history-heading" className="border-b border-slate-200 px-6 py-4 font-semibold text-slate-900">Usage history (last 6 months)</h2>

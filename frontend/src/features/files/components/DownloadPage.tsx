@@ -3,6 +3,7 @@ import { Link, Navigate, useNavigate, useParams } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Alert, DetailRow, PageHeader, PageSpinner, Spinner } from '../../../components/ui';
+import { VerdictSummary } from '../../../components/Verdict';
 import { ApiError } from '../../../lib/api-client';
 import { formatDateTime, formatKB } from '../../../lib/format';
 import type { FileReport } from '../../../lib/types';
@@ -66,13 +67,16 @@ export default function DownloadPage() {
     <Container narrow>
       <PageHeader title="Download" subtitle={<span className="break-all">{file.originalName}</span>} />
       <div className="space-y-6">
-        <Alert tone="success" title="File sanitized successfully">Active content and hidden metadata were removed. Your clean copy is ready.</Alert>
+        {file.verdict === 'partial'
+          ? <Alert tone="warning" title="File sanitized, with some content left out">The sanitized copy is ready; see below what it does not contain.</Alert>
+          : <Alert tone="success" title="File sanitized successfully">The sanitized copy is ready to download.</Alert>}
+        <VerdictSummary file={file} />
         <section className="card px-5" aria-label="File summary">
           <dl className="divide-y divide-slate-100">
             <DetailRow label="Original file">{file.originalName} <span className="text-slate-500">({formatKB(file.originalSize)})</span></DetailRow>
             <DetailRow label="Sanitized file">{file.sanitizedName ?? `sanitized_${file.originalName}`} <span className="text-slate-500">({formatKB(file.sanitizedSize)})</span></DetailRow>
             <DetailRow label="Processing summary">
-              {findings.length ? `${findings.length} item(s) handled` : 'No risky content found'}
+              {file.verdictSummary ?? (findings.length ? `${findings.length} item(s) handled` : '—')}
               {file.processingDuration != null && ` in ${Number(file.processingDuration).toFixed(1)} seconds`}
               {file.mode && <> · <span className="capitalize">{file.mode}</span> mode</>}
             </DetailRow>

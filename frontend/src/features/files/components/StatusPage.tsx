@@ -2,10 +2,12 @@ import { useEffect, useRef } from 'react';
 import { Link, Navigate, useNavigate, useParams } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
-import { Alert, DetailRow, PageHeader, PageSpinner, ProgressBar, StatusBadge } from '../../../components/ui';
-import { ApiError } from '../../../lib/api-client';
+import { Alert, DetailRow, PageHeader, PageSpinner, ProgressBar, Spinner, StatusBadge } from '../../../components/ui';
+import { VerdictSummary } from '../../../components/Verdict';
+import { ApiError, messageOf } from '../../../lib/api-client';
 import { formatBytes, formatDateTime } from '../../../lib/format';
-import { jobPercent, useFileStatus } from '../api';
+import { jobPercent, useDownloadFile, useFileStatus } from '../api';
+import { FilePreview } from './FilePreview';
 import { FindingsReport } from './FindingsReport';
 import { HashValue } from './HashValue';
 
@@ -13,7 +15,13 @@ export default function StatusPage() {
   const { fileId } = useParams();
   const navigate = useNavigate();
   const status = useFileStatus(fileId);
+  const download = useDownloadFile();
   const handled = useRef(false);
+
+  // The page opens at its top (not at the scroll position of the page that linked here).
+  useEffect(() => {
+    window.scrollTo?.(0, 0);
+  }, [fileId]);
 
   useEffect(() => {
     if (status.isError && !handled.current) {
@@ -34,11 +42,16 @@ export default function StatusPage() {
   const { file, job } = data;
   const active = file.status === 'PENDING' || file.status === 'PROCESSING';
   const percent = file.status === 'COMPLETED' ? 100 : jobPercent(job?.progress);
-  // The job has not been claimed by a worker yet: it waits in the queue (how many files are
-  // ahead, and whether the queue is paused, the status call does not say).
+  // The job has not been claimed by a worker yet: it waits in the queue, behind `ahead` jobs,
+  // or for an administrator to resume the queue.
   const waiting = active && (!job || job.state === 'waiting');
-  const outcome = file.status === 'COMPLETED' ? 'Processing finished: the sanitized file is ready to download.'
+  const waitingText = data.queuePaused ? 'Paused by the administrator'
+    : job?.ahead != null ? `Waiting in queue (${job.ahead} ahead)` : 'Waiting in queue';
+  const outcome = file.status === 'COMPLETED' ? (file.verdictSummary
+    ? `Processing finished: ${file.verdictSummary}. The sanitized file is ready to download.`
+    : 'Processing finished: the sanitized file is ready to download.')
     : file.status === 'FAILED' ? `Processing failed${file.errorMessage ? `: ${file.errorMessage}` : '.'}` : '';
+  const downloadable = file.status === 'COMPLETED' && !file.isExpired;
 
   return (
     <Container narrow>
@@ -50,7 +63,7 @@ export default function StatusPage() {
           <div className="card p-5">
             <div className="mb-2 flex items-center justify-between text-sm">
               <span className="font-medium text-slate-700" data-testid="progress-state">
-                {waiting ? 'Waiting in queue' : active ? 'Processing…' : file.status === 'COMPLETED' ? 'Done' : 'Stopped'}
+                {waiting ? waitingText : active ? 'Processing…' : file.status === 'COMPLETED' ? 'Done' : 'Stopped'}
               </span>
               {!waiting && <span className="font-semibold text-slate-900" data-testid="progress-percent">{percent}%</span>}
             </div>
@@ -59,7 +72,8 @@ export default function StatusPage() {
           </div>
         )}
         {file.status === 'FAILED' && file.errorMessage && <Alert tone="error" title="Processing failed">{file.errorMessage}</Alert>}
-        {file.status === 'COMPLETED' && <Alert tone="success" title="Your file is clean">The sanitized file is ready to download.</Alert>}
+        <VerdictSummary file={file} />
+        {downloadable && <FilePreview fileId={file.id} name={file.sanitizedName ?? file.originalName} />}
 
         <section className="card px-5" aria-label="File details">
           <dl className="divide-y divide-slate-100">
@@ -84,7 +98,15 @@ export default function StatusPage() {
         {file.status === 'COMPLETED' && <FindingsReport report={file.report} />}
 
         <div className="flex flex-col gap-3 sm:flex-row">
-          {file.status === 'COMPLETED' && !file.isExpired && <Link to={`/download/${file.id}`} className="btn-primary">Download</Link>}
+          {downloadable && (
+            <button type="button" className="btn-primary" disabled={download.isPending} onClick={() => download.mutate(file, {
+              onSuccess: () => toast.success('Download started'),
+              onError: (error) => toast.error(messageOf(error, 'Download failed')),
+            })}>
+              {download.isPending && <Spinner label="Downloading" className="h-4 w-4" />}Download Sanitized File
+            </button>
+          )}
+          {downloadable && <Link to={`/download/${file.id}`} className="btn-secondary">Download</Link>}
           <Link to="/upload" className="btn-secondary">Upload Another File</Link>
           <Link to="/" className="btn-ghost">Go Home</Link>
         </div>

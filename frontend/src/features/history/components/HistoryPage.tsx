@@ -4,11 +4,15 @@ import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Pager } from '../../../components/Pager';
 import { Alert, ScrollArea, PageHeader, PageSpinner, Spinner, StatTile, StatusBadge } from '../../../components/ui';
+import { VERDICTS, VERDICT_VALUES, VerdictBadge, isVerdict } from '../../../components/Verdict';
 import { messageOf } from '../../../lib/api-client';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { formatBytes, formatDateTime } from '../../../lib/format';
-import type { FileRecord, StatusFilter } from '../../../lib/types';
-import { downloadFile } from '../../../lib/download';
+import type { FileHistory, FileRecord, StatusFilter } from '../../../lib/types';
+
+type FileSummary = NonNullable<FileHistory['files']>[number];
+import { DownloadAllButton } from '../../files';
+import { useDownloadFile } from '../../files/api';
 import { DEFAULT_FILTERS, SORT_FIELDS, STATUS_FILTERS, emptyHistoryMessage, useHistory, type HistoryFilters } from '../api';
 
 export default function HistoryPage() {
@@ -16,7 +20,10 @@ export default function HistoryPage() {
   const [filters, setFilters] = useState<HistoryFilters>(DEFAULT_FILTERS);
   const [searchText, setSearchText] = useState('');
   const [downloading, setDownloading] = useState<string | null>(null);
+  // Files ticked for "Download selected", kept across pages and filters until downloaded.
+  const [selected, setSelected] = useState<string[]>([]);
   const history = useHistory(user?.id, filters);
+  const download = useDownloadFile();
 
   useEffect(() => {
     const t = setTimeout(() => setFilters((f) => (f.search === searchText ? f : { ...f, search: searchText, page: 1 })), 300);
@@ -30,7 +37,7 @@ export default function HistoryPage() {
   const onDownload = async (file: FileRecord) => {
     setDownloading(file.id);
     try {
-      await downloadFile(file);
+      await download.mutateAsync(file);
       toast.success('File download started');
     } catch (error) {
       toast.error(messageOf(error, 'Failed to download file'));
@@ -41,6 +48,14 @@ export default function HistoryPage() {
 
   const stats = history.data?.stats;
   const files = history.data?.files ?? [];
+  const downloadable = (f: FileSummary) => f.status === 'COMPLETED' && !f.isExpired;
+  const toggle = (id: string, on: boolean) => setSelected((ids) => (on ? (ids.includes(id) ? ids : [...ids, id]) : ids.filter((x) => x !== id)));
+  const pageIds = files.filter(downloadable).map((f) => f.id);
+  const allOnPage = pageIds.length > 0 && pageIds.every((id) => selected.includes(id));
+  const selectBox = (f: FileSummary) => downloadable(f) ? (
+    <input type="checkbox" className="h-4 w-4 rounded border-slate-400 text-brand-700" checked={selected.includes(f.id)}
+      onChange={(e) => toggle(f.id, e.target.checked)} aria-label={`Select ${f.originalName}`} />
+  ) : null;
 
   return (
     <Container>
@@ -53,7 +68,7 @@ export default function HistoryPage() {
         <StatTile label="Failed" value={stats?.failed ?? '—'} tone="red" />
       </div>
 
-      <div className="card mt-6 grid gap-4 p-4 sm:grid-cols-2 lg:grid-cols-4" role="search">
+      <div className="card mt-6 grid gap-4 p-4 sm:grid-cols-2 lg:grid-cols-5" role="search">
         <div>
           <label htmlFor="search" className="label">Search by file name</label>
           <input id="search" type="search" className="input" placeholder="e.g. invoice.pdf" value={searchText} onChange={(e) => setSearchText(e.target.value)} />
@@ -62,6 +77,13 @@ export default function HistoryPage() {
           <label htmlFor="status" className="label">Status</label>
           <select id="status" className="input" value={filters.status} onChange={(e) => update({ status: e.target.value as StatusFilter })}>
             {STATUS_FILTERS.map((s) => <option key={s} value={s}>{s === 'ALL' ? 'All statuses' : s}</option>)}
+          </select>
+        </div>
+        <div>
+          <label htmlFor="verdict" className="label">Verdict</label>
+          <select id="verdict" className="input" value={filters.verdict} onChange={(e) => update({ verdict: isVerdict(e.target.value) ? e.target.value : '' })}>
+            <option value="">All verdicts</option>
+            {VERDICT_VALUES.map((v) => <option key={v} value={v}>{VERDICTS[v].short}</option>)}
           </select>
         </div>
         <div>
@@ -79,7 +101,15 @@ export default function HistoryPage() {
         </div>
       </div>
 
-      <section className="card mt-6 overflow-hidden" aria-label="Files" aria-busy={history.isFetching}>
+      <div className="mt-6 flex flex-col gap-3 sm:flex-row sm:items-start sm:justify-between" data-testid="history-selection">
+        <p className="text-sm text-slate-600" aria-live="polite">
+          {selected.length ? `${selected.length} file(s) selected` : 'Tick completed files to download them together.'}
+          {selected.length > 0 && <> <button type="button" className="link" onClick={() => setSelected([])}>Clear selection</button></>}
+        </p>
+        {selected.length > 0 && <DownloadAllButton fileIds={selected} label="Download selected" />}
+      </div>
+
+      <section className="card mt-4 overflow-hidden" aria-label="Files" aria-busy={history.isFetching}>
         {history.isPending ? <PageSpinner label="Loading file history" /> : history.isError ? (
           <div className="p-6">
             <Alert tone="error" title="Failed to fetch file history">{messageOf(history.error, '')}</Alert>
@@ -93,9 +123,13 @@ export default function HistoryPage() {
             {files.map((f) => (
               <li key={f.id} className="px-4 py-4">
                 <div className="flex items-start justify-between gap-3">
-                  <Link to={`/status/${f.id}`} className="min-w-0 truncate font-medium text-slate-900 hover:text-brand-700" title={f.originalName}>{f.originalName}</Link>
+                  <span className="flex min-w-0 items-center gap-2">
+                    {selectBox(f)}
+                    <Link to={`/status/${f.id}`} className="min-w-0 truncate font-medium text-slate-900 hover:text-brand-700" title={f.originalName}>{f.originalName}</Link>
+                  </span>
                   <StatusBadge status={f.status} />
                 </div>
+                {f.verdict && <div className="mt-1"><VerdictBadge verdict={f.verdict} /></div>}
                 <p className="mt-1 text-xs text-slate-500">{formatBytes(f.originalSize)} · {formatDateTime(f.createdAt)}{f.policy ? ` · ${f.policy.name}` : ''}</p>
                 <div className="mt-3">
                   {f.status === 'COMPLETED' && !f.isExpired ? (
@@ -113,9 +147,15 @@ export default function HistoryPage() {
             <table className="min-w-full divide-y divide-slate-200 text-sm">
               <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
                 <tr>
+                  <th scope="col" className="w-10 px-4 py-3">
+                    <input type="checkbox" className="h-4 w-4 rounded border-slate-400 text-brand-700" checked={allOnPage} disabled={pageIds.length === 0}
+                      onChange={(e) => setSelected((ids) => (e.target.checked ? [...new Set([...ids, ...pageIds])] : ids.filter((id) => !pageIds.includes(id))))}
+                      aria-label="Select every completed file on this page" />
+                  </th>
                   <th scope="col" className="px-4 py-3">File</th>
                   <th scope="col" className="px-4 py-3">Size</th>
                   <th scope="col" className="px-4 py-3">Status</th>
+                  <th scope="col" className="px-4 py-3">Verdict</th>
                   <th scope="col" className="hidden px-4 py-3 md:table-cell">Uploaded</th>
                   <th scope="col" className="px-4 py-3 text-right">Actions</th>
                 </tr>
@@ -123,6 +163,7 @@ export default function HistoryPage() {
               <tbody className="divide-y divide-slate-100">
                 {files.map((f) => (
                   <tr key={f.id}>
+                    <td className="px-4 py-3">{selectBox(f)}</td>
                     <td className="max-w-[12rem] px-4 py-3 sm:max-w-xs">
                       <Link to={`/status/${f.id}`} className="block truncate font-medium text-slate-900 hover:text-brand-700" title={f.originalName}>{f.originalName}</Link>
                       {f.sanitizedName && <p className="truncate text-xs text-slate-500">{f.sanitizedName}</p>}
@@ -130,6 +171,7 @@ export default function HistoryPage() {
                     </td>
                     <td className="whitespace-nowrap px-4 py-3 text-slate-700">{formatBytes(f.originalSize)}</td>
                     <td className="px-4 py-3"><StatusBadge status={f.status} /></td>
+                    <td className="px-4 py-3" title={f.verdictSummary ?? undefined}><VerdictBadge verdict={f.verdict} /></td>
                     <td className="hidden whitespace-nowrap px-4 py-3 text-slate-600 md:table-cell">{formatDateTime(f.createdAt)}</td>
                     <td className="whitespace-nowrap px-4 py-3 text-right">
                       {f.status === 'COMPLETED' && !f.isExpired ? (

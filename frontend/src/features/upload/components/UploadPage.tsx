@@ -1,16 +1,20 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { useDropzone, type FileRejection } from 'react-dropzone';
-import { useQuery } from '@tanstack/react-query';
+import { useQueries, useQuery } from '@tanstack/react-query';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Alert, PageHeader, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
+import { VerdictSummary } from '../../../components/Verdict';
+import { messageOf } from '../../../lib/api-client';
 import { formatBytes } from '../../../lib/format';
 import type { Mode, UploadResultItem } from '../../../lib/types';
 import { dropLimits, useUploadInfo } from '../../../lib/upload-info';
 import { fileStatusQuery } from '../../../lib/file-status';
 import { useCan } from '../../../lib/plans';
 import { usablePolicies, usePolicies } from '../../policies/api';
+import { useDownloadFile } from '../../files/api';
+import { DownloadAllButton } from '../../files';
 import { extensionValidator, useUploadFiles } from '../api';
 
 /** One text per mode of the API (a mode the API adds fails the type check until it has one). */
@@ -49,6 +53,12 @@ export default function UploadPage() {
   const picker = usable.some((p) => !p.builtIn);
   const [policyId, setPolicyId] = useState('');
   const ready = info.isSuccess && !policies.isPending;
+  // The same queries as the rows' (one cache entry per file): which files are ready now.
+  const statuses = useQueries({ queries: results.map((r) => fileStatusQuery(r.fileId, { fallbackStatus: r.status })) });
+  const readyIds = results.filter((_, i) => {
+    const file = statuses[i]?.data?.file;
+    return file?.status === 'COMPLETED' && !file.isExpired;
+  }).map((r) => r.fileId);
 
   useEffect(() => {
     if (info.isError && !warned.current) {
@@ -183,7 +193,10 @@ export default function UploadPage() {
 
           {results.length > 0 && (
             <section className="card overflow-hidden" aria-labelledby="uploaded-heading">
-              <h2 id="uploaded-heading" className="border-b border-slate-200 px-5 py-4 font-semibold text-slate-900">Uploaded files</h2>
+              <div className="flex flex-col gap-3 border-b border-slate-200 px-5 py-4 sm:flex-row sm:items-start sm:justify-between">
+                <h2 id="uploaded-heading" className="font-semibold text-slate-900">Uploaded files</h2>
+                {results.length > 1 && <DownloadAllButton fileIds={readyIds} />}
+              </div>
               <ul className="divide-y divide-slate-100" data-testid="upload-results">
                 {results.map((item) => <UploadRow key={item.fileId} item={item} />)}
               </ul>
@@ -231,14 +244,29 @@ export default function UploadPage() {
 /** One uploaded file; its badge follows the processing status (polled every 3 s while active). */
 function UploadRow({ item }: { item: UploadResultItem }) {
   const status = useQuery(fileStatusQuery(item.fileId, { fallbackStatus: item.status }));
-  const current = status.data?.file?.status ?? item.status;
+  const download = useDownloadFile();
+  const file = status.data?.file;
+  const current = file?.status ?? item.status;
+  const downloadable = file?.status === 'COMPLETED' && !file.isExpired;
   return (
-    <li className="flex flex-col gap-3 px-5 py-4 sm:flex-row sm:items-center sm:justify-between">
+    <li className="flex flex-col gap-3 px-5 py-4 sm:flex-row sm:items-center sm:justify-between" data-testid="upload-row">
       <div className="min-w-0">
         <p className="truncate font-medium text-slate-900">{item.originalName}</p>
         <p className="mt-0.5 flex items-center gap-2 text-sm text-slate-500">{formatBytes(item.size)} <StatusBadge status={current} /></p>
+        {file && <div className="mt-1"><VerdictSummary file={file} compact /></div>}
       </div>
-      <Link to={`/status/${item.fileId}`} className="btn-secondary shrink-0">View Status</Link>
+      <div className="flex shrink-0 gap-2">
+        {downloadable && (
+          <button type="button" className="btn-primary" disabled={download.isPending} aria-label={`Download ${item.originalName}`}
+            onClick={() => download.mutate(file, {
+              onSuccess: () => toast.success('File download started'),
+              onError: (error) => toast.error(messageOf(error, 'Failed to download file')),
+            })}>
+            {download.isPending && <Spinner label="Downloading" className="h-4 w-4" />}Download
+          </button>
+        )}
+        <Link to={`/status/${item.fileId}`} className="btn-secondary">View Status</Link>
+      </div>
     </li>
   );
 }
