@@ -77,16 +77,25 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     }
   }, [succeed]);
 
+  /** Registration ends on the sign-in page (SPEC), so it leaves no one signed in there: the
+   * session the server opened with the new account is ended (its refresh token revoked, without
+   * any stored token so another account's session is untouched) and nothing is stored. */
   const register = useCallback(async (input: RegisterInput) => {
     dispatch({ type: 'AUTH_START' });
+    let payload: AuthPayload;
     try {
-      return succeed(await registerCall(input));
+      payload = await registerCall(input);
     } catch (error) {
       clearStoredAuth();
       dispatch({ type: 'AUTH_FAILURE', error: serverMessage(error) || 'Registration failed' });
       throw error;
     }
-  }, [succeed]);
+    clearStoredAuth();
+    queryClient.clear();
+    dispatch({ type: 'LOGOUT' });
+    void logoutCall(payload.tokens.refreshToken).catch(() => undefined);
+    return payload;
+  }, [queryClient]);
 
   const completeGoogleSignIn = useCallback(async (code: string) => {
     dispatch({ type: 'AUTH_START' });

@@ -9,7 +9,7 @@ import { AuthCard } from './AuthCard';
 export default function VerifyEmailPage() {
   const [params] = useSearchParams();
   const token = params.get('token') ?? '';
-  const { user, setUser } = useAuth();
+  const { user, setUser, isAuthenticated } = useAuth();
   const [state, setState] = useState<{ kind: 'loading' | 'ok' | 'error'; text: string }>({ kind: 'loading', text: '' });
   const started = useRef(false);
 
@@ -34,7 +34,9 @@ export default function VerifyEmailPage() {
       ) : (
         <div className="space-y-5">
           <Alert tone={state.kind === 'ok' ? 'success' : 'error'}>{state.text}</Alert>
-          <Link to="/login" className="btn-primary w-full">Go to sign in</Link>
+          {isAuthenticated
+            ? <Link to="/dashboard" className="btn-primary w-full">Go to your dashboard</Link>
+            : <Link to="/login" className="btn-primary w-full">Go to sign in</Link>}
         </div>
       )}
     </AuthCard>
