@@ -1,4 +1,9 @@
-"""The error envelope `{success: false, message, error}` and the handlers that produce it."""
+"""The error envelope `{success: false, message, error}` and the handlers that produce it.
+
+A 422 (`validation_error`) also carries `fields: [{field, message, code}]`: each refused
+field by its camelCase path in the request (`name`, `rules.macros`, `allowedTypes.0`; null for
+the request as a whole) with a message in plain words, so a form shows it next to the input.
+`message` keeps the one-line summary ("Invalid request: name: ...") for older clients."""
 
 from __future__ import annotations
 
@@ -19,12 +24,24 @@ class ApiError(Exception):
     """Raise anywhere in a request to answer with the error envelope."""
 
     def __init__(self, status_code: int, message: str, error: str | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None,
+                 fields: list[dict[str, str | None]] | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.message = message
         self.error = error or _default_codes.get(status_code, "error")
         self.headers = headers
+        self.fields = fields
+
+
+def field_error(field: str | None, message: str, code: str = "invalid") -> dict[str, str | None]:
+    """One entry of a 422's `fields`."""
+    return {"field": field, "message": message, "code": code}
+
+
+def invalid_field(field: str, message: str, code: str = "invalid") -> ApiError:
+    """A 422 about one body field: `message` both as the summary and next to the field."""
+    return ApiError(422, message, "validation_error", fields=[field_error(field, message, code)])
 
 
 _default_codes = {
@@ -87,9 +104,13 @@ def sqlite_io_error_on_full_disk(exc: BaseException, database_url: str | None) -
         return False
 
 
-def error_body(status_code: int, message: str, error: str | None = None) -> dict:
-    return {"success": False, "message": message,
-            "error": error or _default_codes.get(status_code, "error")}
+def error_body(status_code: int, message: str, error: str | None = None,
+               fields: list[dict[str, str | None]] | None = None) -> dict:
+    body: dict = {"success": False, "message": message,
+                  "error": error or _default_codes.get(status_code, "error")}
+    if fields is not None:
+        body["fields"] = fields
+    return body
 
 
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -100,6 +121,59 @@ def printable(text: str) -> str:
     string): controls and unpaired surrogates as \\uXXXX escapes, so the answer stays valid
     UTF-8 and a NUL never travels back."""
     return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _plural(n: object, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+_COLLECTIONS = ("List", "Tuple", "Set", "Dictionary", "Dict", "Frozenset")
+
+
+def _human(err: dict) -> str:
+    """A Pydantic error in plain words, for a person filling a form."""
+    kind = err.get("type", "")
+    ctx = err.get("ctx") or {}
+    # A length limit on text ("too_short" too when a validator wraps the string type) or on a
+    # list; a required text left empty is simply "required".
+    text = kind.startswith("string_") or (
+        kind in ("too_short", "too_long") and ctx.get("field_type") not in _COLLECTIONS)
+    if kind == "missing" or (text and kind.endswith("too_short") and ctx.get("min_length") == 1):
+        return "This field is required."
+    if kind.endswith("too_short"):
+        unit = "character" if text else "item"
+        return f"Must {'be' if text else 'have'} at least {_plural(ctx.get('min_length'), unit)}."
+    if kind.endswith("too_long"):
+        unit = "character" if text else "item"
+        return f"Must {'be' if text else 'have'} at most {_plural(ctx.get('max_length'), unit)}."
+    for key, words in (("ge", "at least"), ("gt", "more than"), ("le", "at most"),
+                       ("lt", "less than")):
+        if key in ctx and kind.startswith(("greater", "less")):
+            return f"Must be {words} {ctx[key]}."
+    if kind in ("literal_error", "enum") and "expected" in ctx:
+        return f"Must be one of {ctx['expected']}."
+    if kind == "extra_forbidden":
+        return "This field is not accepted."
+    msg = str(err.get("msg", "is invalid"))
+    if kind == "value_error" and msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    return msg[:1].upper() + msg[1:] + ("" if msg.endswith(".") else ".")
+
+
+def _field_path(err: dict) -> str | None:
+    loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "form")]
+    return ".".join(loc) or None
+
+
+def validation_fields(exc: RequestValidationError) -> list[dict[str, str | None]]:
+    """The `fields` of a 422: each refused field's camelCase path (the body's own names) and a
+    message in plain words; null for the request as a whole."""
+    fields = []
+    for err in exc.errors():
+        path = _field_path(err)
+        fields.append(field_error(None if path is None else printable(path),
+                                  printable(_human(err)), str(err.get("type", "invalid"))))
+    return fields
 
 
 def _describe_validation(exc: RequestValidationError) -> str:
@@ -115,12 +189,14 @@ def _describe_validation(exc: RequestValidationError) -> str:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError):
-        return JSONResponse(error_body(exc.status_code, exc.message, exc.error),
+        fields = exc.fields if exc.fields is not None else [] if exc.status_code == 422 else None
+        return JSONResponse(error_body(exc.status_code, exc.message, exc.error, fields),
                             status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError):
-        return JSONResponse(error_body(422, _describe_validation(exc)), status_code=422)
+        return JSONResponse(error_body(422, _describe_validation(exc), None,
+                                       validation_fields(exc)), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException):

@@ -20,6 +20,7 @@ from starlette.routing import Match
 from starlette.types import Scope
 
 ERROR_REF = {"$ref": "#/components/schemas/ErrorEnvelope"}
+VALIDATION_REF = {"$ref": "#/components/schemas/ValidationErrorEnvelope"}
 
 _DESCRIPTIONS = {
     "400": "The request is malformed (for example a body that is not valid JSON or multipart)",
@@ -110,10 +111,26 @@ def install_openapi(app: FastAPI) -> None:
                             "description": _DESCRIPTIONS[status],
                             "content": {"application/json": {"schema": ERROR_REF}}}
                 _document_plan_gates(route, responses)
+                # Every 422 is the error envelope with `fields` (errors.py), never FastAPI's
+                # HTTPValidationError.
+                responses["422"]["content"] = {"application/json": {"schema": VALIDATION_REF}}
+        _add_validation_schemas(schema)
         app.openapi_schema = schema
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
+
+
+def _add_validation_schemas(schema: dict[str, Any]) -> None:
+    from sanitas.schemas import ValidationErrorEnvelope
+
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    generated = ValidationErrorEnvelope.model_json_schema(
+        ref_template="#/components/schemas/{model}")
+    components.update(generated.pop("$defs", {}))
+    components["ValidationErrorEnvelope"] = generated
+    for unused in ("HTTPValidationError", "ValidationError"):
+        components.pop(unused, None)
 
 
 def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:

@@ -34,6 +34,23 @@ class ErrorEnvelope(BaseModel):
     error: str
 
 
+class FieldError(BaseModel):
+    """One refused field of a 422: its camelCase path in the request (`name`, `rules.macros`,
+    `allowedTypes.0`), null for the request as a whole; a message in plain words; and the
+    kind of problem (`missing`, `string_too_short`, `value_error`, ...)."""
+
+    field: str | None
+    message: str
+    code: str
+
+
+class ValidationErrorEnvelope(ErrorEnvelope):
+    """The 422 answer (`validation_error`): `message` sums it up in one line, `fields` names
+    each refused field so a form shows the message next to it."""
+
+    fields: list[FieldError] = []
+
+
 def ok(data: object = None, message: str = "") -> dict[str, object]:
     return {"success": True, "message": message, "data": data}
 

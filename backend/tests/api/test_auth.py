@@ -41,7 +41,9 @@ def test_register_validates_on_the_server(client):
     bad_email = register(client, email="not-an-email")
     assert bad_email.status_code == 422
     assert bad_email.json() == {"success": False, "message": "Please enter a valid email address",
-                                "error": "validation_error"}
+                                "error": "validation_error", "fields": [
+                                    {"field": "email", "code": "invalid",
+                                     "message": "Please enter a valid email address"}]}
     short = register(client, password="12345")
     assert short.status_code == 422 and short.json()["success"] is False
     assert short.json()["message"] == "Password must be at least 6 characters long"

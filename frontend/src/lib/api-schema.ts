@@ -2175,6 +2175,20 @@ export interface components {
             question: string;
         };
         /**
+         * FieldError
+         * @description One refused field of a 422: its camelCase path in the request (`name`, `rules.macros`,
+         *     `allowedTypes.0`), null for the request as a whole; a message in plain words; and the
+         *     kind of problem (`missing`, `string_too_short`, `value_error`, ...).
+         */
+        FieldError: {
+            /** Code */
+            code: string;
+            /** Field */
+            field: string | null;
+            /** Message */
+            message: string;
+        };
+        /**
          * FileErrorCode
          * @enum {string}
          */
@@ -2404,11 +2418,6 @@ export interface components {
          * @enum {string}
          */
         FormFieldsAction: "keep" | "refuse" | "remove";
-        /** HTTPValidationError */
-        HTTPValidationError: {
-            /** Detail */
-            detail?: components["schemas"]["ValidationError"][];
-        };
         /** HealthAnswer */
         HealthAnswer: {
             /** Data */
@@ -3167,18 +3176,26 @@ export interface components {
             /** Username */
             username?: string | null;
         };
-        /** ValidationError */
-        ValidationError: {
-            /** Context */
-            ctx?: Record<string, never>;
-            /** Input */
-            input?: unknown;
-            /** Location */
-            loc: (string | number)[];
+        /**
+         * ValidationErrorEnvelope
+         * @description The 422 answer (`validation_error`): `message` sums it up in one line, `fields` names
+         *     each refused field so a form shows the message next to it.
+         */
+        ValidationErrorEnvelope: {
+            /** Error */
+            error: string;
+            /**
+             * Fields
+             * @default []
+             */
+            fields: components["schemas"]["FieldError"][];
             /** Message */
-            msg: string;
-            /** Error Type */
-            type: string;
+            message: string;
+            /**
+             * Success
+             * @default false
+             */
+            success: boolean;
         };
         /**
          * Verdict
@@ -3360,7 +3377,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -3445,7 +3462,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -3539,7 +3556,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -3633,7 +3650,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -3717,7 +3734,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -3799,7 +3816,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -3886,7 +3903,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -3958,7 +3975,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -4034,7 +4051,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -4130,7 +4147,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -4226,7 +4243,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -4313,7 +4330,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -4400,7 +4417,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many attempts on this account or from this address within the window (`too_many_requests`, with `Retry-After`), or too many calls at once (`too_many_concurrent`) */
@@ -4474,7 +4491,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -4561,7 +4578,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -4648,7 +4665,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -4744,7 +4761,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -4818,7 +4835,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -4905,7 +4922,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -4992,7 +5009,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -5069,7 +5086,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -5147,7 +5164,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too Many Requests */
@@ -5212,7 +5229,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -5317,7 +5334,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -5393,7 +5410,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -5449,7 +5466,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -5514,7 +5531,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -5619,7 +5636,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -5693,7 +5710,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -5789,7 +5806,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -5854,7 +5871,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -5930,7 +5947,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -6046,7 +6063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -6140,7 +6157,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -6234,7 +6251,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -6357,7 +6374,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -6460,7 +6477,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -6563,7 +6580,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -6637,7 +6654,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -6711,7 +6728,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -6785,7 +6802,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -6859,7 +6876,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -6933,7 +6950,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -7018,7 +7035,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -7095,7 +7112,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -7200,7 +7217,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once (`too_many_concurrent`), or the account already has its most reports waiting or being generated (`too_many_pending_reports`, SANITAS_REPORT_MAX_PENDING) or kept (`too_many_stored_reports`, SANITAS_REPORT_MAX_STORED); `Retry-After` says when to try again */
@@ -7297,7 +7314,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -7380,7 +7397,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -7508,7 +7525,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -7637,7 +7654,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -7713,7 +7730,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -7791,7 +7808,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -7867,7 +7884,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -7952,7 +7969,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -8026,7 +8043,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -8106,7 +8123,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -8211,7 +8228,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -8327,7 +8344,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -8421,7 +8438,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -8506,7 +8523,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -8592,7 +8609,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -8744,7 +8761,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -8818,7 +8835,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -8923,7 +8940,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -9030,7 +9047,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -9115,7 +9132,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -9203,7 +9220,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -9288,7 +9305,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
@@ -9344,7 +9361,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
         };
@@ -9382,7 +9399,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
         };

@@ -19,7 +19,7 @@ from sanitas.auth.schemas import AuthData, TokensOut, UserOut
 from sanitas.auth.tokens import create_access_token, hash_token, new_opaque_token
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
-from sanitas.errors import ApiError
+from sanitas.errors import ApiError, invalid_field
 from sanitas.mail import send_email
 from sanitas.models import AuditAction, AuthSession, EmailToken, File, User
 from sanitas.models._common import new_id
@@ -47,7 +47,7 @@ def check_email(email: str) -> str:
     try:
         validate_email(email, check_deliverability=False)
     except EmailNotValidError:
-        raise ApiError(422, "Please enter a valid email address", "validation_error") from None
+        raise invalid_field("email", "Please enter a valid email address") from None
     return email
 
 
@@ -58,7 +58,7 @@ def check_username(session: Session, username: str | None, *,
     if username is None:
         return None
     if not USERNAME_RE.fullmatch(username):
-        raise ApiError(422, USERNAME_RULE, "validation_error")
+        raise invalid_field("username", USERNAME_RULE)
     taken = select(User.id).where(func.lower(User.username) == username.lower())
     if exclude_user_id:
         taken = taken.where(User.id != exclude_user_id)
@@ -174,7 +174,8 @@ def register(session: Session, settings: Settings, *, email: str, password: str,
     """
     email = check_email(email)
     if len(password) < MIN_PASSWORD:
-        raise ApiError(422, "Password must be at least 6 characters long", "validation_error")
+        raise invalid_field("password", "Password must be at least 6 characters long",
+                            "string_too_short")
     if find_user_by_email(session, email) is not None:
         raise ApiError(409, "An account with this email already exists", "email_taken")
     username = check_username(session, username)
@@ -270,7 +271,8 @@ def change_password(session: Session, user: User, current: str, new: str,
     if not verify_password(user.password_hash, current):
         raise ApiError(400, "Current password is incorrect", "wrong_password")
     if len(new) < MIN_NEW_PASSWORD:
-        raise ApiError(422, "New password must be at least 8 characters", "validation_error")
+        raise invalid_field("newPassword", "New password must be at least 8 characters",
+                            "string_too_short")
     user.password_hash = hash_password(new)
     retire_reset_links(session, user.id)  # a link mailed earlier must not undo this change
     revoke_all_sessions(session, user.id, except_family=keep_family)
@@ -350,7 +352,8 @@ def prepare_password_reset(session: Session, settings: Settings,
 
 def reset_password(session: Session, token: str, password: str, ip: str | None = None) -> None:
     if len(password) < MIN_NEW_PASSWORD:
-        raise ApiError(422, "Password must be at least 8 characters", "validation_error")
+        raise invalid_field("password", "Password must be at least 8 characters",
+                            "string_too_short")
     user = consume_email_token(session, token, "reset_password",
                                "This password reset link is invalid or has expired.")
     user.password_hash = hash_password(password)

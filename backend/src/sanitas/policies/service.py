@@ -20,7 +20,7 @@ from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.engine.policy import BUILT_IN, Policy, PolicyError
-from sanitas.errors import ApiError
+from sanitas.errors import ApiError, field_error
 from sanitas.files import service as files_service
 from sanitas.models import AuditAction, PolicyDefault, PolicyVersion, Role, StoredPolicy, User
 from sanitas.models.policy import POLICY_NAME_MAX
@@ -130,7 +130,8 @@ def engine_body(body: PolicyIn) -> dict[str, Any]:
     except PolicyError as exc:
         raise ApiError(422, "Invalid policy: " + "; ".join(
             f"{where}: {why}" for where, why in exc.errors.items()),
-            "validation_error") from exc
+            "validation_error", fields=[field_error(where, why[:1].upper() + why[1:])
+                                        for where, why in exc.errors.items()]) from exc
 
 
 def _serialise(session: Session, user: User, organisation: bool) -> None:
