@@ -309,6 +309,31 @@ async function main() {
       }
       assert(uploaded['invoice-macro.docm'] && uploaded['holiday-gps.jpg'], `unexpected upload rows ${JSON.stringify(uploaded)}`);
 
+      // Each finished row shows its verdict (a macro removed is never "clean") and a one-click
+      // Download; "Download all" saves the batch as one ZIP, counted per file.
+      const results = page.getByTestId('upload-results');
+      await results.getByTestId('verdict-badge').nth(1).waitFor({ timeout: 150_000 });
+      const verdicts = {};
+      for (const name of Object.keys(uploaded)) {
+        const row = results.getByTestId('upload-row').filter({ hasText: name });
+        verdicts[name] = await row.getByTestId('verdict-badge').getAttribute('data-verdict');
+        await row.getByRole('button', { name: `Download ${name}` }).waitFor();
+      }
+      assert(verdicts['invoice-macro.docm'] === 'cleaned', `docm verdict ${verdicts['invoice-macro.docm']}`);
+      assert(verdicts['holiday-gps.jpg'] === 'cleaned', `jpeg verdict ${verdicts['holiday-gps.jpg']}`);
+      await shots(page, 'upload-results-verdicts');
+      const [zipped] = await Promise.all([
+        page.waitForEvent('download', { timeout: 30_000 }),
+        page.getByRole('button', { name: 'Download all (2)' }).click(),
+      ]);
+      const zipPath = path.join(downloads, zipped.suggestedFilename());
+      await zipped.saveAs(zipPath);
+      assert(zipped.suggestedFilename().endsWith('.zip'), `Download all saved ${zipped.suggestedFilename()}`);
+      const listing = spawnSync(PYTHON, ['-c', 'import sys, zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))', zipPath], { encoding: 'utf8' });
+      const entries = listing.stdout.trim().split('\n').sort();
+      assert(listing.status === 0 && entries.length === 2 && entries.includes('sanitized_invoice-macro.docx'), `Download all ZIP holds ${listing.stdout}${listing.stderr}`);
+      log(`  Download all → ${zipped.suggestedFilename()}: ${entries.join(', ')}`);
+
       for (const [name, kind] of [['invoice-macro.docm', 'office'], ['holiday-gps.jpg', 'jpeg']]) {
         const id = uploaded[name];
         await page.goto(`${base}/status/${id}`);
@@ -318,6 +343,13 @@ async function main() {
           const s = document.querySelector('[data-testid="status-badge"]')?.getAttribute('data-status');
           return s === 'COMPLETED' || s === 'FAILED';
         }, null, { timeout: 150_000 });
+        const summary = page.getByTestId('verdict-summary');
+        await summary.waitFor();
+        assert(await summary.getAttribute('data-verdict') === 'cleaned', `${name}: status page verdict ${await summary.getAttribute('data-verdict')}`);
+        assert(await page.getByText('Your file is clean').count() === 0, `${name}: "Your file is clean" for a file that was cleaned`);
+        // The preview (a picture's) is shown; an office file has none. Wait until it settled.
+        if (kind === 'jpeg') await page.getByRole('img', { name: /^Preview of the first page of the sanitized file/ }).waitFor();
+        await page.waitForFunction(() => !document.querySelector('[aria-label="Loading preview"]'));
         const status = await badge.getAttribute('data-status');
         if (status !== 'COMPLETED') {
           const err = await page.locator('[role="alert"]').allInnerTexts();
@@ -345,7 +377,8 @@ async function main() {
         const verdict = spawnSync(PYTHON, [path.join(HERE, 'e2e/check_clean.py'), kind, saved], { encoding: 'utf8' });
         assert(verdict.status === 0, `${name} → ${download.suggestedFilename()} is not clean: ${verdict.stdout}${verdict.stderr}`);
         log(`  ${name} → ${download.suggestedFilename()}: ${verdict.stdout.trim()}`);
-        await page.getByTestId('download-count').filter({ hasText: '1' }).waitFor();
+        // One download in the ZIP above, one here.
+        await page.getByTestId('download-count').filter({ hasText: '2' }).waitFor();
       }
     });
 
