@@ -9,7 +9,7 @@ no error in the server's log. Exit status: 0 when every run passed.
 PostgreSQL: a scratch database `sanitas_fuzz_<pid>` on the server of SANITAS_TEST_PG_URL (the
 test suite's, default postgresql+psycopg://postgres@127.0.0.1:5432/test), dropped afterwards.
 
-Usage: backend/.venv/bin/python scripts/fuzz_api.py [--max-time 150] [--workers 2]
+Usage: backend/.venv/bin/python scripts/fuzz_api.py [--max-time 150] [--workers 1]
            [--database sqlite|postgresql|both]
 """
 
@@ -127,7 +127,10 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-time", type=int, default=150,
                         help="seconds per signed-in role and database")
-    parser.add_argument("--workers", default="2")
+    # One worker: with two, schemathesis/hypothesis on Python 3.11 once failed with an internal
+    # "AST constructor recursion depth mismatch" (two threads parsing source at once), an
+    # exit status of 1 that says nothing about the API.
+    parser.add_argument("--workers", default="1")
     parser.add_argument("--database", choices=["sqlite", "postgresql", "both"],
                         default="both")
     args = parser.parse_args()
