@@ -390,6 +390,22 @@ async function main() {
       await page.getByRole('heading', { name: 'File History' }).waitFor();
       await page.getByRole('link', { name: 'invoice-macro.docm' }).waitFor();
       await shots(page, 'history');
+      // A selection (ticked from the keyboard) downloads as one ZIP; the verdict filter narrows the list.
+      const table = page.getByRole('table');
+      await table.getByRole('checkbox', { name: 'Select invoice-macro.docm' }).focus();
+      await page.keyboard.press('Space');
+      await table.getByRole('checkbox', { name: 'Select holiday-gps.jpg' }).check();
+      const [selection] = await Promise.all([
+        page.waitForEvent('download', { timeout: 30_000 }),
+        page.getByRole('button', { name: 'Download selected (2)' }).click(),
+      ]);
+      assert(selection.suggestedFilename().endsWith('.zip'), `Download selected saved ${selection.suggestedFilename()}`);
+      await checkA11y(page, 'history with a selection');
+      await page.getByLabel('Verdict').selectOption('clean');
+      await page.getByTestId('history-empty').filter({ hasText: 'No files match your current filters.' }).waitFor();
+      await page.getByLabel('Verdict').selectOption('cleaned');
+      await page.getByRole('link', { name: 'invoice-macro.docm' }).waitFor();
+      await page.getByLabel('Verdict').selectOption('');
       await assertFocusVisible(page.getByLabel('Status'), 'history status select');
       await page.getByLabel('Status').selectOption('FAILED');
       await page.getByTestId('history-empty').filter({ hasText: 'No files match your current filters.' }).waitFor();
