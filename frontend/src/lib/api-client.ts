@@ -17,6 +17,8 @@ export class ApiError extends Error {
   status?: number;
   serverMessage?: string;
   code?: string;
+  /** A 422's refused fields (camelCase body paths, messages in plain words): lib/form-errors.ts. */
+  fields?: { field: string | null; message: string; code: string }[];
   kind: 'api' | 'network' | 'request';
   constructor(message: string, kind: 'api' | 'network' | 'request', extra: Partial<ApiError> = {}) {
     super(message);
@@ -29,6 +31,7 @@ export class ApiError extends Error {
 interface ErrorBody {
   message?: string;
   error?: string | { message?: string; code?: string };
+  fields?: ApiError['fields'];
 }
 
 /** 'API Error: {message} (status)' | 'Network error: No response from server' | 'Request error: {message}'. */
@@ -41,7 +44,7 @@ export function toApiError(error: unknown): ApiError {
     const serverMessage = fromError || body.message || undefined;
     const code = typeof body.error === 'string' ? body.error : body.error?.code;
     return new ApiError(`API Error: ${serverMessage || 'Server error'} (${err.response.status})`, 'api', {
-      status: err.response.status, serverMessage, code,
+      status: err.response.status, serverMessage, code, fields: Array.isArray(body.fields) ? body.fields : undefined,
     });
   }
   if (err?.request) return new ApiError('Network error: No response from server', 'network');

@@ -7,6 +7,8 @@ export const TOAST_AUTO_CLOSE_MS = 5000;
 export const ASSUMED_TOKEN_LIFETIME_S = 3600;
 export const REGISTER_PASSWORD_MIN = 6;
 export const CHANGE_PASSWORD_MIN = 8;
+/** The contact form's message: at least this many characters (the server's rule too). */
+export const CONTACT_MESSAGE_MIN = 10;
 export const FALLBACK_MAX_FILE_SIZE = 104857600; // 100MB
 export const FALLBACK_MAX_FILES = 10;
 export const STATUS_POLL_MS = 3000;

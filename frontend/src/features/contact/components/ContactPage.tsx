@@ -2,9 +2,10 @@ import { useState, type FormEvent } from 'react';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Alert, Spinner } from '../../../components/ui';
-import { messageOf } from '../../../lib/api-client';
+import { FieldError, FormAlert, fieldProps, formErrors, hasErrors, type FormErrors } from '../../../lib/form-errors';
+import { CONTACT_MESSAGE_MIN } from '../../../lib/constants';
 import { useAuth } from '../../../lib/auth/AuthProvider';
-import { sendContact, validateContact } from '../api';
+import { CONTACT_FIELDS, sendContact, validateContact } from '../api';
 
 export default function ContactPage() {
   const { user } = useAuth();
@@ -13,15 +14,14 @@ export default function ContactPage() {
   });
   const [sending, setSending] = useState(false);
   const [sent, setSent] = useState<string | null>(null);
+  const [errors, setErrors] = useState<FormErrors>({});
   const set = (k: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement | HTMLTextAreaElement>) => setForm((f) => ({ ...f, [k]: e.target.value }));
 
   const onSubmit = async (e: FormEvent) => {
     e.preventDefault();
-    const problem = validateContact(form);
-    if (problem) {
-      toast.error(problem);
-      return;
-    }
+    const found = validateContact(form);
+    setErrors(found);
+    if (hasErrors(found)) return;
     setSending(true);
     try {
       const res = await sendContact(form);
@@ -30,7 +30,7 @@ export default function ContactPage() {
       toast.success(text);
       setForm((f) => ({ ...f, subject: '', message: '' }));
     } catch (error) {
-      toast.error(messageOf(error, 'Failed to send your message. Please try again.'));
+      setErrors(formErrors(error, CONTACT_FIELDS, 'Failed to send your message. Please try again.'));
     } finally {
       setSending(false);
     }
@@ -49,12 +49,16 @@ export default function ContactPage() {
         </div>
         <form onSubmit={onSubmit} noValidate className="card space-y-5 p-6 sm:p-8 lg:col-span-3" aria-label="Contact form">
           {sent && <Alert tone="success">{sent}</Alert>}
+          <FormAlert errors={errors} />
           <div className="grid gap-5 sm:grid-cols-2">
-            <div><label htmlFor="name" className="label">Name</label><input id="name" autoComplete="name" className="input" value={form.name} onChange={set('name')} required /></div>
-            <div><label htmlFor="email" className="label">Email</label><input id="email" type="email" autoComplete="email" className="input" value={form.email} onChange={set('email')} required /></div>
+            <div><label htmlFor="name" className="label">Name</label><input id="name" autoComplete="name" className="input" value={form.name} onChange={set('name')} required {...fieldProps(errors, 'name')} /><FieldError errors={errors} field="name" /></div>
+            <div><label htmlFor="email" className="label">Email</label><input id="email" type="email" autoComplete="email" className="input" value={form.email} onChange={set('email')} required {...fieldProps(errors, 'email')} /><FieldError errors={errors} field="email" /></div>
           </div>
-          <div><label htmlFor="subject" className="label">Subject</label><input id="subject" className="input" value={form.subject} onChange={set('subject')} required /></div>
-          <div><label htmlFor="message" className="label">Message</label><textarea id="message" rows={6} className="input" value={form.message} onChange={set('message')} required /></div>
+          <div><label htmlFor="subject" className="label">Subject</label><input id="subject" className="input" value={form.subject} onChange={set('subject')} required {...fieldProps(errors, 'subject')} /><FieldError errors={errors} field="subject" /></div>
+          <div><label htmlFor="message" className="label">Message</label><textarea id="message" rows={6} className="input" value={form.message} onChange={set('message')} required minLength={CONTACT_MESSAGE_MIN}
+            {...fieldProps(errors, 'message', 'message-help')} />
+            <p id="message-help" className="mt-1 text-xs text-slate-500">At least {CONTACT_MESSAGE_MIN} characters.</p>
+            <FieldError errors={errors} field="message" /></div>
           <button type="submit" className="btn-primary" disabled={sending}>{sending && <Spinner label="Sending" className="h-4 w-4" />}Send message</button>
         </form>
       </div>
