@@ -297,22 +297,23 @@ async function main() {
       await page.getByTestId('file-input').setInputFiles({ name: 'tool.exe', mimeType: 'application/octet-stream', buffer: Buffer.from('MZ') });
       await page.getByRole('status').filter({ hasText: 'Some files were not accepted' }).getByText('tool.exe').waitFor();
       await checkA11y(page, 'upload with a refused file');
-      await page.getByTestId('file-input').setInputFiles([path.join(fixtures, 'invoice-macro.docm'), path.join(fixtures, 'holiday-gps.jpg')]);
-      await toast(page, 'Successfully uploaded 2 file(s). Files are being processed. You can check their status below.').waitFor({ timeout: 30_000 });
+      await page.getByTestId('file-input').setInputFiles([path.join(fixtures, 'invoice-macro.docm'), path.join(fixtures, 'holiday-gps.jpg'),
+        path.join(fixtures, 'bundle-with-tool.zip')]);
+      await toast(page, 'Successfully uploaded 3 file(s). Files are being processed. You can check their status below.').waitFor({ timeout: 30_000 });
       const links = page.getByTestId('upload-results').getByRole('link', { name: 'View Status' });
-      assert((await links.count()) === 2, 'expected two View Status links');
+      assert((await links.count()) === 3, 'expected three View Status links');
       await shots(page, 'upload-results');
       for (const href of await links.evaluateAll((els) => els.map((e) => e.getAttribute('href')))) {
         const row = page.locator('li', { has: page.locator(`a[href="${href}"]`) });
         const name = (await row.locator('p').first().innerText()).trim();
         uploaded[name] = href.split('/').pop();
       }
-      assert(uploaded['invoice-macro.docm'] && uploaded['holiday-gps.jpg'], `unexpected upload rows ${JSON.stringify(uploaded)}`);
+      assert(uploaded['invoice-macro.docm'] && uploaded['holiday-gps.jpg'] && uploaded['bundle-with-tool.zip'], `unexpected upload rows ${JSON.stringify(uploaded)}`);
 
       // Each finished row shows its verdict (a macro removed is never "clean") and a one-click
       // Download; "Download all" saves the batch as one ZIP, counted per file.
       const results = page.getByTestId('upload-results');
-      await results.getByTestId('verdict-badge').nth(1).waitFor({ timeout: 150_000 });
+      await results.getByTestId('verdict-badge').nth(2).waitFor({ timeout: 150_000 });
       const verdicts = {};
       for (const name of Object.keys(uploaded)) {
         const row = results.getByTestId('upload-row').filter({ hasText: name });
@@ -321,18 +322,31 @@ async function main() {
       }
       assert(verdicts['invoice-macro.docm'] === 'cleaned', `docm verdict ${verdicts['invoice-macro.docm']}`);
       assert(verdicts['holiday-gps.jpg'] === 'cleaned', `jpeg verdict ${verdicts['holiday-gps.jpg']}`);
+      // The ZIP lost its program: partial, never an all-clear, and the summary names it.
+      assert(verdicts['bundle-with-tool.zip'] === 'partial', `zip verdict ${verdicts['bundle-with-tool.zip']}`);
+      await results.getByTestId('upload-row').filter({ hasText: 'bundle-with-tool.zip' }).getByText(/tool\.exe/).waitFor();
       await shots(page, 'upload-results-verdicts');
       const [zipped] = await Promise.all([
         page.waitForEvent('download', { timeout: 30_000 }),
-        page.getByRole('button', { name: 'Download all (2)' }).click(),
+        page.getByRole('button', { name: 'Download all (3)' }).click(),
       ]);
       const zipPath = path.join(downloads, zipped.suggestedFilename());
       await zipped.saveAs(zipPath);
       assert(zipped.suggestedFilename().endsWith('.zip'), `Download all saved ${zipped.suggestedFilename()}`);
       const listing = spawnSync(PYTHON, ['-c', 'import sys, zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))', zipPath], { encoding: 'utf8' });
       const entries = listing.stdout.trim().split('\n').sort();
-      assert(listing.status === 0 && entries.length === 2 && entries.includes('sanitized_invoice-macro.docx'), `Download all ZIP holds ${listing.stdout}${listing.stderr}`);
+      assert(listing.status === 0 && entries.length === 3 && entries.includes('sanitized_invoice-macro.docx'), `Download all ZIP holds ${listing.stdout}${listing.stderr}`);
       log(`  Download all → ${zipped.suggestedFilename()}: ${entries.join(', ')}`);
+
+      await page.goto(`${base}/status/${uploaded['bundle-with-tool.zip']}`);
+      const partial = page.getByTestId('verdict-summary');
+      await partial.waitFor({ timeout: 150_000 });
+      assert(await partial.getAttribute('data-verdict') === 'partial', 'zip status page verdict');
+      await partial.getByText('Partially cleaned – some content was dropped').waitFor();
+      await partial.getByText('tool.exe', { exact: true }).waitFor();
+      assert(await page.getByText('Your file is clean').count() === 0, 'zip: "Your file is clean" for a partial file');
+      await page.waitForFunction(() => !document.querySelector('[aria-label="Loading preview"]'));
+      await shots(page, 'status-partial');
 
       for (const [name, kind] of [['invoice-macro.docm', 'office'], ['holiday-gps.jpg', 'jpeg']]) {
         const id = uploaded[name];

@@ -60,4 +60,11 @@ with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
     z.writestr("word/vbaProject.bin", vba)
     z.writestr("docProps/core.xml", core)
 (out / "invoice-macro.docm").write_bytes(buf.getvalue())
+
+# --- ZIP with a program inside: the program is dropped, the rest kept (verdict partial) -------
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("notes.txt", "Meeting notes\nBring the quarterly figures.\n")
+    z.writestr("tool.exe", b"MZ\x90\x00" + b"\x00" * 200 + b"This program cannot be run in DOS mode.\r\n")
+(out / "bundle-with-tool.zip").write_bytes(buf.getvalue())
 print("ok")
