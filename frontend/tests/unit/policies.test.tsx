@@ -59,6 +59,18 @@ describe('policy rules and errors', () => {
     expect(fieldErrors(new ApiError('x', 'api', { status: 403, serverMessage: 'no' }))).toEqual({});
   });
 
+  it('uses the 422’s named fields, in plain words, when the server sends them', () => {
+    const error = new ApiError('API Error', 'api', {
+      status: 422, serverMessage: 'Invalid request: name: String should have at least 1 character; maxPages: ...',
+      fields: [{ field: 'name', message: 'This field is required.', code: 'too_short' },
+        { field: 'maxPages', message: 'Must be at least 1.', code: 'greater_than_equal' },
+        { field: 'rules.coverArt', message: 'Must be one of remove, keep, refuse.', code: 'enum' }],
+    });
+    expect(fieldErrors(error)).toEqual({
+      name: 'This field is required.', maxPages: 'Must be at least 1.', 'rules.coverArt': 'Must be one of remove, keep, refuse.',
+    });
+  });
+
   it('keeps only the policies the plan can use', () => {
     expect(usablePolicies([basic, advanced, orgWide, aPolicy({ id: 'px', builtIn: false, output: 'pdf+ocr' })], ['basic']).map((p) => p.id))
       .toEqual(['basic', 'p-org']);

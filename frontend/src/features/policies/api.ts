@@ -8,6 +8,7 @@ import { api, type ApiBody } from '../../lib/api';
 import { ApiError } from '../../lib/api-client';
 import type { components } from '../../lib/api-schema';
 import { fileStatusQuery } from '../../lib/file-status';
+import { formErrors } from '../../lib/form-errors';
 import type { FileReport } from '../../lib/types';
 
 type Schemas = components['schemas'];
@@ -151,6 +152,11 @@ export function cleanBody(body: PolicyBody): PolicyBody {
  * `scope`; anything else goes under `form`.
  */
 export function fieldErrors(error: unknown): Record<string, string> {
+  // The server names each field (`fields`, messages in plain words): use those.
+  if (error instanceof ApiError && error.status === 422 && error.fields?.length) {
+    const known = ['name', 'description', 'allowedTypes', 'output', 'maxPages', 'scope', ...RULE_NAMES.map((r) => `rules.${r}`)];
+    return formErrors(error, known, '') as Record<string, string>;
+  }
   if (!(error instanceof ApiError) || error.status !== 422 || !error.serverMessage) return {};
   const text = error.serverMessage.replace(/^Invalid (request|policy):\s*/, '');
   const out: Record<string, string> = {};

@@ -72,9 +72,9 @@ export default function PoliciesPage() {
       close();
     } catch (error) {
       if (isPlanRequired(error)) { setPlanRequired(true); return; }
+      // Each error next to its field, the rest at the top of the editor (never only a toast).
       const found = fieldErrors(error);
-      setErrors(found);
-      toast.error(messageOf(error, 'Failed to save the policy'));
+      setErrors(Object.keys(found).length ? found : { form: messageOf(error, 'Failed to save the policy') });
     }
   };
 
