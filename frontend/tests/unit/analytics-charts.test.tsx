@@ -110,6 +110,7 @@ const stats = (role: string) => ok({
   currentPeriod: { uploadsUsed: 3, uploadQuota: -1, quotaUtilization: 0, start: '2026-11-01T00:00:00Z' },
   limits: { isOverQuota: false, isNearQuota: false, daysUntilReset: 4 },
   overall: { totalFiles: 3, totalStorageUsed: 2048, storageQuota: -1, storageUtilization: 0 },
+  verdicts: { clean: 1, cleaned: 2, partial: 0, refused: 0 },
 });
 const dashboardRoutes = (role: string) => [
   { method: 'GET', url: /\/api\/usage\/stats$/, body: stats(role) },
