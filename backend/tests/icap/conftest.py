@@ -18,7 +18,7 @@ from tests.icap.icapkit import Icap, start_icap, stop_icap
 @pytest.fixture(scope="session")
 def samples(tmp_path_factory) -> dict[str, Path]:
     """macro.docm (VBA project, hostile), photo.jpg (GPS EXIF), clean.png (nothing to remove),
-    tool.exe (refused), clip.mp4 (a type the engine does not take), broken.pdf (refused in the
+    tool.exe (refused), font.woff2 (a type the engine does not take), broken.pdf (refused in the
     sandbox), macro.docm.gz (gzip of macro.docm)."""
     folder = tmp_path_factory.mktemp("icap-samples")
     docm = hostile_docm()
@@ -29,8 +29,7 @@ def samples(tmp_path_factory) -> dict[str, Path]:
     Image.new("RGB", (40, 30), (200, 10, 10)).save(png, "PNG")
     (folder / "clean.png").write_bytes(png.getvalue())
     (folder / "tool.exe").write_bytes(b"MZ" + bytes(510))
-    (folder / "clip.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"
-                                      + bytes(8000))
+    (folder / "font.woff2").write_bytes(b"wOF2\x00\x01\x00\x00" + bytes(8000))
     (folder / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog" + b"x" * 300)
     return {p.name: p for p in folder.iterdir()}
 

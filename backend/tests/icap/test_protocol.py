@@ -120,11 +120,11 @@ def test_preview_then_100_continue_then_the_rest(icap: Icap, samples):
 def test_preview_of_an_unsupported_type_asks_for_the_rest_before_it_passes(icap: Icap, samples):
     """A type the engine does not take passes unchanged only once all of it was seen: a
     ZIP's end record, at the end, may make it an archive (issue 19)."""
-    data = samples["clip.mp4"].read_bytes()
+    data = samples["font.woff2"].read_bytes()
     http_head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(data)}\r\n\r\n".encode()
     with _connect(icap) as sock:
         sock.sendall(_respmod(b"400\r\n" + data[:1024] + b"\r\n0\r\n\r\n", preview=1024,
-                              http_head=http_head, path="/clip.mp4"))
+                              http_head=http_head, path="/font.woff2"))
         assert _read_head(sock) == b"ICAP/1.0 100 Continue\r\n\r\n"
         rest = data[1024:]
         sock.sendall(b"%x\r\n" % len(rest) + rest + b"\r\n0\r\n\r\n")
