@@ -34,8 +34,9 @@ def test_status_of_a_pending_upload(api, settings, db_session):
     assert file["isExpired"] is False and file["downloadCount"] == 0
     assert file["createdAt"].endswith("Z")
     assert set(job) == {"id", "state", "progress", "attempts", "createdAt", "startedAt",
-                        "finishedAt"}
+                        "finishedAt", "ahead"}
     assert (job["state"], job["progress"], job["attempts"]) == ("waiting", 0, 0)
+    assert job["ahead"] == 0  # nothing else waits before it
 
 
 def test_status_of_completed_file_and_cleared_job(api, settings, db_session):
