@@ -34,6 +34,7 @@ at the cost of a generation loss and far more CPU.
 
 from __future__ import annotations
 
+import glob
 import json
 import re
 import shutil
@@ -162,11 +163,19 @@ def probe(path: Path, demuxer: str | None = None, timeout: float = PROBE_TIMEOUT
     return data
 
 
+# Debian links libblas.so.3 and liblapack.so.3 (which ffmpeg loads) through /etc/alternatives,
+# and the sandbox shows no /etc: the tools are pointed at the implementations' own folders.
+_LIBRARY_DIRS = ":".join(sorted(glob.glob("/usr/lib/*-linux-gnu/blas")
+                                + glob.glob("/usr/lib/*-linux-gnu/lapack")))
+
+
 def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[bytes]:
+    env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
+    if _LIBRARY_DIRS:
+        env["LD_LIBRARY_PATH"] = _LIBRARY_DIRS
     try:
         return subprocess.run(command, capture_output=True, timeout=timeout,  # noqa: S603 - argv list, no shell
-                              stdin=subprocess.DEVNULL, check=False,
-                              env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})
+                              stdin=subprocess.DEVNULL, check=False, env=env)
     except subprocess.TimeoutExpired:
         raise Rejected(f"Processing the audio or video took longer than the {int(timeout)} s "
                        "allowed and was stopped.", RejectionCode.TIME_LIMIT) from None

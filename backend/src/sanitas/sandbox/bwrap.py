@@ -243,10 +243,6 @@ def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | No
                 "--size", str(home_size), "--tmpfs", "/home/sandbox"]
     for path in layout.binds:
         command += ["--ro-bind", path, path]
-    # Debian's alternatives: symlinks naming the chosen implementation of a library (ffmpeg
-    # finds libblas.so.3 through /etc/alternatives); symlinks only, read-only.
-    if os.path.isdir("/etc/alternatives"):
-        command += ["--ro-bind", "/etc/alternatives", "/etc/alternatives"]
     if layout.office:
         for path in ("/etc/libreoffice", "/etc/fonts"):
             if os.path.isdir(path):
