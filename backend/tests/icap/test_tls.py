@@ -87,8 +87,11 @@ def _exchange(sock: socket.socket, request: bytes) -> bytes:
         head, sep, rest = data.partition(b"\r\n\r\n")
         if sep and b"null-body=" in head:
             return data
-        if sep and rest.endswith(b"0\r\n\r\n"):
-            return data
+        if sep and b"res-body=" in head:
+            # the body starts at its Encapsulated offset (a header value may end in "0")
+            offset = int(head.split(b"res-body=")[1].split(b"\r\n")[0].split(b",")[0])
+            if rest[offset:].endswith(b"0\r\n\r\n"):
+                return data
 
 
 def _options(port: int, context: ssl.SSLContext) -> bytes:
