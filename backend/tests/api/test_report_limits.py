@@ -182,8 +182,12 @@ def test_reports_count_against_the_accounts_storage(db_session, settings):
     settings.executor_poll_interval_seconds = 0.2
     user = make_user(db_session, role="GUEST")
     other = make_user(db_session, role="GUEST")
-    add_file(db_session, settings, user, status="COMPLETED",
-             created_at=datetime(2026, 3, 10, 12, tzinfo=UTC))
+    kept = add_file(db_session, settings, user, status="COMPLETED",
+                    created_at=datetime(2026, 3, 10, 12, tzinfo=UTC))
+    # in the report's period, but not yet due: the live executor's expiry sweep would
+    # otherwise delete its blobs between the two readings below
+    kept.expires_at = datetime.now(UTC) + timedelta(days=1)
+    db_session.commit()
     h = auth_headers(settings, db_session, user)
     with TestClient(create_app(settings)) as live:
         before = live.get("/api/usage/stats", headers=h).json()["data"]["overall"]
