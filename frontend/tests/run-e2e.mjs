@@ -245,7 +245,8 @@ async function main() {
       await page.locator('#password').fill('short');
       await page.locator('#confirmPassword').fill('short');
       await page.getByRole('button', { name: 'Create account' }).click();
-      await toast(page, 'Password must be at least 6 characters long').waitFor();
+      // shown under the password field (and announced), not only in a toast
+      await page.locator('#password-error').getByText('Password must be at least 6 characters long').first().waitFor();
       await checkA11y(page, 'register with an error');
       await page.locator('#password').fill(USER.password);
       await page.locator('#confirmPassword').fill(USER.password);

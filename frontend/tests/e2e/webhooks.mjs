@@ -80,7 +80,15 @@ async function registerOnPage(page, { base, readOutboxLink, dataDir, assert }) {
   const link = await waitFor('the verification link', () => readOutboxLink(dataDir, email, '/verify-email'), assert, 5000);
   const verified = await api(base, 'POST', '/api/auth/verify-email', { json: { token: new URL(link).searchParams.get('token') } });
   assert(verified.status === 200, `verify answered ${verified.status}`);
-  return { email, role: data.user.role, token: data.tokens.accessToken };
+  // registration leaves nobody signed in: sign in on the page it sent us to
+  await page.goto(`${base}/login`);
+  await page.getByLabel('Email address').fill(email);
+  await page.getByLabel('Password').fill(password);
+  const login = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/api/auth/login');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  const signedIn = await (await login).json();
+  await page.waitForURL((url) => url.pathname !== '/login');
+  return { email, role: data.user.role, token: signedIn.data.tokens.accessToken };
 }
 
 /** Upload one file through the API and wait until it is COMPLETED or FAILED; returns its id. */
