@@ -27,10 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "backend"))  # the test helpers are the package `tests`
+from tests.databases import fresh_pg_database  # noqa: E402
 from tests.live_server import free_port, make_users, start_server, stop_server  # noqa: E402
-
-PG_ADMIN_URL = os.environ.get("SANITAS_TEST_PG_URL",
-                              "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 SCHEMATHESIS = ROOT / "backend" / ".venv" / "bin" / "schemathesis"
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance," \
@@ -53,25 +51,8 @@ def scratch_database(kind: str) -> Iterator[str | None]:
     if kind == "sqlite":
         yield None
         return
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    from sanitas.migrate import upgrade_to_head
-
-    admin = make_url(PG_ADMIN_URL)
-    name = f"sanitas_fuzz_{os.getpid()}"
-    engine = create_engine(admin, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        url = admin.set(database=name).render_as_string(hide_password=False)
-        upgrade_to_head(url)
+    with fresh_pg_database(f"sanitas_fuzz_{os.getpid()}") as url:
         yield url
-    finally:
-        with engine.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        engine.dispose()
 
 
 def fuzz(kind: str, max_time: int, workers: str) -> int:

@@ -5,19 +5,16 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from sanitas.config import Settings
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.migrate import upgrade_to_head
-from tests.databases import truncate_all
-
-PG_ADMIN_URL = os.environ.get("SANITAS_TEST_PG_URL",
-                              "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+from tests.databases import PG_ADMIN_URL, fresh_pg_database, truncate_all
 
 
 def _worker() -> str:
@@ -34,21 +31,13 @@ def sqlite_template(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def pg_database_url() -> Iterator[str]:
-    admin = make_url(PG_ADMIN_URL)
-    name = f"sanitas_test_{_worker()}"
-    engine = create_engine(admin, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # noqa: BLE001 - never skip silently: PostgreSQL is part of the contract
-        pytest.fail(f"PostgreSQL at {admin.render_as_string()} is not reachable: {exc}")
-    url = admin.set(database=name).render_as_string(hide_password=False)
-    upgrade_to_head(url)
-    yield url
-    with engine.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    engine.dispose()
+    with ExitStack() as stack:
+        try:
+            url = stack.enter_context(fresh_pg_database(f"sanitas_test_{_worker()}"))
+        except Exception as exc:  # noqa: BLE001 - never skip silently: PostgreSQL is part of the contract
+            pytest.fail(f"PostgreSQL at {make_url(PG_ADMIN_URL).render_as_string()} is not "
+                        f"reachable: {exc}")
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
