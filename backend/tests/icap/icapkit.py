@@ -22,6 +22,17 @@ import pytest
 from tests.live_server import BIN, free_port, stop_server
 
 
+def read_head(sock: socket.socket) -> bytes:
+    """What the server sent up to the end of its first head (or until it closed)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = sock.recv(65536)
+        if not piece:
+            break
+        data += piece
+    return data
+
+
 def need(binary: str, package: str) -> str:
     """The path of `binary`; a clear failure (not a skip) when it is missing: the test tools
     are installed by scripts/install.sh --with-test-tools."""

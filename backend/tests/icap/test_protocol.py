@@ -9,22 +9,12 @@ import socket
 import time
 import zipfile
 
-from tests.icap.icapkit import Icap
+from tests.icap.icapkit import Icap, read_head
 
 
 def _connect(icap: Icap) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", icap.port), timeout=30)
     return sock
-
-
-def _read_head(sock: socket.socket) -> bytes:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        piece = sock.recv(65536)
-        if not piece:
-            break
-        data += piece
-    return data
 
 
 def _read_all(sock: socket.socket) -> bytes:
@@ -42,9 +32,9 @@ def _options(service: str = "sanitize", extra: str = "") -> bytes:
 def test_keep_alive_serves_several_requests_and_a_404_keeps_it(icap: Icap):
     with _connect(icap) as sock:
         sock.sendall(_options("nowhere"))
-        assert _read_head(sock).startswith(b"ICAP/1.0 404 ")
+        assert read_head(sock).startswith(b"ICAP/1.0 404 ")
         sock.sendall(_options())
-        assert _read_head(sock).startswith(b"ICAP/1.0 200 OK")
+        assert read_head(sock).startswith(b"ICAP/1.0 200 OK")
         sock.sendall(_options(extra="Connection: close\r\n"))
         answer = _read_all(sock)
         assert answer.startswith(b"ICAP/1.0 200 OK")
@@ -97,9 +87,9 @@ def test_preview_then_100_continue_then_the_rest(icap: Icap, samples):
     with _connect(icap) as sock:
         sock.sendall(_respmod(b"400\r\n" + first + b"\r\n0\r\n\r\n", preview=1024,
                               http_head=http_head))
-        assert _read_head(sock) == b"ICAP/1.0 100 Continue\r\n\r\n"
+        assert read_head(sock) == b"ICAP/1.0 100 Continue\r\n\r\n"
         sock.sendall(b"%x\r\n" % len(rest) + rest + b"\r\n0\r\n\r\n")
-        head = _read_head(sock)
+        head = read_head(sock)
         assert head.startswith(b"ICAP/1.0 200 OK")
         sock.shutdown(socket.SHUT_WR)
         answer = head + _read_all(sock)
@@ -125,10 +115,10 @@ def test_preview_of_an_unsupported_type_asks_for_the_rest_before_it_passes(icap:
     with _connect(icap) as sock:
         sock.sendall(_respmod(b"400\r\n" + data[:1024] + b"\r\n0\r\n\r\n", preview=1024,
                               http_head=http_head, path="/font.woff2"))
-        assert _read_head(sock) == b"ICAP/1.0 100 Continue\r\n\r\n"
+        assert read_head(sock) == b"ICAP/1.0 100 Continue\r\n\r\n"
         rest = data[1024:]
         sock.sendall(b"%x\r\n" % len(rest) + rest + b"\r\n0\r\n\r\n")
-        head = _read_head(sock)
+        head = read_head(sock)
     assert head.startswith(b"ICAP/1.0 204 No Content") and b"unsupported_type" in head
 
 

@@ -12,7 +12,7 @@ import zipfile
 
 import pytest
 
-from tests.icap.icapkit import Icap, client
+from tests.icap.icapkit import Icap, client, read_head
 
 URL = "http://files.example/in/upload"
 COMBINATIONS = [
@@ -60,13 +60,7 @@ def test_sanitized_body_without_a_response_head(icap: Icap, samples, tmp_path, a
 def _exchange(icap: Icap, request: bytes) -> bytes:
     with socket.create_connection(("127.0.0.1", icap.port), timeout=30) as sock:
         sock.sendall(request)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            piece = sock.recv(65536)
-            if not piece:
-                break
-            data += piece
-        return data
+        return read_head(sock)
 
 
 def _request(method: str, sections: list[tuple[str, bytes]], body_name: str,
