@@ -66,7 +66,8 @@ ALIASES = {
     "apache license 2.0": "Apache-2.0", "apache license, version 2.0": "Apache-2.0",
     "apache software license 2.0": "Apache-2.0", "new bsd": "BSD-3-Clause",
     "new bsd license": "BSD-3-Clause", "modified bsd": "BSD-3-Clause",
-    "simplified bsd": "BSD-2-Clause", "psfl": "PSF-2.0", "psf": "PSF-2.0", "cc0": "CC0-1.0",
+    "simplified bsd": "BSD-2-Clause", "bsd 2-clause license": "BSD-2-Clause",
+    "psfl": "PSF-2.0", "psf": "PSF-2.0", "cc0": "CC0-1.0",
     "unlicense": "Unlicense", "the unlicense": "Unlicense", "isc license": "ISC",
     "mpl 2.0": "MPL-2.0", "zlib/libpng": "Zlib",
     # deprecated SPDX ids
