@@ -12,9 +12,11 @@ say() { echo "[install] $*"; }
 # --- Debian packages -------------------------------------------------------------------
 APT_PACKAGES=(bubblewrap acl python3-venv python3-dev libmagic1 fonts-dejavu-core fonts-liberation2
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
-  libreoffice-draw-nogui nodejs npm tesseract-ocr ffmpeg libarchive13)
+  libreoffice-draw-nogui nodejs npm tesseract-ocr ffmpeg libarchive13
+  mupdf-tools)
 # libarchive13: 7z, RAR, tar and gzip/bzip2/xz archives are read with it in the sandbox
 # (engine/archives_other.py, through libarchive-c)
+# mupdf-tools: XPS/OXPS documents are converted to PDF by mutool in the sandbox (engine/xps.py)
 # ffmpeg (ffprobe too): the audio and video families remux inside the sandbox (engine/media.py)
 # tesseract: advanced mode's OCR text layer (SANITAS_OCR, on by default), with the language data
 # of each language of SANITAS_OCR_LANGUAGES ("eng+deu" -> tesseract-ocr-eng tesseract-ocr-deu).

@@ -115,6 +115,9 @@ OVERRIDES: dict[str, Override] = {
                          "LICENSE.txt: three clauses, the third on endorsement"),
     "easygui": Override("License: BSD; classifiers: BSD License", "BSD-3-Clause",
                         "LICENSE: three clauses, the third on endorsement"),
+    "extract-msg": Override("License: GPL", "GPL-3.0-or-later",
+                            "LICENSE.txt: GPL version 3; extract_msg/__init__.py: 'either "
+                            "version 3 of the License, or (at your option) any later version'"),
     "itsdangerous": Override("classifiers: BSD License", "BSD-3-Clause", "LICENSE.txt (Pallets)"),
     "jinja2": Override("classifiers: BSD License", "BSD-3-Clause", "LICENSE.txt (Pallets)"),
     "kubernetes-validate": Override("License: Apache", "Apache-2.0",
