@@ -156,7 +156,7 @@ def analyze(url: str) -> None:
 
 # -- timing --------------------------------------------------------------------------------------
 def calls(url: str, data_dir: Path) -> list[tuple[str, Callable[[], Any]]]:
-    from sanitas.executor import job as jobs
+    from sanitas.processing import job as jobs
     from sanitas.files import admin_service
     from sanitas.files import service as files
     from sanitas.models import FileStatus, User

@@ -11,7 +11,7 @@ import click
 from sanitas.config import Settings, get_settings
 
 if TYPE_CHECKING:
-    from sanitas.http_limits import EdgeProtocol
+    from sanitas.web.http_limits import EdgeProtocol
 
 
 @click.group()
@@ -92,9 +92,9 @@ def serve(host: str | None, port: int | None, no_migrate: bool, workers: int | N
     if workers > 1:  # one metrics view over the API processes and this one (metrics.py)
         _shared_metrics_dir(settings)
 
-    from sanitas.http_limits import MAX_HEADER_BYTES, EdgeProtocol, raise_open_file_limit
     from sanitas.main import create_app
     from sanitas.migrate import upgrade_to_head
+    from sanitas.web.http_limits import MAX_HEADER_BYTES, EdgeProtocol, raise_open_file_limit
 
     if settings.executor == "local":  # jobs run in this process's sandboxes
         _require_sandbox(settings)
@@ -112,7 +112,7 @@ def serve(host: str | None, port: int | None, no_migrate: bool, workers: int | N
     if workers == 1:
         uvicorn.run(create_app(settings), **options)
         return
-    from sanitas.executor import run_supervisor_executor
+    from sanitas.processing import run_supervisor_executor
 
     stop = run_supervisor_executor(settings) if settings.executor == "local" else None
     try:
@@ -136,11 +136,11 @@ def worker(concurrency: int | None, beat: bool, queues: str | None) -> None:
     if settings.metrics_port:  # the jobs run in Celery's child processes: one shared view
         _shared_metrics_dir(settings)
 
-    from sanitas.executor.celery_app import HIGH_QUEUE, NORMAL_QUEUE, worker_app
+    from sanitas.processing.celery_app import HIGH_QUEUE, NORMAL_QUEUE, worker_app
 
     _require_sandbox(settings)
     if settings.metrics_port:
-        from sanitas.metrics import serve_worker_metrics
+        from sanitas.web.metrics import serve_worker_metrics
 
         serve_worker_metrics(settings)
     app = worker_app()

@@ -105,7 +105,7 @@ class Settings(BaseSettings):
     # and closed. The trusted proxies above are not capped (they carry many clients).
     http_head_timeout_seconds: float = 10.0
     http_connections_per_address: int = 64
-    # Admission control per API process (see sanitas/admission.py): calls under way at once
+    # Admission control per API process (see sanitas/web/admission.py): calls under way at once
     # per user (or per address without a token), refused beyond with 429; calls holding a
     # database session at once, waiting at most api_queue_seconds beyond, then 503.
     user_concurrency: int = 8
@@ -131,7 +131,7 @@ class Settings(BaseSettings):
     report_max_stored: int = 20
     report_ttl_hours: int | None = None
     # Below this much free space where the data dir (or local storage) lives, /health reports
-    # storage degraded and uploads answer 507 (sanitas/diskspace.py); 0 turns the check off.
+    # storage degraded and uploads answer 507 (sanitas/datadir/diskspace.py); 0 turns the check off.
     min_free_bytes: int = 512 * MB
     executor: Literal["local", "celery"] = "local"
     executor_workers: int = Field(default_factory=lambda: os.cpu_count() or 2)

@@ -77,7 +77,7 @@ def _ensure_wal(cur) -> None:
 
 def make_engine(url: str, pool_size: int = 10) -> Engine:
     """`pool_size` connections are kept; a few more may be opened for bursts. The API sizes it
-    to its database slots plus the executor's threads (see sanitas/admission.py)."""
+    to its database slots plus the executor's threads (see sanitas/web/admission.py)."""
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
                                pool_size=pool_size, max_overflow=10, pool_timeout=30)

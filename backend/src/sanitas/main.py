@@ -10,9 +10,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from sanitas import health, plans_routes
-from sanitas.admission import DatabaseGate, KnownKeys, PerCallerLimit
-from sanitas.api_docs import install_docs
+from sanitas import plans_routes
 from sanitas.apikeys import routes as apikeys_routes
 from sanitas.audit import routes as audit_routes
 from sanitas.auth import routes as auth_routes
@@ -20,24 +18,27 @@ from sanitas.auth.tokens import AccessTokenCache
 from sanitas.config import Settings, get_settings
 from sanitas.contact import routes as contact_routes
 from sanitas.db import make_engine, make_sessionmaker
-from sanitas.errors import error_body, install_error_handlers
-from sanitas.executor import executor_connections
-from sanitas.executor import routes as queue_routes
 from sanitas.files import admin_routes as files_admin_routes
 from sanitas.files import download_routes as files_download_routes
 from sanitas.files import routes as files_routes
-from sanitas.http_limits import BodyLimitMiddleware, UnknownMethodMiddleware, upload_caps
 from sanitas.logs import RequestIdMiddleware, install_record_factory
-from sanitas.metrics import MetricsMiddleware
-from sanitas.metrics import router as metrics_routes_router
-from sanitas.openapi import allowed_methods, install_openapi
 from sanitas.policies import routes as policies_routes
+from sanitas.processing import executor_connections
+from sanitas.processing import routes as queue_routes
 from sanitas.reports import routes as reports_routes
-from sanitas.schemas import ErrorEnvelope
-from sanitas.security_headers import SecurityHeadersMiddleware
 from sanitas.usage import routes as usage_routes
 from sanitas.users import routes as users_routes
-from sanitas.validation import reject_unstorable_text
+from sanitas.web import health
+from sanitas.web.admission import DatabaseGate, KnownKeys, PerCallerLimit
+from sanitas.web.api_docs import install_docs
+from sanitas.web.errors import error_body, install_error_handlers
+from sanitas.web.http_limits import BodyLimitMiddleware, UnknownMethodMiddleware, upload_caps
+from sanitas.web.metrics import MetricsMiddleware
+from sanitas.web.metrics import router as metrics_routes_router
+from sanitas.web.openapi import allowed_methods, install_openapi
+from sanitas.web.schemas import ErrorEnvelope
+from sanitas.web.security_headers import SecurityHeadersMiddleware
+from sanitas.web.validation import reject_unstorable_text
 from sanitas.webhooks import routes as webhooks_routes
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     async def lifespan(app: FastAPI):
         hooks = []
         if start_background:
-            from sanitas.executor import start_background_services
+            from sanitas.processing import start_background_services
             from sanitas.reports.worker import start_report_worker
 
             hooks = start_background_services(

@@ -8,7 +8,7 @@ texts of the pricing page (SPEC section 9, word for word), its limits and its ca
 with `SANITAS_ROLE_LIMITS`; both are read and checked when the settings are made, so a bad
 file stops the server naming the setting.
 
-Routes gate a feature with `sanitas.deps.Requires(Capability.X)` (403 `plan_required`);
+Routes gate a feature with `sanitas.web.deps.Requires(Capability.X)` (403 `plan_required`);
 services ask `has`/`require`; `GET /api/plans` publishes the table the web app renders.
 A new gated feature is one `Capability` member and its place in the table.
 """
@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sanitas.errors import ApiError
 from sanitas.models.user import Role
-from sanitas.schemas import CamelModel
+from sanitas.web.errors import ApiError
+from sanitas.web.schemas import CamelModel
 
 if TYPE_CHECKING:
     from sanitas.config import Settings

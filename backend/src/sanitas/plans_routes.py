@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from sanitas.deps import SettingsDep
 from sanitas.plans import PlanTable
-from sanitas.schemas import Envelope, ok
+from sanitas.web.deps import SettingsDep
+from sanitas.web.schemas import Envelope, ok
 
 router = APIRouter(prefix="/plans", tags=["plans"])
 

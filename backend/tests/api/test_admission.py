@@ -12,8 +12,8 @@ from collections import Counter
 import httpx
 import pytest
 
-from sanitas.admission import DatabaseGate, Slot
-from sanitas.errors import ApiError
+from sanitas.web.admission import DatabaseGate, Slot
+from sanitas.web.errors import ApiError
 from tests.factories import auth_headers, make_user
 from tests.live_server import burst, free_port, start_server, stop_server
 

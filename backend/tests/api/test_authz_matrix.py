@@ -94,8 +94,8 @@ def test_matrix_anonymous(api, settings, db_session):
 
 # -- plans x capabilities: every route behind Requires(Capability.X) -----------------------
 def _gated_routes(app):
-    from sanitas.deps import plan_gates
-    from sanitas.openapi import _calls, api_routes
+    from sanitas.web.deps import plan_gates
+    from sanitas.web.openapi import _calls, api_routes
 
     for route in api_routes(app):
         for capability in plan_gates(_calls(route.dependant)):

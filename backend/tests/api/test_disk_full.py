@@ -22,11 +22,11 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 
 from sanitas.config import MB, Settings
-from sanitas.errors import INSUFFICIENT_STORAGE_MESSAGE, is_out_of_space
+from sanitas.datadir.scratch import uploads_dir
 from sanitas.main import create_app
 from sanitas.models import File, Job
-from sanitas.scratch import uploads_dir
 from sanitas.storage import StorageError, StorageFull
+from sanitas.web.errors import INSUFFICIENT_STORAGE_MESSAGE, is_out_of_space
 from tests.factories import auth_headers, make_user, pdf_bytes
 from tests.live_server import app_server
 

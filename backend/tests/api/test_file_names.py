@@ -10,10 +10,10 @@ import pytest
 
 from sanitas.db import make_sessionmaker
 from sanitas.engine import safe_output_name, strip_invisible
-from sanitas.executor import job as jobs
 from sanitas.files.multipart import clean_filename
 from sanitas.files.routes import content_disposition
 from sanitas.models import File, Job
+from sanitas.processing import job as jobs
 from sanitas.storage import make_storage
 from tests.factories import add_file, auth_headers, make_user, pdf_bytes
 

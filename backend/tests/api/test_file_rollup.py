@@ -13,10 +13,10 @@ from sqlalchemy import create_engine, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from sanitas.db import make_sessionmaker, utcnow
-from sanitas.executor import job as jobs
 from sanitas.files import admin_service
 from sanitas.migrate import alembic_config
 from sanitas.models import EVERYONE, File, FileRollup, User
+from sanitas.processing import job as jobs
 from sanitas.storage import make_storage
 from tests.factories import add_file_and_job, make_user
 

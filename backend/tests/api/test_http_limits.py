@@ -16,7 +16,7 @@ import httpx
 import psutil
 import pytest
 
-from sanitas.http_limits import (
+from sanitas.web.http_limits import (
     MAX_BODY_BYTES,
     MAX_HEADER_BYTES,
     SANITIZE_NOW,

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from sanitas.deps import get_current_user, get_optional_user
 from sanitas.models import File
-from sanitas.openapi import _calls, api_routes
+from sanitas.web.deps import get_current_user, get_optional_user
+from sanitas.web.openapi import _calls, api_routes
 from tests.factories import TEXT, add_file, auth_headers, make_user
 
 MISSING = "00000000-0000-0000-0000-000000000000"

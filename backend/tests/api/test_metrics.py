@@ -1,4 +1,4 @@
-"""GET /metrics (sanitas/metrics.py): off without a token, bearer-only with one, the series it
+"""GET /metrics (sanitas/web/metrics.py): off without a token, bearer-only with one, the series it
 promises; a real Prometheus (Debian's package) scrapes a running server; promtool checks the
 alert rules in deploy/prometheus against recorded series."""
 
@@ -17,8 +17,8 @@ import httpx
 import psutil
 import pytest
 
-from sanitas import metrics
 from sanitas.engine.report import Result
+from sanitas.web import metrics
 from tests.api.polling import wait_for
 from tests.factories import auth_headers, make_user, pdf_bytes
 from tests.live_server import app_server, free_port, start_server, stop_server
@@ -115,7 +115,7 @@ def test_dashboard_and_rules_use_only_metrics_the_server_exports():
     defines (a renamed metric must not leave an empty panel or a silent alert)."""
     import json
 
-    from sanitas import metrics
+    from sanitas.web import metrics
 
     exported = {"sanitas_queue_depth", "sanitas_jobs", "sanitas_files", "sanitas_storage_bytes"}
     for family in (metrics.REQUESTS, metrics.LATENCY, metrics.JOB_SECONDS, metrics.FINDINGS,
@@ -133,7 +133,7 @@ def test_dashboard_and_rules_use_only_metrics_the_server_exports():
 
 
 def test_a_celery_worker_serves_its_own_metrics_with_the_same_token(settings, live):
-    from sanitas.metrics import serve_worker_metrics
+    from sanitas.web.metrics import serve_worker_metrics
 
     settings.metrics_token = TOKEN
     settings.metrics_host, settings.metrics_port = "127.0.0.1", free_port()

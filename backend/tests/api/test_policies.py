@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.engine.policy import BUILT_IN, CHOICES, Rule
-from sanitas.executor import job as jobs
 from sanitas.models import File, Job, PolicyVersion, StoredPolicy
+from sanitas.processing import job as jobs
 from tests.api.policy_samples import LINK, body, link_uris, pdf_with_javascript, pdf_with_link
 from tests.api.polling import wait_for
 from tests.factories import TEXT, add_file, auth_headers, make_user

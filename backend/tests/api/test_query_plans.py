@@ -17,9 +17,9 @@ from sqlalchemy.orm import Session
 
 from sanitas.config import Settings
 from sanitas.db import make_sessionmaker
-from sanitas.executor import job as jobs
 from sanitas.files import admin_service
 from sanitas.files import service as files
+from sanitas.processing import job as jobs
 from sanitas.storage import make_storage
 from tests.databases import truncate_all
 

@@ -10,11 +10,11 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 
-from sanitas import ratelimit
 from sanitas.db import make_engine, make_sessionmaker, utcnow
-from sanitas.errors import ApiError
 from sanitas.main import create_app
 from sanitas.models import AuthSession, RateLimitHit
+from sanitas.web import ratelimit
+from sanitas.web.errors import ApiError
 from tests.factories import DEFAULT_PASSWORD, auth_headers, make_user
 from tests.live_server import app_server
 

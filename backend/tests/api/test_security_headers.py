@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 import sanitas.main
 from sanitas.main import create_app
-from sanitas.security_headers import API_CSP, DOCS_CSP, SPA_CSP
+from sanitas.web.security_headers import API_CSP, DOCS_CSP, SPA_CSP
 
 FRONTEND = Path(__file__).resolve().parents[3] / "frontend"
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 from sqlalchemy import update
 
 from sanitas.db import utcnow
-from sanitas.executor import job as jobs
 from sanitas.models import Job
+from sanitas.processing import job as jobs
 from tests.factories import add_file_and_job, auth_headers, make_user
 
 

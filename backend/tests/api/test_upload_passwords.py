@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import select, text
 
 from sanitas.db import make_sessionmaker
-from sanitas.executor import job as jobs
-from sanitas.executor import job_secret
 from sanitas.models import File, Job
+from sanitas.processing import job as jobs
+from sanitas.processing import job_secret
 from sanitas.storage import make_storage
 from tests.api.polling import wait_for
 from tests.engine.encrypted_samples import MARKER, aes_zip, encrypted_docx

@@ -14,8 +14,8 @@ from sqlalchemy import event, select, text, update
 from sqlalchemy.orm import Session
 
 from sanitas.db import make_engine, make_sessionmaker, utcnow
-from sanitas.executor import job as jobs
 from sanitas.models import AuditEntry, File, User, Webhook, WebhookDelivery, WebhookEvent
+from sanitas.processing import job as jobs
 from sanitas.storage import make_storage
 from sanitas.webhooks import sender, ssrf
 from sanitas.webhooks import service as webhook_service

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from sanitas.config import Settings
-from sanitas.http_limits import MAX_BODY_BYTES, MAX_HEADER_BYTES
+from sanitas.web.http_limits import MAX_BODY_BYTES, MAX_HEADER_BYTES
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 

@@ -20,7 +20,7 @@ import psutil
 from PIL import Image
 from sqlalchemy import select
 
-from sanitas import scratch
+from sanitas.datadir import scratch
 from sanitas.models import File, Job
 from sanitas.storage import make_storage, original_key, preview_key, sanitized_key
 from tests.factories import pdf_bytes

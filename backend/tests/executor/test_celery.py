@@ -14,8 +14,8 @@ import redis
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from sanitas import scratch
 from sanitas.config import Settings
+from sanitas.datadir import scratch
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.main import create_app
 from sanitas.models import File, Job

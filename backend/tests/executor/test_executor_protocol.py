@@ -1,4 +1,4 @@
-"""Every executor the API may hold implements sanitas.executor.Executor, with the protocol's
+"""Every executor the API may hold implements sanitas.processing.Executor, with the protocol's
 parameters (a Protocol is structural: nothing else would notice a method going missing or
 changing its signature until the route that calls it fails)."""
 
@@ -8,9 +8,9 @@ import inspect
 
 import pytest
 
-from sanitas.executor import Executor
-from sanitas.executor.celery_app import CeleryExecutor
-from sanitas.executor.local import LocalExecutor, LocalExecutorClient
+from sanitas.processing import Executor
+from sanitas.processing.celery_app import CeleryExecutor
+from sanitas.processing.local import LocalExecutor, LocalExecutorClient
 
 MEMBERS = [name for name in ("start", "stop", "submit", "kick", "workers", "healthy")
            if callable(getattr(Executor, name, None))]

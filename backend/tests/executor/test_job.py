@@ -9,8 +9,8 @@ from datetime import timedelta
 from sqlalchemy import select, update
 
 from sanitas.db import make_sessionmaker, utcnow
-from sanitas.executor import job as jobs
 from sanitas.models import File, Job
+from sanitas.processing import job as jobs
 from sanitas.storage import make_storage
 from tests.factories import add_file_and_job, make_user, pdf_bytes
 

@@ -11,11 +11,11 @@ import subprocess
 import pytest
 
 from sanitas.config import MB
+from sanitas.datadir.diskspace import Room
 from sanitas.db import make_sessionmaker
-from sanitas.diskspace import Room
 from sanitas.engine.report import Result
-from sanitas.executor import job as jobs
 from sanitas.models import File, Job
+from sanitas.processing import job as jobs
 from sanitas.storage import make_storage
 from tests.factories import add_file_and_job, make_user, pdf_bytes
 
@@ -31,7 +31,8 @@ def _state(db_session, file, job):
 
 
 def test_rejection_while_the_disk_is_short_is_retried(settings, db_session, monkeypatch):
-    from sanitas import diskspace, sandbox
+    from sanitas import sandbox
+    from sanitas.datadir import diskspace
 
     user = make_user(db_session)
     file, job = add_file_and_job(db_session, settings, user, name="doc.pdf",
@@ -54,7 +55,7 @@ def test_rejection_while_the_disk_is_short_is_retried(settings, db_session, monk
 
 
 def test_no_room_for_the_work_folder_is_retried(settings, db_session, monkeypatch):
-    from sanitas import scratch
+    from sanitas.datadir import scratch
 
     user = make_user(db_session)
     file, job = add_file_and_job(db_session, settings, user, name="doc.pdf",

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from sanitas import scratch
+from sanitas.datadir import scratch
 from sanitas.models import File, Job
 from sanitas.storage import make_storage
 from tests.executor.jobkit import (

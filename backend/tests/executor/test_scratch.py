@@ -12,12 +12,12 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from sanitas import scratch
+from sanitas.datadir import scratch
 from sanitas.db import make_sessionmaker
-from sanitas.executor import job as jobs
-from sanitas.executor.local import LocalExecutor
 from sanitas.files import service
 from sanitas.main import create_app
+from sanitas.processing import job as jobs
+from sanitas.processing.local import LocalExecutor
 from sanitas.storage import make_storage
 from tests.factories import add_file_and_job, auth_headers, make_user, pdf_bytes
 

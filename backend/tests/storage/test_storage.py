@@ -102,9 +102,9 @@ def test_service_end_to_end_on_s3(settings, db_session, s3_endpoint):
     from sqlalchemy import update
 
     from sanitas.db import make_sessionmaker, utcnow
-    from sanitas.executor.job import expire_files
     from sanitas.main import create_app
     from sanitas.models import File
+    from sanitas.processing.job import expire_files
     from tests.factories import auth_headers, make_user
 
     settings.storage = "s3"

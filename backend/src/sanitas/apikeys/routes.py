@@ -9,10 +9,10 @@ from fastapi import APIRouter, Request
 
 from sanitas.apikeys import service
 from sanitas.apikeys.schemas import ApiKeyCreated, ApiKeyIn, ApiKeyOut, ApiKeyRevoked
-from sanitas.deps import AdminUser, CurrentUser, Requires, SessionDep, client_ip
 from sanitas.models import User
 from sanitas.plans import Capability
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.web.deps import AdminUser, CurrentUser, Requires, SessionDep, client_ip
+from sanitas.web.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/keys", tags=["api keys"],
                    responses={401: {"model": ErrorEnvelope}})

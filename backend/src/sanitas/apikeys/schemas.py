@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 from pydantic.alias_generators import to_camel
 
 from sanitas.models.api_key import API_KEY_NAME_MAX, ApiKeyScope
-from sanitas.schemas import CamelModel, Label, Moment, UtcTimestamp
+from sanitas.web.schemas import CamelModel, Label, Moment, UtcTimestamp
 
 KeyName = Annotated[Label, StringConstraints(strip_whitespace=True, min_length=1,
                                            max_length=API_KEY_NAME_MAX)]

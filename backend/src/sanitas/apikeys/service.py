@@ -2,9 +2,9 @@
 
 A key is `sk_live_` followed by 40 random letters and digits (about 238 bits), so secret
 scanners can match it and a plain SHA-256 of it is a safe thing to store. Keys are for the
-file calls only (sanitas.deps.FileReader / FileWriter); accounts whose plan lacks
+file calls only (sanitas.web.deps.FileReader / FileWriter); accounts whose plan lacks
 Capability.API_KEYS (sanitas/plans.py: the Free plan by default) cannot have or use them.
-Each key's calls are counted in the database (sanitas.ratelimit), so the per-key limit holds
+Each key's calls are counted in the database (sanitas.web.ratelimit), so the per-key limit holds
 across API processes.
 """
 
@@ -18,16 +18,17 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from sanitas import plans, ratelimit
+from sanitas import plans
 from sanitas.apikeys.schemas import ApiKeyIn, ApiKeyOut
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import utcnow
-from sanitas.errors import ApiError
 from sanitas.files.service import lock_quotas
 from sanitas.models import ApiKey, AuditAction, User
 from sanitas.models.api_key import ApiKeyScope
 from sanitas.plans import Capability
+from sanitas.web import ratelimit
+from sanitas.web.errors import ApiError
 
 SECRET_PREFIX = "sk_live_"  # noqa: S105 - the public prefix of every key, not a secret
 _ALPHABET = string.ascii_letters + string.digits

@@ -13,9 +13,9 @@ from starlette.concurrency import run_in_threadpool
 from sanitas.audit import service
 from sanitas.audit.schemas import AuditList
 from sanitas.audit.service import AuditFilters
-from sanitas.deps import AdminUser, SessionDep, client_ip
 from sanitas.models.audit import AuditAction
-from sanitas.schemas import Envelope, ErrorEnvelope, MomentOrUtc, ok
+from sanitas.web.deps import AdminUser, SessionDep, client_ip
+from sanitas.web.schemas import Envelope, ErrorEnvelope, MomentOrUtc, ok
 
 router = APIRouter(prefix="/audit", tags=["audit"],
                    responses={401: {"model": ErrorEnvelope}, 403: {"model": ErrorEnvelope}})

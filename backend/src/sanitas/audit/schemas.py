@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sanitas.models.audit import AuditAction
-from sanitas.schemas import CamelModel, Pagination, UtcTimestamp
+from sanitas.web.schemas import CamelModel, Pagination, UtcTimestamp
 
 
 class AuditEntryOut(CamelModel):

@@ -22,7 +22,7 @@ from sanitas.audit.schemas import AuditEntryOut, AuditList
 from sanitas.engine.text import FORMULA_START, PLAIN_NUMBER
 from sanitas.models import User
 from sanitas.models.audit import AuditAction, AuditEntry
-from sanitas.schemas import Pagination, iso
+from sanitas.web.schemas import Pagination, iso
 
 # A detail is a short note for people, never a credential: keys naming one are refused
 # outright (a programming error, caught by the tests), and values are cut short.

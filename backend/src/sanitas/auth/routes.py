@@ -9,7 +9,6 @@ from fastapi.responses import RedirectResponse
 from fastapi.security.utils import get_authorization_scheme_param
 from sqlalchemy.exc import IntegrityError
 
-from sanitas import ratelimit
 from sanitas.audit.service import record
 from sanitas.auth import google, service
 from sanitas.auth.schemas import (
@@ -28,11 +27,12 @@ from sanitas.auth.schemas import (
 )
 from sanitas.auth.tokens import decode_access_token
 from sanitas.db import utcnow
-from sanitas.deps import CurrentUser, SessionDep, SettingsDep, client_ip
-from sanitas.errors import ApiError
 from sanitas.mail import send_email
 from sanitas.models import AuditAction
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.web import ratelimit
+from sanitas.web.deps import CurrentUser, SessionDep, SettingsDep, client_ip
+from sanitas.web.errors import ApiError
+from sanitas.web.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/auth", tags=["auth"],
                    responses={400: {"model": ErrorEnvelope}, 401: {"model": ErrorEnvelope},

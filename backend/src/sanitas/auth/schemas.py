@@ -6,7 +6,7 @@ from pydantic import Field, field_validator
 
 from sanitas.models.user import Role
 from sanitas.plans import UserPlan
-from sanitas.schemas import CamelModel, Label
+from sanitas.web.schemas import CamelModel, Label
 
 
 class UserOut(CamelModel):

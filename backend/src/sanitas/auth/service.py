@@ -12,17 +12,18 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sanitas import plans, ratelimit
+from sanitas import plans
 from sanitas.audit.service import record
 from sanitas.auth.passwords import hash_password, needs_rehash, verify_password
 from sanitas.auth.schemas import AuthData, TokensOut, UserOut
 from sanitas.auth.tokens import create_access_token, hash_token, new_opaque_token
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
-from sanitas.errors import ApiError, invalid_field
 from sanitas.mail import send_email
 from sanitas.models import AuditAction, AuthSession, EmailToken, File, User
 from sanitas.models._common import new_id
+from sanitas.web import ratelimit
+from sanitas.web.errors import ApiError, invalid_field
 
 log = logging.getLogger(__name__)
 

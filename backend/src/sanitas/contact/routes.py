@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query, Request
 
-from sanitas import ratelimit
 from sanitas.auth.service import normalise_email
 from sanitas.contact import service
 from sanitas.contact.schemas import ContactCreated, ContactIn, ContactList
-from sanitas.deps import AdminUser, OptionalUser, SessionDep, SettingsDep, client_ip
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.web import ratelimit
+from sanitas.web.deps import AdminUser, OptionalUser, SessionDep, SettingsDep, client_ip
+from sanitas.web.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/contact", tags=["contact"],
                    responses={422: {"model": ErrorEnvelope}, 429: {"model": ErrorEnvelope}})

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, EmailStr, Field
 
-from sanitas.schemas import CamelModel, Label, Pagination
+from sanitas.web.schemas import CamelModel, Label, Pagination
 
 
 def _strip(value: str) -> str:

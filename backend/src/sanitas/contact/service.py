@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session
 
 from sanitas.contact.schemas import ContactIn, ContactList, ContactOut
 from sanitas.models import ContactMessage, User
-from sanitas.schemas import Pagination
+from sanitas.web.schemas import Pagination
 
 
 def save_message(session: Session, body: ContactIn, user: User | None) -> ContactMessage:

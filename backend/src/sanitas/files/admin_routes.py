@@ -6,11 +6,11 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from sanitas.deps import AdminUser, ExecutorDep, SessionDep, SettingsDep, StorageDep, client_ip
 from sanitas.files import admin_service
 from sanitas.files.admin_schemas import AdminFileDeleted, AdminFileDetail, AdminFileList
 from sanitas.models import StatusFilter
-from sanitas.schemas import Envelope, ErrorEnvelope, MomentOrUtc, ok
+from sanitas.web.deps import AdminUser, ExecutorDep, SessionDep, SettingsDep, StorageDep, client_ip
+from sanitas.web.schemas import Envelope, ErrorEnvelope, MomentOrUtc, ok
 
 router = APIRouter(prefix="/admin/files", tags=["admin"],
                    responses={401: {"model": ErrorEnvelope}, 403: {"model": ErrorEnvelope}})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from sanitas.files.schemas import FileOut, FileSummary, JobOut
-from sanitas.schemas import CamelModel, Pagination
+from sanitas.web.schemas import CamelModel, Pagination
 
 
 class AdminFileSummary(FileSummary):

@@ -16,8 +16,6 @@ from sanitas import logs, plans
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import contains_text, rows_matched, utcnow
-from sanitas.errors import ApiError
-from sanitas.executor.job import HIGH_PRIORITY, NORMAL_PRIORITY
 from sanitas.files.admin_schemas import (
     AdminFileDetail,
     AdminFileList,
@@ -27,8 +25,10 @@ from sanitas.files.admin_schemas import (
 from sanitas.files.service import file_out, file_summary, is_expired, job_out
 from sanitas.models import AuditAction, File, FileStatus, Job, User
 from sanitas.plans import Capability
-from sanitas.schemas import Pagination
+from sanitas.processing.job import HIGH_PRIORITY, NORMAL_PRIORITY
 from sanitas.storage import Storage, StorageError, preview_key
+from sanitas.web.errors import ApiError
+from sanitas.web.schemas import Pagination
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def delete_file(session: Session, storage: Storage, file_id: str, *,
     """Remove the file's job, its row and then both its blobs. A file being processed is
     refused (409): its job would store a sanitized copy after the row is gone. The row goes
     first, so a blob whose deletion fails is an orphan the orphan sweep removes
-    (executor/job.py), never a row naming a blob that is gone. The deletion is written to the
+    (processing/job.py), never a row naming a blob that is gone. The deletion is written to the
     audit log (as done by `actor` from `ip`) in the transaction that removes the row."""
     file, email, _job = _find(session, file_id)
     # Conditional, so an executor claiming the job at this moment either wins (and the file

@@ -23,11 +23,11 @@ from sqlalchemy.orm import Session
 
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
-from sanitas.errors import ApiError
 from sanitas.files.multipart import clean_filename
 from sanitas.files.service import is_expired
 from sanitas.models import File, FileStatus, User
 from sanitas.storage import CHUNK, Storage
+from sanitas.web.errors import ApiError
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer

@@ -10,10 +10,10 @@ from fastapi.responses import StreamingResponse
 from pydantic import Field, StringConstraints
 
 from sanitas.db import utcnow
-from sanitas.deps import API_KEY_ERRORS, FileReader, SessionDep, SettingsDep, StorageDep
 from sanitas.files import batch, preview
 from sanitas.files.routes import content_disposition
-from sanitas.schemas import CamelModel, ErrorEnvelope
+from sanitas.web.deps import API_KEY_ERRORS, FileReader, SessionDep, SettingsDep, StorageDep
+from sanitas.web.schemas import CamelModel, ErrorEnvelope
 
 router = APIRouter(tags=["files"], responses={401: {"model": ErrorEnvelope},
                                               **API_KEY_ERRORS})

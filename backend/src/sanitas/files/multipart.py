@@ -24,10 +24,10 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import ClientDisconnect, Request
 
-from sanitas.diskspace import is_short, room
-from sanitas.errors import ApiError, insufficient_storage, is_out_of_space, printable
-from sanitas.scratch import hold
-from sanitas.validation import clean_label, text_problem
+from sanitas.datadir.diskspace import is_short, room
+from sanitas.datadir.scratch import hold
+from sanitas.web.errors import ApiError, insufficient_storage, is_out_of_space, printable
+from sanitas.web.validation import clean_label, text_problem
 
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks

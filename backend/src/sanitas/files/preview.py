@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 from sqlalchemy.orm import Session
 
-from sanitas.errors import ApiError
 from sanitas.files.service import get_visible_file, is_expired
 from sanitas.models import FileStatus, User
 from sanitas.storage import BlobNotFound, Storage, preview_key
+from sanitas.web.errors import ApiError
 
 UNAVAILABLE_MESSAGE = ("No preview is available for this file: previews are drawn for PDF "
                        "documents and images, not for office documents, text, archives or "

@@ -1,5 +1,5 @@
 """Uploads, processing status, downloads and a user's file history (the processing queue's
-admin calls are in executor/routes.py)."""
+admin calls are in processing/routes.py)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,19 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from sanitas import plans
-from sanitas.admission import database_paused
 from sanitas.config import Settings
-from sanitas.deps import (
+from sanitas.datadir.scratch import uploads_dir
+from sanitas.engine import strip_invisible
+from sanitas.engine.verdict import Verdict
+from sanitas.files import service
+from sanitas.files.multipart import MB, receive_files
+from sanitas.files.schemas import FileHistory, FileStatusData, UploadedFile, UploadInfo
+from sanitas.models import FileStatus, StatusFilter, User
+from sanitas.policies import service as policies_service
+from sanitas.processing import Executor
+from sanitas.storage import Storage
+from sanitas.web.admission import database_paused
+from sanitas.web.deps import (
     API_KEY_ERRORS,
     ExecutorDep,
     FileReader,
@@ -28,18 +38,8 @@ from sanitas.deps import (
     SettingsDep,
     StorageDep,
 )
-from sanitas.engine import strip_invisible
-from sanitas.engine.verdict import Verdict
-from sanitas.errors import ApiError
-from sanitas.executor import Executor
-from sanitas.files import service
-from sanitas.files.multipart import MB, receive_files
-from sanitas.files.schemas import FileHistory, FileStatusData, UploadedFile, UploadInfo
-from sanitas.models import FileStatus, StatusFilter, User
-from sanitas.policies import service as policies_service
-from sanitas.schemas import CamelModel, Envelope, ErrorEnvelope, ok
-from sanitas.scratch import uploads_dir
-from sanitas.storage import Storage
+from sanitas.web.errors import ApiError
+from sanitas.web.schemas import CamelModel, Envelope, ErrorEnvelope, ok
 
 router = APIRouter(tags=["files"], responses={401: {"model": ErrorEnvelope},
                                               404: {"model": ErrorEnvelope},

@@ -9,11 +9,11 @@ from pydantic import Field
 
 from sanitas.engine.report import RejectionCode
 from sanitas.engine.verdict import Verdict
-from sanitas.executor.job import JobFailure
 from sanitas.models.file import FileStatus, ProcessingMode
 from sanitas.models.job import JobState
 from sanitas.models.user import Role
-from sanitas.schemas import CamelModel, Pagination, UtcTimestamp
+from sanitas.processing.job import JobFailure
+from sanitas.web.schemas import CamelModel, Pagination, UtcTimestamp
 
 
 class UploadInfo(CamelModel):

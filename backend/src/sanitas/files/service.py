@@ -18,9 +18,6 @@ from sanitas.config import Settings
 from sanitas.db import contains_text, utcnow
 from sanitas.engine import verdict as verdicts
 from sanitas.engine.verdict import Verdict
-from sanitas.errors import ApiError
-from sanitas.executor import job_secret
-from sanitas.executor.job import HIGH_PRIORITY, NORMAL_PRIORITY, is_paused, jobs_ahead
 from sanitas.files.multipart import ReceivedFile
 from sanitas.files.schemas import (
     FileHistory,
@@ -36,8 +33,11 @@ from sanitas.models import File, FileStatus, Job, JobState, ProcessingMode, Repo
 from sanitas.models._common import new_id
 from sanitas.plans import Capability, Limits, Plan
 from sanitas.policies.applied import BUILT_IN_NAMES, AppliedPolicy, applied_built_in
-from sanitas.schemas import Pagination
+from sanitas.processing import job_secret
+from sanitas.processing.job import HIGH_PRIORITY, NORMAL_PRIORITY, is_paused, jobs_ahead
 from sanitas.storage import BlobNotFound, Storage, original_key
+from sanitas.web.errors import ApiError
+from sanitas.web.schemas import Pagination
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +195,7 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
                   policy: AppliedPolicy | None = None) -> list[tuple[File, Job]]:
     """Validate, store the blobs, then commit rows for all files at once. Anything refused
     leaves neither rows nor blobs behind. `password` (for encrypted inputs) goes to every
-    file's job, sealed; it is wiped when the job ends (executor/job_secret.py). Each file
+    file's job, sealed; it is wiped when the job ends (processing/job_secret.py). Each file
     records `policy` (id, version, name and JSON: what its job cleans with; by default the
     built-in of `mode`) and the SHA-256 computed while its bytes were received."""
     if policy is None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas.config import Settings
+from sanitas.datadir.scratch import JobScratch
 from sanitas.engine.report import Result
 from sanitas.icap import audit, form, service, signals, tls
 from sanitas.icap.httpmsg import HttpHead, name_from_url
@@ -46,7 +47,6 @@ from sanitas.icap.protocol import (
     response_head,
 )
 from sanitas.icap.service import VERSION, ServicePolicy, Verdict
-from sanitas.scratch import JobScratch
 
 log = logging.getLogger(__name__)
 
@@ -626,7 +626,7 @@ def run(settings: Settings, host: str, port: int, *, migrate: bool = True,
         context: ssl.SSLContext | None = None) -> None:
     """Serve ICAP on host:port until SIGTERM or SIGINT; over TLS only with `context`
     (tls.server_context)."""
-    from sanitas import scratch
+    from sanitas.datadir import scratch
     from sanitas.db import make_engine, make_sessionmaker
 
     if migrate:

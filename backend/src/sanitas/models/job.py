@@ -44,7 +44,7 @@ class Job(Base):
     finished_at: Mapped[datetime | None]
     error: Mapped[str | None] = mapped_column(Text)
     # The password given with the upload, sealed (AES-GCM, key from the app's secret key) and
-    # wiped when the job ends: see executor/job_secret.py. Never in an API answer or a log.
+    # wiped when the job ends: see processing/job_secret.py. Never in an API answer or a log.
     password_secret: Mapped[str | None] = mapped_column(Text)
     # The API call that created the job (its X-Request-ID), on the job's log lines: logs.py.
     request_id: Mapped[str | None] = mapped_column(String(128))

@@ -7,7 +7,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Request
 
-from sanitas.deps import AdminUser, CurrentUser, Requires, SessionDep, SettingsDep, client_ip
 from sanitas.models import User
 from sanitas.plans import Capability
 from sanitas.policies import service
@@ -19,7 +18,8 @@ from sanitas.policies.schemas import (
     PolicyIn,
     PolicyOut,
 )
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.web.deps import AdminUser, CurrentUser, Requires, SessionDep, SettingsDep, client_ip
+from sanitas.web.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/policies", tags=["policies"],
                    responses={401: {"model": ErrorEnvelope}})

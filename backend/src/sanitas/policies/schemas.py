@@ -23,7 +23,7 @@ from pydantic.alias_generators import to_camel
 from sanitas.engine.policy import BASIC_RULES, CHOICES, MAX_PAGES_LIMIT, OUTPUTS, Rule
 from sanitas.models.policy import POLICY_DESCRIPTION_MAX, POLICY_NAME_MAX
 from sanitas.models.user import Role
-from sanitas.schemas import CamelModel, Label, UtcTimestamp
+from sanitas.web.schemas import CamelModel, Label, UtcTimestamp
 
 MAX_ALLOWED_TYPES = 100
 

@@ -20,7 +20,6 @@ from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.engine.policy import BUILT_IN, Policy, PolicyError
-from sanitas.errors import ApiError, field_error
 from sanitas.files import service as files_service
 from sanitas.models import AuditAction, PolicyDefault, PolicyVersion, Role, StoredPolicy, User
 from sanitas.models.policy import POLICY_NAME_MAX
@@ -38,6 +37,7 @@ from sanitas.policies.schemas import (
     PolicyIn,
     PolicyOut,
 )
+from sanitas.web.errors import ApiError, field_error
 
 log = logging.getLogger(__name__)
 

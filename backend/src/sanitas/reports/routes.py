@@ -5,12 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
-from sanitas.deps import CurrentUser, Requires, SessionDep, SettingsDep, StorageDep, client_ip
 from sanitas.files.routes import content_disposition
 from sanitas.plans import Capability
 from sanitas.reports import service
 from sanitas.reports.schemas import ReportCreated, ReportIn, ReportList, ReportRef
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.web.deps import CurrentUser, Requires, SessionDep, SettingsDep, StorageDep, client_ip
+from sanitas.web.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/reports", tags=["reports"],
                    dependencies=[Requires(Capability.REPORTS)],

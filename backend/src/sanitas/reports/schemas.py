@@ -8,15 +8,15 @@ from datetime import UTC, date, datetime, time, timedelta
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from sanitas.models.report import ReportFormat, ReportStatus
-from sanitas.schemas import CamelModel, Pagination, UtcTimestamp
-from sanitas.validation import bounded_utc
+from sanitas.web.schemas import CamelModel, Pagination, UtcTimestamp
+from sanitas.web.validation import bounded_utc
 
 
 def period_bound(value: str, *, end: bool) -> datetime:
     """A period bound as a UTC moment. A date (YYYY-MM-DD) means that whole day: `from` at its
     start, `to` through its end (the next day's start, excluded). A moment (ISO 8601) is taken
     as it is, UTC when it has no zone. ValueError when it is neither, or outside the moments
-    a request may give (sanitas.validation.bounded_utc)."""
+    a request may give (sanitas.web.validation.bounded_utc)."""
     if _DATE.fullmatch(value):
         moment = bounded_utc(datetime.combine(date.fromisoformat(value), time(0), tzinfo=UTC),
                              naive_is_utc=False)

@@ -24,13 +24,13 @@ from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
 from sanitas.engine.verdict import Verdict
-from sanitas.errors import ApiError
 from sanitas.files.service import file_outcome, lock_quotas, policy_ref, storage_used
 from sanitas.models import AuditAction, File, FileStatus, Role, User
 from sanitas.models.report import Report, ReportFormat, ReportStatus
 from sanitas.reports.schemas import ReportIn, ReportList, ReportOut, period_bound
-from sanitas.schemas import Pagination
 from sanitas.storage import CHUNK, Storage, StorageError
+from sanitas.web.errors import ApiError
+from sanitas.web.schemas import Pagination
 
 log = logging.getLogger(__name__)
 

@@ -36,8 +36,8 @@ from sanitas.db import rows_matched, utcnow
 from sanitas.models.report import Report, ReportFormat, ReportStatus
 from sanitas.reports.service import report_rows, scope_of
 from sanitas.reports.writer import ReportTooLarge, write_csv, write_pdf
-from sanitas.schemas import iso
 from sanitas.storage import Storage
+from sanitas.web.schemas import iso
 
 log = logging.getLogger(__name__)
 

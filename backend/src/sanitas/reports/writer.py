@@ -11,7 +11,7 @@ from xml.sax.saxutils import escape
 
 from sanitas.audit.service import neutralise
 from sanitas.reports.service import FileRow, Totals
-from sanitas.schemas import iso
+from sanitas.web.schemas import iso
 
 CSV_COLUMNS = ("file_id", "uploaded_at", "name", "user_email", "detected_type", "size_bytes",
                "sha256_original", "sha256_sanitized", "policy_id", "policy_name",

@@ -46,12 +46,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sanitas import metrics
 from sanitas.engine import formats
 from sanitas.engine.detect import HEAD_SIZE, sniff
 from sanitas.engine.report import Rejected, RejectionCode, Result
 from sanitas.sandbox import PreviewRequest, SandboxError, cgroups
 from sanitas.sandbox.cgroups import CgroupHost, JobCgroup
+from sanitas.web import metrics
 
 if TYPE_CHECKING:
     from sanitas.config import Settings

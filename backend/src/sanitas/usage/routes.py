@@ -6,10 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from sanitas.deps import AdminUser, CurrentUser, Requires, SessionDep, SettingsDep, client_ip
 from sanitas.models import User
 from sanitas.plans import Capability
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
 from sanitas.usage import service
 from sanitas.usage.schemas import (
     Analytics,
@@ -20,6 +18,8 @@ from sanitas.usage.schemas import (
     UsageMonth,
     UsageStats,
 )
+from sanitas.web.deps import AdminUser, CurrentUser, Requires, SessionDep, SettingsDep, client_ip
+from sanitas.web.schemas import Envelope, ErrorEnvelope, ok
 
 SCOPE_HELP = "own: the caller's files; all: everyone's (ADMIN only)"
 

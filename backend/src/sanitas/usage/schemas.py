@@ -9,7 +9,7 @@ from pydantic import Field
 from sanitas.engine.report import RejectionCode
 from sanitas.models.file import FileStatus
 from sanitas.models.user import Role
-from sanitas.schemas import CamelModel, UtcTimestamp
+from sanitas.web.schemas import CamelModel, UtcTimestamp
 
 
 class Timeframe(StrEnum):

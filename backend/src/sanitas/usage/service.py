@@ -20,7 +20,6 @@ from sanitas.db import utcnow
 from sanitas.engine import formats
 from sanitas.engine.report import RejectionCode
 from sanitas.engine.verdict import Verdict
-from sanitas.errors import ApiError
 from sanitas.files import service as files
 from sanitas.models import EVERYONE, AuditAction, File, FileRollup, FileStatus, Role, User
 from sanitas.usage.schemas import (
@@ -48,6 +47,7 @@ from sanitas.usage.schemas import (
     UsageUser,
     VerdictTotals,
 )
+from sanitas.web.errors import ApiError
 
 NEAR_QUOTA = 0.8
 TIMEFRAMES = {Timeframe.DAY: timedelta(hours=24), Timeframe.WEEK: timedelta(days=7),

@@ -6,11 +6,11 @@ from fastapi import APIRouter, Query, Request
 
 from sanitas.auth import service as auth_service
 from sanitas.auth.schemas import UserOut, UsersProfileUpdateIn
-from sanitas.deps import AdminUser, CurrentUser, SessionDep, SettingsDep, client_ip
 from sanitas.models import RoleFilter, UserStatusFilter
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
 from sanitas.users import service
 from sanitas.users.schemas import AdminUserUpdateIn, UserList
+from sanitas.web.deps import AdminUser, CurrentUser, SessionDep, SettingsDep, client_ip
+from sanitas.web.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/users", tags=["users"],
                    responses={401: {"model": ErrorEnvelope}, 403: {"model": ErrorEnvelope}})

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from sanitas.auth.schemas import UserOut
 from sanitas.models.user import Role
-from sanitas.schemas import CamelModel, Pagination
+from sanitas.web.schemas import CamelModel, Pagination
 
 
 class UserList(CamelModel):

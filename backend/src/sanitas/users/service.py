@@ -14,10 +14,10 @@ from sanitas.auth import service as auth_service
 from sanitas.auth.schemas import UserOut
 from sanitas.config import Settings
 from sanitas.db import contains_text
-from sanitas.errors import ApiError
 from sanitas.models import AuditAction, Role, User, UserStatusFilter
-from sanitas.schemas import Pagination
 from sanitas.users.schemas import UserList
+from sanitas.web.errors import ApiError
+from sanitas.web.schemas import Pagination
 
 STATUS_CONDITIONS = {
     UserStatusFilter.ALL: [],

@@ -7,9 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from sanitas.deps import CurrentUser, Requires, SessionDep, SettingsDep, client_ip
 from sanitas.plans import Capability
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.web.deps import CurrentUser, Requires, SessionDep, SettingsDep, client_ip
+from sanitas.web.schemas import Envelope, ErrorEnvelope, ok
 from sanitas.webhooks import service
 from sanitas.webhooks.schemas import (
     DeliveryOut,

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from sanitas.models.webhook import WEBHOOK_URL_MAX, DeliveryState, WebhookEvent
-from sanitas.schemas import CamelModel, UtcTimestamp
+from sanitas.web.schemas import CamelModel, UtcTimestamp
 
 
 class WebhookIn(BaseModel):

@@ -58,12 +58,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 from standardwebhooks import Webhook as Signer
 
-from sanitas import metrics
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
-from sanitas.executor import job_secret
 from sanitas.models.webhook import DeliveryState, Webhook, WebhookDelivery
-from sanitas.schemas import iso
+from sanitas.processing import job_secret
+from sanitas.web import metrics
+from sanitas.web.schemas import iso
 from sanitas.webhooks import service, ssrf
 
 log = logging.getLogger(__name__)

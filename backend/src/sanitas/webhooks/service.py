@@ -19,12 +19,9 @@ from urllib.parse import urlsplit
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from sanitas import ratelimit
 from sanitas.audit.service import record
 from sanitas.config import Settings, get_settings
 from sanitas.db import rows_matched, utcnow
-from sanitas.errors import ApiError
-from sanitas.executor import job_secret
 from sanitas.files.service import lock_quotas
 from sanitas.models import AuditAction, File, User
 from sanitas.models.webhook import (
@@ -35,7 +32,10 @@ from sanitas.models.webhook import (
     WebhookEvent,
 )
 from sanitas.plans import Capability
-from sanitas.schemas import iso
+from sanitas.processing import job_secret
+from sanitas.web import ratelimit
+from sanitas.web.errors import ApiError
+from sanitas.web.schemas import iso
 from sanitas.webhooks import ssrf
 from sanitas.webhooks.schemas import DeliveryOut, LastDelivery, WebhookIn, WebhookOut
 
@@ -79,7 +79,7 @@ def _bound_to(webhook_id: str) -> str:
 
 def seal_secret(settings: Settings, webhook_id: str, secret: str) -> str:
     """The stored form: sealed with the server's secret key, bound to this webhook (the job
-    password sealing of executor/job_secret.py, with `webhook:<id>` as associated data)."""
+    password sealing of processing/job_secret.py, with `webhook:<id>` as associated data)."""
     return job_secret.seal(settings, _bound_to(webhook_id), secret)
 
 

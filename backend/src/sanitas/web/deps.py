@@ -16,12 +16,12 @@ from starlette.concurrency import run_in_threadpool
 
 from sanitas import plans
 from sanitas.config import Settings
-from sanitas.errors import ApiError
-from sanitas.executor import Executor
 from sanitas.models import ApiKeyScope, AuthSession, Role, User
 from sanitas.plans import Capability
-from sanitas.schemas import ErrorEnvelope
+from sanitas.processing import Executor
 from sanitas.storage import Storage, make_storage
+from sanitas.web.errors import ApiError
+from sanitas.web.schemas import ErrorEnvelope
 
 
 def get_settings_dep(request: Request) -> Settings:
@@ -30,7 +30,7 @@ def get_settings_dep(request: Request) -> Settings:
 
 async def get_session(request: Request) -> AsyncIterator[Session]:
     """A session for one call, inside one of the API's database slots (waiting for a slot
-    holds no thread and no connection; see sanitas/admission.py)."""
+    holds no thread and no connection; see sanitas/web/admission.py)."""
     async with request.app.state.db_gate.slot() as slot:
         request.state.db_slot = slot
         session = request.app.state.sessionmaker()

@@ -63,9 +63,9 @@ from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sanitas.errors import error_body
-from sanitas.http_limits import HTTP_METHODS
-from sanitas.schemas import ErrorEnvelope
+from sanitas.web.errors import error_body
+from sanitas.web.http_limits import HTTP_METHODS
+from sanitas.web.schemas import ErrorEnvelope
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker

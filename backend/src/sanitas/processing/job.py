@@ -29,16 +29,17 @@ from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
-from sanitas import logs, metrics
+from sanitas import logs
 from sanitas.audit.service import record
 from sanitas.config import Settings
+from sanitas.datadir.scratch import JobScratch
 from sanitas.db import rows_matched, utcnow
 from sanitas.engine.report import RejectionCode
 from sanitas.engine.verdict import Verdict
-from sanitas.executor import job_secret
 from sanitas.models import AuditAction, File, FileStatus, Job, JobState, QueueState, User
-from sanitas.scratch import JobScratch
+from sanitas.processing import job_secret
 from sanitas.storage import BlobNotFound, Storage, StorageError, preview_key, sanitized_key
+from sanitas.web import metrics
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -151,7 +152,7 @@ def sanitized_name_for(original_name: str, output_type: str | None) -> str:
 
 
 def _short_of_room(settings: Settings, workdir: Path, input_size: int) -> bool:
-    from sanitas.diskspace import is_short, room
+    from sanitas.datadir.diskspace import is_short, room
 
     try:
         return is_short(room(workdir), max(settings.min_free_bytes, 2 * input_size))

@@ -95,7 +95,7 @@ def sqlite_io_error_on_full_disk(exc: BaseException, database_url: str | None) -
     if code is None or code & 0xFF != _SQLITE_IOERR:
         return False
     from sanitas.datadir import sqlite_path
-    from sanitas.diskspace import room
+    from sanitas.datadir.diskspace import room
 
     path = sqlite_path(database_url)
     try:

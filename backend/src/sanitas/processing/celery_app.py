@@ -74,7 +74,7 @@ def make_celery(settings: Settings) -> Celery:
 
     @app.task(name=PROCESS_TASK, bind=True)
     def process_job(self: Task[[str], str], job_id: str) -> str:
-        from sanitas.executor import job as jobs
+        from sanitas.processing import job as jobs
 
         rt = _runtime()
         outcome = jobs.run_job(job_id, factory=rt.factory, settings=rt.settings,
@@ -98,8 +98,8 @@ def make_celery(settings: Settings) -> Celery:
 
     @app.task(name=EXPIRE_TASK)
     def expire_files() -> int:
-        from sanitas import scratch
-        from sanitas.executor import job as jobs
+        from sanitas.datadir import scratch
+        from sanitas.processing import job as jobs
         from sanitas.reports.service import expire_reports
 
         rt = _runtime()
@@ -124,8 +124,8 @@ def recover(app: Celery, settings: Settings, factory: sessionmaker[Session], *,
     from sqlalchemy import select
 
     from sanitas.db import utcnow
-    from sanitas.executor import job as jobs
     from sanitas.models import Job, JobState
+    from sanitas.processing import job as jobs
 
     with factory() as s:
         if jobs.is_paused(s):
@@ -174,7 +174,7 @@ def broker_backlog(app: Celery) -> int:
 class _Runtime:
     def __init__(self) -> None:
         from sanitas.db import make_engine, make_sessionmaker
-        from sanitas.executor.job import OrphanSweeper
+        from sanitas.processing.job import OrphanSweeper
         from sanitas.storage import make_storage
 
         self.settings = get_settings()
@@ -202,7 +202,7 @@ def _runtime() -> _Runtime:
 def _recover_on_start(sender: Any = None, **_: object) -> None:
     """A restarted worker picks up what a killed one left behind, and removes the work
     folders it left on this machine."""
-    from sanitas import scratch
+    from sanitas.datadir import scratch
 
     try:
         scratch.sweep(get_settings(), legacy=True)

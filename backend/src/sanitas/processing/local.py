@@ -19,9 +19,9 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from sanitas import scratch
 from sanitas.config import Settings
-from sanitas.executor import job as jobs
+from sanitas.datadir import scratch
+from sanitas.processing import job as jobs
 from sanitas.reports.service import expire_reports
 from sanitas.storage import Storage
 

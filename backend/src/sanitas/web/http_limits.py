@@ -47,7 +47,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from sanitas.config import Settings, get_settings
-from sanitas.errors import error_body
+from sanitas.web.errors import error_body
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +276,7 @@ class EdgeProtocol(H11Protocol):
         self._await_head()
 
     def _trusted(self, address: str) -> bool:
-        from sanitas.deps import _is_trusted  # the one reading of SANITAS_TRUSTED_PROXIES
+        from sanitas.web.deps import _is_trusted  # the one reading of SANITAS_TRUSTED_PROXIES
 
         return bool(self.trusted_proxies) and _is_trusted(address, self.trusted_proxies)
 

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from swagger_ui_bundle import swagger_ui_path
 
-from sanitas.errors import ApiError
+from sanitas.web.errors import ApiError
 
 DOCS_URL = "/api/docs"
 STATIC_URL = "/api/docs/static"

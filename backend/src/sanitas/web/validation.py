@@ -10,7 +10,7 @@
   characters (bidirectional overrides, zero-width spaces...) removed, surrounding spaces too.
 - Moments: between MOMENT_MIN and MOMENT_MAX, so that both databases store them and adding a
   time-zone offset or a period in Python cannot overflow (`bounded_utc`; the types are in
-  sanitas.schemas).
+  sanitas.web.schemas).
 """
 
 from __future__ import annotations

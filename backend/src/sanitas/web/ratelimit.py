@@ -19,8 +19,8 @@ from sqlalchemy import String, delete, func, select
 from sqlalchemy.orm import Session
 
 from sanitas.db import utcnow
-from sanitas.errors import ApiError
 from sanitas.models import RateLimitHit
+from sanitas.web.errors import ApiError
 
 TOO_MANY = "Too many attempts. Please try again later."
 SWEEP_PROBABILITY = 0.01  # now and then remove expired hits of every key

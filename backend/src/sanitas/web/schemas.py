@@ -9,7 +9,7 @@ from typing import Annotated, Generic, TypeVar
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, PlainSerializer
 from pydantic.alias_generators import to_camel
 
-from sanitas.validation import bounded_utc, clean_label_input
+from sanitas.web.validation import bounded_utc, clean_label_input
 
 T = TypeVar("T")
 
@@ -64,7 +64,7 @@ def iso(value: datetime | None) -> str | None:
 # A datetime in Python, `iso()`'s string on the wire (a string in the OpenAPI document).
 UtcTimestamp = Annotated[datetime, PlainSerializer(iso, return_type=str)]
 
-# Moments a request gives (sanitas/validation.py, `bounded_utc`): within 1970-01-01 ..
+# Moments a request gives (sanitas/web/validation.py, `bounded_utc`): within 1970-01-01 ..
 # 9000-01-01 UTC, as UTC. `Moment` needs a time zone (a naive time is 422); `MomentOrUtc`,
 # for the filters documented "UTC when no zone", takes a naive time as UTC.
 Moment = Annotated[datetime, AfterValidator(lambda v: bounded_utc(v, naive_is_utc=False)),

@@ -4,7 +4,7 @@ Routes declare the answers of their own logic (409, 410, 415...). The answers th
 what a call depends on are added here, from the route's dependencies, so they cannot be
 forgotten: 401 for a signed-in user, 403 for an admin, 400/413 for a request body (malformed,
 too large), 404 for a path parameter that names something, 422 for parameters (on every
-call: text holding a NUL is refused whatever the route, sanitas/validation.py); 429/503 from
+call: text holding a NUL is refused whatever the route, sanitas/web/validation.py); 429/503 from
 admission control (main.py) on every API call. A wrong method on a known path answers 405
 (`method_not_allowed`) with `Allow`, documented nowhere because no route owns it.
 """
@@ -48,11 +48,11 @@ def api_routes(app: FastAPI) -> Iterator[Any]:
 
 
 def _statuses(route: Any) -> set[str]:
-    from sanitas.deps import get_current_user, plan_gates, require_admin
+    from sanitas.web.deps import get_current_user, plan_gates, require_admin
 
     calls = set(_calls(route.dependant))
     # Any call: a NUL (or an unpaired surrogate) in its path, query string, JSON body or form
-    # fields is refused with 422 before anything else (sanitas/validation.py).
+    # fields is refused with 422 before anything else (sanitas/web/validation.py).
     statuses: set[str] = {"422"}
     if get_current_user in calls:
         statuses.add("401")
@@ -67,7 +67,7 @@ def _statuses(route: Any) -> set[str]:
 
 
 def _optional_sign_in(route: Any) -> bool:
-    from sanitas.deps import get_current_user, get_optional_user
+    from sanitas.web.deps import get_current_user, get_optional_user
 
     calls = set(_calls(route.dependant))
     return get_optional_user in calls and get_current_user not in calls
@@ -75,7 +75,7 @@ def _optional_sign_in(route: Any) -> bool:
 
 def _document_plan_gates(route: Any, responses: dict[str, Any]) -> None:
     """A route behind `Requires(Capability.X)` says so in its 403 (`plan_required`)."""
-    from sanitas.deps import plan_gates
+    from sanitas.web.deps import plan_gates
 
     capabilities = plan_gates(_calls(route.dependant))
     if not capabilities:
@@ -122,7 +122,7 @@ def install_openapi(app: FastAPI) -> None:
 
 
 def _add_validation_schemas(schema: dict[str, Any]) -> None:
-    from sanitas.schemas import ValidationErrorEnvelope
+    from sanitas.web.schemas import ValidationErrorEnvelope
 
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     generated = ValidationErrorEnvelope.model_json_schema(

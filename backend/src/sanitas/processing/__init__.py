@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from sanitas.health import register_health_check
+from sanitas.web.health import register_health_check
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 class Executor(Protocol):
-    """Runs the jobs of committed uploads (the rows are the queue: see executor/job.py)."""
+    """Runs the jobs of committed uploads (the rows are the queue: see processing/job.py)."""
 
     name: str  # "local" or "celery", as SANITAS_EXECUTOR names it
 
@@ -53,10 +53,10 @@ def executor_connections(settings: Settings) -> int:
 def make_executor(settings: Settings, factory: sessionmaker[Session],
                   storage: Storage) -> Executor:
     if settings.executor == "celery":
-        from sanitas.executor.celery_app import CeleryExecutor
+        from sanitas.processing.celery_app import CeleryExecutor
 
         return CeleryExecutor(settings, factory, storage)
-    from sanitas.executor.local import LocalExecutor
+    from sanitas.processing.local import LocalExecutor
 
     return LocalExecutor(settings, factory, storage)
 
@@ -74,7 +74,7 @@ _last_warning = [-3600.0]
 def _storage_up(app: FastAPI) -> str:
     """down: the storage cannot be used; degraded: a filesystem the service writes to is short
     of free space (SANITAS_MIN_FREE_BYTES), so uploads are refused with 507."""
-    from sanitas.diskspace import short_of_room
+    from sanitas.datadir.diskspace import short_of_room
     from sanitas.storage import make_storage
 
     settings: Settings = app.state.settings
@@ -108,7 +108,7 @@ def start_background_services(app: FastAPI, *, executor_in_supervisor: bool = Fa
         app.state.storage = make_storage(settings)
     executor: Executor
     if executor_in_supervisor and settings.executor == "local":
-        from sanitas.executor.local import LocalExecutorClient
+        from sanitas.processing.local import LocalExecutorClient
 
         executor = LocalExecutorClient(settings)
     else:
@@ -127,7 +127,7 @@ def start_background_services(app: FastAPI, *, executor_in_supervisor: bool = Fa
 
 
 def _sweep_scratch(settings: Settings, *, legacy: bool = False) -> None:
-    from sanitas import scratch
+    from sanitas.datadir import scratch
 
     try:
         scratch.sweep(settings, legacy=legacy)
@@ -139,7 +139,7 @@ def run_supervisor_executor(settings: Settings) -> Callable[[], None]:
     """`sanitas serve --workers N`: the local executor (and its wake-up socket) in the
     supervising process, with its own connection pool. Returns its stop."""
     from sanitas.db import make_engine, make_sessionmaker
-    from sanitas.executor.local import LocalExecutor, WakeListener
+    from sanitas.processing.local import LocalExecutor, WakeListener
     from sanitas.storage import make_storage
 
     engine = make_engine(str(settings.database_url), pool_size=executor_connections(settings))

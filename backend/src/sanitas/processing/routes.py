@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from sanitas.deps import AdminUser, ExecutorDep, SessionDep, SettingsDep, client_ip
-from sanitas.executor import job as jobs
-from sanitas.executor.schemas import QueueCleared, QueuePaused, QueueStats
 from sanitas.models import JobState
-from sanitas.schemas import Envelope, ErrorEnvelope, ok
+from sanitas.processing import job as jobs
+from sanitas.processing.schemas import QueueCleared, QueuePaused, QueueStats
+from sanitas.web.deps import AdminUser, ExecutorDep, SessionDep, SettingsDep, client_ip
+from sanitas.web.schemas import Envelope, ErrorEnvelope, ok
 
 router = APIRouter(prefix="/process/queue", tags=["queue"],
                    responses={401: {"model": ErrorEnvelope}})

@@ -31,8 +31,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sanitas.auth.tokens import AccessTokenCache
 from sanitas.config import Settings
-from sanitas.deps import client_ip
-from sanitas.errors import ApiError, error_body
+from sanitas.web.deps import client_ip
+from sanitas.web.errors import ApiError, error_body
 
 BUSY_MESSAGE = "The server is busy; please try again in a moment."
 TOO_MANY_AT_ONCE = ("Too many requests at once from your account or address; wait for the "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sanitas.schemas import CamelModel
+from sanitas.web.schemas import CamelModel
 
 
 class QueueStats(CamelModel):
