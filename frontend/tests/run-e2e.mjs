@@ -455,7 +455,16 @@ async function main() {
       await page.getByLabel('New password', { exact: true }).fill('short');
       await page.getByLabel('Confirm new password').fill('short');
       await page.getByRole('button', { name: 'Update password' }).click();
-      await toast(page, 'New password must be at least 8 characters').waitFor();
+      // Errors stand under their fields: the client's check, then the server's wrong password.
+      const newPassword = page.getByLabel('New password', { exact: true });
+      await page.locator('#newPassword-error').filter({ hasText: 'New password must be at least 8 characters' }).waitFor();
+      assert(await newPassword.getAttribute('aria-invalid') === 'true', 'the short new password is not marked invalid');
+      await page.getByLabel('Current password').fill('not-the-password');
+      await newPassword.fill('Long-enough-1');
+      await page.getByLabel('Confirm new password').fill('Long-enough-1');
+      await page.getByRole('button', { name: 'Update password' }).click();
+      await page.locator('#currentPassword-error').filter({ hasText: 'Current password is incorrect' }).waitFor();
+      await checkA11y(page, 'profile with password errors');
     });
 
     await test('a USER sees Access Denied on /admin', async () => {

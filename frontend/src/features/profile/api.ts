@@ -8,6 +8,9 @@ export const fetchProfile = async () => (await api('get', '/api/auth/profile')).
 export const profileQuery = () => queryOptions({ queryKey: profileKeys.detail, queryFn: fetchProfile, staleTime: 0 });
 export const useProfile = () => useQuery(profileQuery());
 
+/** The longest first or last name the server keeps. */
+export const PROFILE_NAME_MAX = 100;
+
 export const changePassword = (currentPassword: string, newPassword: string) =>
   api('put', '/api/auth/password', { body: { currentPassword, newPassword } });
 

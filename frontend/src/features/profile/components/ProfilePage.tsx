@@ -6,11 +6,24 @@ import { Alert, PageHeader, PageSpinner, Spinner } from '../../../components/ui'
 import { messageOf } from '../../../lib/api-client';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { roleDescription } from '../../../lib/constants';
+import { FieldError, FormAlert, fieldProps, formErrors, type FormErrors } from '../../../lib/form-errors';
 import { formatDateTime } from '../../../lib/format';
-import { profileChanges, validatePasswordChange } from '../../../lib/validation';
-import { changePassword, profileQuery, useProfile } from '../api';
+import { profileChanges } from '../../../lib/validation';
+import { PROFILE_NAME_MAX, profileQuery, useProfile } from '../api';
 import { ApiKeysSection } from './ApiKeysSection';
+import { PasswordForm } from './PasswordForm';
 import { WebhooksSection } from './WebhooksSection';
+
+const NAME_FIELDS = ['firstName', 'lastName'] as const;
+
+/** The names' own check: at most PROFILE_NAME_MAX characters each (the server's rule). */
+export function nameProblems(names: { firstName: string; lastName: string }): FormErrors {
+  const out: FormErrors = {};
+  for (const field of NAME_FIELDS) {
+    if (names[field].trim().length > PROFILE_NAME_MAX) out[field] = `Must be at most ${PROFILE_NAME_MAX} characters.`;
+  }
+  return out;
+}
 
 export default function ProfilePage() {
   const { user: authUser, updateProfile, setUser } = useAuth();
@@ -18,8 +31,7 @@ export default function ProfilePage() {
   const queryClient = useQueryClient();
   const [names, setNames] = useState({ firstName: '', lastName: '' });
   const [saving, setSaving] = useState(false);
-  const [pw, setPw] = useState({ currentPassword: '', newPassword: '', confirmPassword: '' });
-  const [pwSaving, setPwSaving] = useState(false);
+  const [errors, setErrors] = useState<FormErrors>({});
   const warned = useRef(false);
   const user = profile.data ?? authUser;
 
@@ -42,6 +54,9 @@ export default function ProfilePage() {
 
   const onSave = async (e: FormEvent) => {
     e.preventDefault();
+    const found = nameProblems(names);
+    setErrors(found);
+    if (Object.keys(found).length) return;
     const changes = profileChanges(user ?? {}, names);
     if (!Object.keys(changes).length) {
       toast.info('No changes to save');
@@ -53,28 +68,9 @@ export default function ProfilePage() {
       if (updated) queryClient.setQueryData(profileQuery().queryKey, updated);
       toast.success('Profile updated successfully');
     } catch (error) {
-      toast.error(messageOf(error, 'Failed to update profile'));
+      setErrors(formErrors(error, NAME_FIELDS, 'Failed to update profile'));
     } finally {
       setSaving(false);
-    }
-  };
-
-  const onPassword = async (e: FormEvent) => {
-    e.preventDefault();
-    const problem = validatePasswordChange(pw);
-    if (problem) {
-      toast.error(problem);
-      return;
-    }
-    setPwSaving(true);
-    try {
-      await changePassword(pw.currentPassword, pw.newPassword);
-      toast.success('Password updated successfully');
-      setPw({ currentPassword: '', newPassword: '', confirmPassword: '' });
-    } catch (error) {
-      toast.error(messageOf(error, 'Failed to update password'));
-    } finally {
-      setPwSaving(false);
     }
   };
 
@@ -83,16 +79,21 @@ export default function ProfilePage() {
       <PageHeader title="Profile Settings" subtitle="Your name, sign-in details, password, API keys and webhooks." />
       {profile.isError && <div className="mb-6"><Alert tone="error" title="Failed to load profile">{messageOf(profile.error, 'Showing the details saved on this device.')}</Alert></div>}
       <div className="space-y-6">
-        <form onSubmit={onSave} className="card space-y-5 p-6" aria-labelledby="personal-heading">
+        <form onSubmit={onSave} noValidate className="card space-y-5 p-6" aria-labelledby="personal-heading" data-testid="profile-form">
           <h2 id="personal-heading" className="font-semibold text-slate-900">Personal information</h2>
+          <FormAlert errors={errors} />
           <div className="grid gap-5 sm:grid-cols-2">
             <div>
               <label htmlFor="firstName" className="label">First name</label>
-              <input id="firstName" className="input" autoComplete="given-name" value={names.firstName} onChange={(e) => setNames((n) => ({ ...n, firstName: e.target.value }))} />
+              <input id="firstName" className="input" autoComplete="given-name" value={names.firstName} onChange={(e) => setNames((n) => ({ ...n, firstName: e.target.value }))}
+                {...fieldProps(errors, 'firstName')} />
+              <FieldError errors={errors} field="firstName" />
             </div>
             <div>
               <label htmlFor="lastName" className="label">Last name</label>
-              <input id="lastName" className="input" autoComplete="family-name" value={names.lastName} onChange={(e) => setNames((n) => ({ ...n, lastName: e.target.value }))} />
+              <input id="lastName" className="input" autoComplete="family-name" value={names.lastName} onChange={(e) => setNames((n) => ({ ...n, lastName: e.target.value }))}
+                {...fieldProps(errors, 'lastName')} />
+              <FieldError errors={errors} field="lastName" />
             </div>
           </div>
           <div>
@@ -108,25 +109,7 @@ export default function ProfilePage() {
           <button type="submit" className="btn-primary" disabled={saving}>{saving && <Spinner label="Saving" className="h-4 w-4" />}Save changes</button>
         </form>
 
-        <form onSubmit={onPassword} noValidate className="card space-y-5 p-6" aria-labelledby="password-heading">
-          <h2 id="password-heading" className="font-semibold text-slate-900">Change password</h2>
-          <div>
-            <label htmlFor="currentPassword" className="label">Current password</label>
-            <input id="currentPassword" type="password" autoComplete="current-password" className="input" value={pw.currentPassword} onChange={(e) => setPw((p) => ({ ...p, currentPassword: e.target.value }))} />
-          </div>
-          <div className="grid gap-5 sm:grid-cols-2">
-            <div>
-              <label htmlFor="newPassword" className="label">New password</label>
-              <input id="newPassword" type="password" autoComplete="new-password" className="input" aria-describedby="new-pw-hint" value={pw.newPassword} onChange={(e) => setPw((p) => ({ ...p, newPassword: e.target.value }))} />
-              <p id="new-pw-hint" className="mt-1 text-xs text-slate-500">At least 8 characters.</p>
-            </div>
-            <div>
-              <label htmlFor="confirmNewPassword" className="label">Confirm new password</label>
-              <input id="confirmNewPassword" type="password" autoComplete="new-password" className="input" value={pw.confirmPassword} onChange={(e) => setPw((p) => ({ ...p, confirmPassword: e.target.value }))} />
-            </div>
-          </div>
-          <button type="submit" className="btn-primary" disabled={pwSaving}>{pwSaving && <Spinner label="Updating password" className="h-4 w-4" />}Update password</button>
-        </form>
+        <PasswordForm />
 
         <ApiKeysSection />
         <WebhooksSection />
