@@ -7,9 +7,9 @@ from __future__ import annotations
 import logging
 import unicodedata
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import ColumnElement, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from sanitas import logs, plans
@@ -22,8 +22,17 @@ from sanitas.files.admin_schemas import (
     AdminFileOut,
     AdminFileSummary,
 )
-from sanitas.files.service import file_out, file_summary, is_expired, job_out
-from sanitas.models import AuditAction, File, FileStatus, Job, User
+from sanitas.files.service import (
+    file_out,
+    file_summary,
+    files_by_id,
+    is_expired,
+    job_out,
+    page_ids,
+    rollup_count,
+    rollup_filters,
+)
+from sanitas.models import EVERYONE, AuditAction, File, FileRollup, FileStatus, Job, User
 from sanitas.plans import Capability
 from sanitas.processing.job import HIGH_PRIORITY, NORMAL_PRIORITY
 from sanitas.storage import Storage, StorageError, preview_key
@@ -75,19 +84,65 @@ class FileFilters:
 def file_list(session: Session, filters: FileFilters, *, page: int, limit: int,
               sort_by: str = "createdAt", sort_order: str = "desc") -> AdminFileList:
     """One page of the files matching `filters` (newest first unless `sort_by`/`sort_order`
-    say otherwise), each with its owner's address, and every detected type for the filter."""
+    say otherwise), each with its owner's address, and every detected type for the filter.
+    The total comes from the daily rollup (and the rows of the period's partial first and
+    last days); the page reads ids only, from whichever end is nearer."""
     conditions = filters.conditions()
-    total = session.scalar(select(func.count()).select_from(File)
-                           .join(User, User.id == File.user_id).where(*conditions)) or 0
-    column = SORT_COLUMNS[sort_by]
-    order = column.asc() if sort_order == "asc" else column.desc()
-    rows = session.execute(select(File, User.email).join(User, User.id == File.user_id)
-                           .where(*conditions).order_by(order, File.id)
-                           .offset(Pagination.offset(page, limit)).limit(limit)).all()
+    total = _total(session, filters)
+    ids = page_ids(session, select(File.id).join(User, User.id == File.user_id)
+                   .where(*conditions), SORT_COLUMNS[sort_by], sort_order != "asc",
+                   page=page, limit=limit, total=total)
+    emails = dict(session.execute(select(File.id, User.email).join(User, User.id == File.user_id)
+                                  .where(File.id.in_(ids))).all()) if ids else {}
     return AdminFileList(
         files=[AdminFileSummary(**dict(file_summary(file)), user_id=file.user_id,
-                                user_email=email) for file, email in rows],
+                                user_email=emails[file.id])
+               for file in files_by_id(session, ids) if file.id in emails],
         pagination=Pagination.of(page, limit, total), types=detected_types(session))
+
+
+def _midnight(moment: datetime, *, up: bool) -> datetime:
+    """The UTC midnight at or before `moment` (or at or after it, `up`)."""
+    floor = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    return floor + timedelta(days=1) if up and floor < moment else floor
+
+
+def _total(session: Session, filters: FileFilters) -> int:
+    """How many files match `filters`: the rollup's sums for the whole UTC days of the period,
+    the rows themselves for its partial first and last days."""
+    start, end = _aware(filters.created_from), _aware(filters.created_before)
+    first = _midnight(start, up=True) if start is not None else None
+    last = _midnight(end, up=False) if end is not None else None
+    edges = [File.user_id == User.id, *filters.conditions()]
+    if first is not None and last is not None and first >= last:  # no whole day
+        return _count_rows(session, edges)
+    rolled = [*rollup_filters(filters.status, None)]
+    if filters.detected_type:
+        rolled.append(FileRollup.detected_type == filters.detected_type)
+    if first is not None:
+        rolled.append(FileRollup.day >= first.date())
+    if last is not None:
+        rolled.append(FileRollup.day < last.date())
+    owner: list[ColumnElement[bool]] = []
+    if filters.user_id:
+        owner.append(User.id == filters.user_id)
+    if filters.user and filters.user.strip():
+        owner.append(contains_text(User.email, unicodedata.normalize("NFC", filters.user.strip())))
+    if owner:
+        rolled.append(FileRollup.user_id.in_(select(User.id).where(*owner)))
+    else:
+        rolled.append(FileRollup.user_id == EVERYONE)
+    total = rollup_count(session, rolled)
+    if start is not None and first is not None and start < first:
+        total += _count_rows(session, [*edges, File.created_at < first])
+    if end is not None and last is not None and last < end:
+        total += _count_rows(session, [*edges, File.created_at >= last])
+    return total
+
+
+def _count_rows(session: Session, conditions: list) -> int:
+    return session.scalar(select(func.count()).select_from(File)
+                          .join(User, User.id == File.user_id).where(*conditions)) or 0
 
 
 def detected_types(session: Session) -> list[str]:

@@ -8,8 +8,9 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import case, func, select, update
+from sqlalchemy import ColumnElement, Select, case, func, or_, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -29,7 +30,16 @@ from sanitas.files.schemas import (
     JobOut,
     VerdictCounts,
 )
-from sanitas.models import File, FileStatus, Job, JobState, ProcessingMode, Report, User
+from sanitas.models import (
+    File,
+    FileRollup,
+    FileStatus,
+    Job,
+    JobState,
+    ProcessingMode,
+    Report,
+    User,
+)
 from sanitas.models._common import new_id
 from sanitas.plans import Capability, Limits, Plan
 from sanitas.policies.applied import BUILT_IN_NAMES, AppliedPolicy, applied_built_in
@@ -73,8 +83,11 @@ def storage_used(session: Session, user_id: str | None = None) -> int:
     live_original = case((File.original_key.is_not(None), File.original_size), else_=0)
     live_sanitized = case((File.sanitized_key.is_not(None),
                            func.coalesce(File.sanitized_size, 0)), else_=0)
+    # Only rows still holding a blob count: ix_files_live_blobs holds just those, so this
+    # reads the live files, not the whole history (the same sum: the others add 0).
     query = select(func.coalesce(func.sum(live_original), 0)
-                   + func.coalesce(func.sum(live_sanitized), 0))
+                   + func.coalesce(func.sum(live_sanitized), 0)).where(
+        or_(File.original_key.is_not(None), File.sanitized_key.is_not(None)))
     reports = select(func.coalesce(func.sum(Report.size), 0)).where(
         Report.storage_key.is_not(None))
     if user_id is not None:
@@ -390,13 +403,69 @@ def check_history_access(session: Session, user: User, user_id: str, *, admin: b
 
 
 def file_stats(session: Session, user_id: str) -> FileStats:
-    counts = dict(session.execute(select(File.status, func.count())
-                                  .where(File.user_id == user_id).group_by(File.status)).all())
+    """The user's files by status, from the daily rollup (kept by triggers in the transaction
+    of every write to `files`): one row per day and combination, not one per file."""
+    counts = status_counts(session, [FileRollup.user_id == user_id])
     return FileStats(total=sum(counts.values()),
                      completed=counts.get(FileStatus.COMPLETED, 0),
                      processing=counts.get(FileStatus.PROCESSING, 0),
                      pending=counts.get(FileStatus.PENDING, 0),
                      failed=counts.get(FileStatus.FAILED, 0))
+
+
+def status_counts(session: Session, conditions: list[ColumnElement[bool]]) -> dict[str, int]:
+    """Files by status from the rollup rows matching `conditions`."""
+    return {status: int(n or 0) for status, n in session.execute(
+        select(FileRollup.status, func.sum(FileRollup.files)).where(*conditions)
+        .group_by(FileRollup.status)).all()}
+
+
+def rollup_filters(status: FileStatus | None,
+                   verdict: Verdict | None) -> list[ColumnElement[bool]]:
+    """The rollup's spelling of a list's status and verdict filters (as `file_history` applies
+    them to rows: every FAILED file is refused, other verdicts are COMPLETED files')."""
+    out: list[ColumnElement[bool]] = []
+    if status is not None:
+        out.append(FileRollup.status == status)
+    if verdict is Verdict.REFUSED:
+        out.append(FileRollup.status == FileStatus.FAILED)
+    elif verdict is not None:
+        out.extend((FileRollup.status == FileStatus.COMPLETED,
+                    FileRollup.verdict == verdict.value))
+    return out
+
+
+def rollup_count(session: Session, conditions: list[ColumnElement[bool]]) -> int:
+    return int(session.scalar(select(func.sum(FileRollup.files)).where(*conditions)) or 0)
+
+
+def page_ids(session: Session, ids: Select[Any], column: Any,
+             descending: bool, *, page: int, limit: int, total: int) -> list[str]:
+    """The ids of page `page` of `ids` (a SELECT of File.id with its conditions) ordered by
+    `column` then File.id, given the `total` it matches. Only ids are read, so a page in an
+    index's order is an index-only scan; a page nearer the end than the start is read from
+    the end in the reverse order (then turned round), so the last page costs what the first
+    does. The same rows in the same order as OFFSET from the start."""
+    offset = Pagination.offset(page, limit)
+    if offset >= total:
+        return []
+    after = total - offset - limit  # rows after this page
+    if after < offset:
+        backwards = column.asc() if descending else column.desc()
+        found = session.scalars(ids.order_by(backwards, File.id.desc())
+                                .offset(max(0, after)).limit(min(limit, total - offset))).all()
+        return [str(i) for i in reversed(found)]
+    forwards = column.desc() if descending else column.asc()
+    return [str(i) for i in session.scalars(ids.order_by(forwards, File.id)
+                                            .offset(offset).limit(limit))]
+
+
+def files_by_id(session: Session, ids: list[str]) -> list[File]:
+    """The rows of `ids`, in that order."""
+    if not ids:
+        return []
+    found = {f.id: f for f in session.scalars(select(File).where(File.id.in_(ids)))}
+    return [found[i] for i in ids if i in found]
 
 
 def file_history(session: Session, user_id: str, *, page: int, limit: int,
@@ -405,7 +474,11 @@ def file_history(session: Session, user_id: str, *, page: int, limit: int,
                  verdict: Verdict | None = None) -> FileHistory:
     """One page of a user's files (newest first unless `sort_by`/`sort_order` say otherwise),
     optionally of one status, of one verdict and/or whose name contains `search`, with the
-    counts of all the user's files by status."""
+    counts of all the user's files by status.
+
+    The counts and, without a search, the total come from the daily rollup; the page reads
+    ids through ix_files_user_created (from whichever end is nearer), a search through the
+    trigram index of names on PostgreSQL."""
     conditions = [File.user_id == user_id]
     if status is not None:
         conditions.append(File.status == status)
@@ -413,16 +486,19 @@ def file_history(session: Session, user_id: str, *, page: int, limit: int,
         conditions.append(File.status == FileStatus.FAILED)
     elif verdict is not None:
         conditions.extend((File.status == FileStatus.COMPLETED, File.verdict == verdict.value))
+    stats = file_stats(session, user_id)
     if search and search.strip():
         conditions.append(contains_text(File.original_name, search.strip()))
-    total = session.scalar(select(func.count()).select_from(File).where(*conditions)) or 0
-    column = SORT_COLUMNS[sort_by]
-    order = column.asc() if sort_order == "asc" else column.desc()
-    files = session.scalars(select(File).where(*conditions).order_by(order, File.id)
-                            .offset(Pagination.offset(page, limit)).limit(limit)).all()
-    return FileHistory(files=[file_summary(f) for f in files],
-                       stats=file_stats(session, user_id),
-                       pagination=Pagination.of(page, limit, total))
+        total = session.scalar(select(func.count()).select_from(File).where(*conditions)) or 0
+    elif status is None and verdict is None:
+        total = stats.total
+    else:
+        total = rollup_count(session, [FileRollup.user_id == user_id,
+                                       *rollup_filters(status, verdict)])
+    ids = page_ids(session, select(File.id).where(*conditions), SORT_COLUMNS[sort_by],
+                   sort_order != "asc", page=page, limit=limit, total=total)
+    return FileHistory(files=[file_summary(f) for f in files_by_id(session, ids)],
+                       stats=stats, pagination=Pagination.of(page, limit, total))
 
 
 # -- the one-call sanitize (POST /api/v1/sanitize) -------------------------------------------

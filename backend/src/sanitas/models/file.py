@@ -32,6 +32,7 @@ class FileStatus(StrEnum):
 
 
 FILE_STATUSES = tuple(FileStatus)
+LIVE_BLOBS = "original_key IS NOT NULL OR sanitized_key IS NOT NULL"
 
 
 class StatusFilter(StrEnum):
@@ -68,6 +69,10 @@ class File(Base):
         Index("ix_files_user_status", "user_id", "status"),
         Index("ix_files_created_id", text("created_at DESC"), "id"),
         Index("ix_files_detected_type", "detected_type"),
+        # The rows whose blobs still count in storage_used (migration c6e8f0a2b4d6, which
+        # also adds the GIN trigram index of lower(original_name) on PostgreSQL).
+        Index("ix_files_live_blobs", "user_id", postgresql_where=text(LIVE_BLOBS),
+              sqlite_where=text(LIVE_BLOBS)),
     )
 
     id: Mapped[str] = id_column()
