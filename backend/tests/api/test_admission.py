@@ -72,8 +72,11 @@ def test_bursts_from_one_user_do_not_starve_another(served, settings, db_session
     assert codes["429"] > 0
     # The other user is served, promptly, throughout.
     assert other_calls and {status for status, _ in other_calls} == {200}
-    worst = max(seconds for _, seconds in other_calls)
-    assert worst < 1.0, f"another user's call took {worst:.2f} s during the bursts"
+    # Starving would hold the other user for the whole burst (many seconds); the bound leaves
+    # room for a loaded machine without letting a wait behind the burst pass.
+    times = sorted(seconds for _, seconds in other_calls)
+    assert times[len(times) // 2] < 0.5, f"another user's median call took {times[len(times) // 2]:.2f} s"
+    assert times[-1] < 2.5, f"another user's call took {times[-1]:.2f} s during the bursts"
     health = httpx.get(f"http://127.0.0.1:{served}/health", timeout=5)
     assert health.status_code == 200
 

@@ -23,6 +23,10 @@ Connections (`EdgeProtocol`, `sanitas serve` only; settings in config.py):
   is closed (with a 408 if part of a head came). Slow senders cannot hold connections.
 * At most SANITAS_HTTP_CONNECTIONS_PER_ADDRESS (64) connections at once per client address
   in each API process; one more is answered 429 (`too_many_connections`) and closed. The
+  answer is followed by a lingering close: the write side is shut, what the client still sends
+  (its request) is read and dropped for up to `REFUSAL_LINGER_SECONDS` or
+  `REFUSAL_DRAIN_BYTES`, then the socket closes. Closing at once, with the request unread,
+  makes the kernel reset the connection and the client may lose the 429 it was sent. The
   trusted proxies (SANITAS_TRUSTED_PROXIES) are not capped: they carry many clients.
 * `serve` raises its open-file soft limit to the hard limit at start (`raise_open_file_limit`),
   so that the 1,024 of many systems does not cap it at about a thousand connections.
@@ -214,6 +218,8 @@ HEAD_TOO_LARGE = _raw_answer(
     f"The request line and headers are larger than the {human_size(MAX_HEADER_BYTES)} limit.",
     "headers_too_large")
 BAD_HEAD = _raw_answer(400, "Bad Request", "The request is not valid HTTP/1.1.", "bad_request")
+REFUSAL_LINGER_SECONDS = 2.0  # how long a refused connection is drained before it closes
+REFUSAL_DRAIN_BYTES = 64 * KB  # the most of a refused connection's input read and dropped
 
 
 def head_size(event: h11.Request) -> int:
@@ -262,18 +268,28 @@ class EdgeProtocol(H11Protocol):
         self.deadline: asyncio.TimerHandle | None = None
         self.head_started = False  # a byte of the awaited head came
         self.counted: str | None = None  # the address this connection is counted under
+        self.refused = False  # answered 429 at once; only drained until it closes
+        self.drained = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         address = self.client[0] if self.client else None
         if address is not None and self.per_address > 0 and not self._trusted(address):
             if self.open_by_address[address] >= self.per_address:
-                transport.write(TOO_MANY_CONNECTIONS)
-                transport.close()
+                self._refuse(transport)
                 return
             self.open_by_address[address] += 1
             self.counted = address
         self._await_head()
+
+    def _refuse(self, transport: asyncio.Transport) -> None:
+        """Answer 429 and close lingering (module docstring): the 429 reaches the client
+        instead of a reset."""
+        self.refused = True
+        transport.write(TOO_MANY_CONNECTIONS)
+        if transport.can_write_eof():
+            transport.write_eof()
+        self.deadline = self.loop.call_later(REFUSAL_LINGER_SECONDS, transport.close)
 
     def _trusted(self, address: str) -> bool:
         from sanitas.web.deps import _is_trusted  # the one reading of SANITAS_TRUSTED_PROXIES
@@ -292,9 +308,20 @@ class EdgeProtocol(H11Protocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self.refused:  # dropped unread; enough of it ends the drain
+            self.drained += len(data)
+            if self.drained > REFUSAL_DRAIN_BYTES:
+                self.transport.close()
+            return
         if self.deadline is not None:
             self.head_started = True
         super().data_received(data)
+
+    def eof_received(self) -> None:
+        if self.refused:  # the client has read the 429 and closed its side
+            self.transport.close()
+            return
+        super().eof_received()
 
     # the head deadline: armed while a head is awaited
     def _await_head(self) -> None:
