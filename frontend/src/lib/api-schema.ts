@@ -2777,6 +2777,23 @@ export interface components {
             /** Refreshtoken */
             refreshToken: string;
         };
+        /**
+         * RefusedFormats
+         * @description Names the server refuses whatever their content, and why (so a screen can say it
+         *     before the upload).
+         */
+        RefusedFormats: {
+            /**
+             * Extensions
+             * @description File name extensions, lowercase, without the dot
+             */
+            extensions: string[];
+            /**
+             * Reason
+             * @description Why, in plain words (e.g. 'Executables and scripts are not accepted.')
+             */
+            reason: string;
+        };
         /** RegisterIn */
         RegisterIn: {
             /** Email */
@@ -3024,6 +3041,11 @@ export interface components {
             maxFiles: number;
             /** Modes */
             modes: components["schemas"]["ProcessingMode"][];
+            /**
+             * Refusedformats
+             * @description Extensions refused by name whatever the content (executables and scripts), with the reason the upload would be refused with
+             */
+            refusedFormats?: components["schemas"]["RefusedFormats"][];
             role: components["schemas"]["Role"];
             /** Supportedformats */
             supportedFormats: string[];

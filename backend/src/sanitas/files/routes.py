@@ -23,14 +23,20 @@ from sanitas.engine import strip_invisible
 from sanitas.engine.verdict import Verdict
 from sanitas.files import service
 from sanitas.files.multipart import MB, receive_files
-from sanitas.files.schemas import FileHistory, FileStatusData, UploadedFile, UploadInfo
+from sanitas.files.schemas import (
+    FileHistory,
+    FileStatusData,
+    RefusedFormats,
+    UploadedFile,
+    UploadInfo,
+)
 from sanitas.models import FileStatus, StatusFilter, User
 from sanitas.policies import service as policies_service
-from sanitas.processing import Executor
 from sanitas.storage import Storage
 from sanitas.web.admission import database_paused
 from sanitas.web.deps import (
     API_KEY_ERRORS,
+    Executor,
     ExecutorDep,
     FileReader,
     FileWriter,
@@ -57,8 +63,21 @@ def upload_info(caller: FileReader, settings: SettingsDep, session: SessionDep):
                          max_file_size_mb=round(limits.max_file_size / MB, 2),
                          supported_formats=service.supported_formats(),
                          modes=service.allowed_modes(plan), role=user.role,
-                         default_policy_id=default.id),
+                         default_policy_id=default.id,
+                         refused_formats=_refused_formats()),
               "Upload configuration")
+
+
+SCRIPT_NAMES_REASON = "Executables and scripts are not accepted."
+
+
+def _refused_formats() -> list[RefusedFormats]:
+    """The names the engine refuses whatever their content (engine/detect.py), so the upload
+    screen can say why before sending the file."""
+    from sanitas.engine.detect import SCRIPT_EXTENSIONS
+
+    names = sorted(SCRIPT_EXTENSIONS - set(service.supported_formats()))
+    return [RefusedFormats(extensions=names, reason=SCRIPT_NAMES_REASON)]
 
 def _precheck(session, user: User, limits) -> None:
     """Refuse before reading the body when no upload can be accepted anyway."""

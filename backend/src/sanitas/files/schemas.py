@@ -10,10 +10,18 @@ from pydantic import Field
 from sanitas.engine.report import RejectionCode
 from sanitas.engine.verdict import Verdict
 from sanitas.models.file import FileStatus, ProcessingMode
-from sanitas.models.job import JobState
+from sanitas.models.job import JobFailure, JobState
 from sanitas.models.user import Role
-from sanitas.processing.job import JobFailure
 from sanitas.web.schemas import CamelModel, Pagination, UtcTimestamp
+
+
+class RefusedFormats(CamelModel):
+    """Names the server refuses whatever their content, and why (so a screen can say it
+    before the upload)."""
+
+    extensions: list[str] = Field(description="File name extensions, lowercase, without the dot")
+    reason: str = Field(description="Why, in plain words (e.g. 'Executables and scripts are not "
+                                    "accepted.')")
 
 
 class UploadInfo(CamelModel):
@@ -27,6 +35,10 @@ class UploadInfo(CamelModel):
     default_policy_id: str = Field(
         description="The policy an upload naming neither policyId nor mode is cleaned with "
                     "(the role's default; see /api/policies)")
+    refused_formats: list[RefusedFormats] = Field(
+        default_factory=list,
+        description="Extensions refused by name whatever the content (executables and scripts), "
+                    "with the reason the upload would be refused with")
 
 
 class UploadedFile(CamelModel):
