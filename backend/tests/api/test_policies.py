@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.engine.policy import BUILT_IN, CHOICES, Rule
 from sanitas.models import File, Job, PolicyVersion, StoredPolicy
-from sanitas.processing import job as jobs
+from sanitas.processing import run
 from tests.api.policy_samples import LINK, body, link_uris, pdf_with_javascript, pdf_with_link
 from tests.api.polling import wait_for
 from tests.factories import TEXT, add_file, auth_headers, make_user
@@ -38,12 +38,12 @@ def _upload(client, headers, name, content, **fields):
 # -- built-ins and CRUD ----------------------------------------------------------------------
 def test_the_rule_of_each_finding_kind_is_published(api, settings, db_session):
     """The web app's policy preview places a file's findings under the rule that decides them."""
-    from sanitas.engine.kinds import KINDS
+    from sanitas.engine.kinds import FINDING_KINDS
 
     assert api.get("/api/policies/kinds").status_code == 401
     _, h = _headers(settings, db_session, "USER")
     kinds = api.get("/api/policies/kinds", headers=h).json()["data"]["kinds"]
-    assert set(kinds) == set(KINDS)
+    assert set(kinds) == set(FINDING_KINDS)
     assert kinds["macro"] == ["macros"] and kinds["repaired"] == []
     shared = [k for k, rules in kinds.items() if len(rules) > 1]
     assert shared and all(r in {rule.value for rule in Rule} for k in shared for r in kinds[k])
@@ -423,7 +423,7 @@ def test_a_file_keeps_the_version_it_was_uploaded_with(api, settings, db_session
     try:
         for fid in (file_id, second_id):
             job_id = db_session.scalar(select(Job.id).where(Job.file_id == fid))
-            assert jobs.run_job(job_id, factory=factory, settings=settings,
+            assert run.run_job(job_id, factory=factory, settings=settings,
                                 storage=storage) == "completed"
     finally:
         engine.dispose()

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from sanitas.engine import epub, odf, ooxml, pdf, sanitize_file, text
-from sanitas.engine.kinds import KINDS, UNDECLARED, rule_of
+from sanitas.engine import epub, odf, pdf, sanitize_file, text
+from sanitas.engine.kinds import FINDING_KINDS, UNDECLARED, rule_of
+from sanitas.engine.ooxml import package as ooxml_package
+from sanitas.engine.ooxml import parts as ooxml_parts
 from sanitas.engine.policy import Policy, Rule
 from sanitas.engine.report import REFUSAL_CODES, Context, RejectionCode
 
@@ -19,10 +21,11 @@ EVERYTHING_REFUSED = Policy.from_json({"rules": {rule.value: "refuse" for rule i
 
 
 def test_the_engines_kind_tables_are_declared():
-    tables = [pdf.DANGEROUS_ANNOTATIONS, pdf.PAGE_DROP, pdf.SWEEP_KEYS, ooxml.REMOVE_KINDS,
-              ooxml.ALWAYS_DROP, odf.DROP, odf.UNWRAP, text.REMOVED_ELEMENTS, text.SVG_REMOVED,
+    tables = [pdf.DANGEROUS_ANNOTATIONS, pdf.PAGE_DROP, pdf.SWEEP_KEYS,
+              ooxml_package.REMOVE_KINDS, ooxml_parts.ALWAYS_DROP, odf.DROP, odf.UNWRAP,
+              text.REMOVED_ELEMENTS, text.SVG_REMOVED,
               {k: kind for k, (kind, _what) in epub.META_INF.items()}]
-    undeclared = {kind for table in tables for kind in table.values() if kind not in KINDS}
+    undeclared = {kind for table in tables for kind in table.values() if kind not in FINDING_KINDS}
     assert not undeclared
 
 

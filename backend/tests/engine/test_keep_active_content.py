@@ -20,7 +20,7 @@ import pikepdf
 import pytest
 from pikepdf import Array, Dictionary, Name, String
 
-from sanitas.engine import archive, sanitize_file
+from sanitas.engine import nested, sanitize_file
 from sanitas.engine.policy import CHOICES, Action, Policy, Rule
 from sanitas.engine.report import Result
 from tests.engine.active_scan import active_content
@@ -186,9 +186,9 @@ def _depth(data: bytes) -> int:
 
 def test_nesting_depth_of_attachments(tmp_path):
     source = tmp_path / "deep.pdf"
-    source.write_bytes(_pdf_in_pdf(archive.MAX_DEPTH + 3))
+    source.write_bytes(_pdf_in_pdf(nested.MAX_DEPTH + 3))
     result = run(source, tmp_path, {"embeddedFiles": "keep"})
-    assert _depth(output(result)) == archive.MAX_DEPTH
+    assert _depth(output(result)) == nested.MAX_DEPTH
     assert any(f.kind == "embedded_file" and "nested inside each other too deeply" in f.detail
                for f in result.findings)
 
@@ -204,12 +204,12 @@ def test_count_and_size_budget_shared_by_every_level(tmp_path, monkeypatch):
     pdf.Root.Names = Dictionary(EmbeddedFiles=Dictionary(Names=pairs))
     source = tmp_path / "many.pdf"
     pdf.save(source)
-    monkeypatch.setattr(archive, "MAX_MEMBERS", 4)
+    monkeypatch.setattr(nested, "MAX_MEMBERS", 4)
     result = run(source, tmp_path, {"embeddedFiles": "keep"})
     assert len(_attachments(output(result))) == 4
     assert sum("too many files inside it" in f.detail for f in result.findings) == 2
-    monkeypatch.setattr(archive, "MAX_MEMBERS", 5000)
-    monkeypatch.setattr(archive, "MAX_TOTAL_UNCOMPRESSED", 20)
+    monkeypatch.setattr(nested, "MAX_MEMBERS", 5000)
+    monkeypatch.setattr(nested, "MAX_TOTAL_UNCOMPRESSED", 20)
     result = run(source, tmp_path, {"embeddedFiles": "keep"})
     assert len(_attachments(output(result))) == 2  # 7 + 7 bytes fit, the third does not
     assert any("bomb protection" in f.detail for f in result.findings)
@@ -227,7 +227,7 @@ def test_flate_bomb_attachment_is_dropped(tmp_path, monkeypatch):
                                      EF=Dictionary(F=stream)))])))
     source = tmp_path / "bomb.pdf"
     pdf.save(source)
-    monkeypatch.setattr(archive, "MAX_MEMBER_UNCOMPRESSED", 1_000_000)
+    monkeypatch.setattr(nested, "MAX_MEMBER_UNCOMPRESSED", 1_000_000)
     result = run(source, tmp_path, {"embeddedFiles": "keep"})
     assert _attachments(output(result)) == {}
     assert any("bomb protection" in f.detail for f in result.findings)

@@ -14,6 +14,7 @@ import pytest
 from lxml import etree
 
 from sanitas.engine import odf, ooxml
+from sanitas.engine.ooxml.review import NEUTRAL_DATE
 from sanitas.engine.report import Context, Finding, Policy
 from tests.engine import corpus_office as corpus
 
@@ -324,7 +325,7 @@ def test_pptx_anonymise_keeps_comments_under_aliases(tmp_path):
     assert cm.get("dt") is None and "".join(cm.itertext()).endswith(f"for {alice}")
     modern = trees["ppt/comments/modernComment_100_1A2B3C4D.xml"]
     assert {c.get("created") for c in modern.iter("{*}cm", "{*}reply")} == {
-        ooxml.NEUTRAL_DATE}
+        NEUTRAL_DATE}
     assert "commentRel" in _local_names(trees["ppt/slides/slide1.xml"])
     assert len(_found(ctx, "comments", "kept")) == 2
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sanitas.engine import sanitize_file
 from sanitas.engine import verdict as v
-from sanitas.engine.kinds import KINDS
+from sanitas.engine.kinds import FINDING_KINDS
 from sanitas.engine.policy import Policy
 from sanitas.engine.report import Result
 from tests.engine.corpus import FAKE_EXE, clean_pdf, save_pdf, zip_bytes
@@ -15,7 +15,7 @@ from tests.engine.corpus_office import hostile_docm, png_bytes
 def test_every_finding_kind_has_an_effect():
     """A kind added to kinds.py without a line in verdict.EFFECTS fails here (and a line for
     a kind that does not exist)."""
-    assert set(v.EFFECTS) == set(KINDS)
+    assert set(v.EFFECTS) == set(FINDING_KINDS)
 
 
 def test_zip_that_lost_an_executable_is_partial(tmp_path, out_dir):

@@ -1,61 +1,25 @@
 """ZIP archives: every member is detected and sanitized with the same rules (recursively); what
 cannot be made safe is left out and listed. Bombs (ratio, total size, member count, depth,
 overlapping entries) and unsafe member names (absolute, .., drive letters, links) are refused.
-
-The same limits hold for every file found inside another one, whatever holds it (archive
-members, PDF attachments, office packages embedded in a document): `nested_context` gives
-each such file its context one level deeper and counts it, with its size, against one budget
-per upload (at most MAX_DEPTH levels, MAX_MEMBERS files and MAX_TOTAL_UNCOMPRESSED bytes in
-all, each at most MAX_MEMBER_UNCOMPRESSED).
+The limits, and the way each member goes through the engine, are those of every file found
+inside another one (nested.py); the other archive formats are read in archives_other.py.
 """
 
 from __future__ import annotations
 
 import itertools
 import posixpath
-import re
 import stat
 import struct
 import zipfile
 import zlib
 from pathlib import Path
 
-from sanitas.engine import decrypt
+from sanitas.engine import decrypt, nested
 from sanitas.engine.detect import EncryptedInput
-from sanitas.engine.report import Context, Mode, Refused, Rejected, RejectionCode
+from sanitas.engine.report import Context, Rejected, RejectionCode
 
-MAX_MEMBERS = 5000
-MAX_TOTAL_UNCOMPRESSED = 1024 * 1024 * 1024
-MAX_MEMBER_UNCOMPRESSED = 512 * 1024 * 1024
-MAX_RATIO = 100  # uncompressed / compressed for any member bigger than RATIO_FLOOR
-RATIO_FLOOR = 1024 * 1024
-MAX_DEPTH = 3  # archives inside archives
 CHUNK = 1024 * 1024
-WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])$", re.IGNORECASE)
-
-
-def nested_context(ctx: Context, size: int, *, mode: Mode = "basic",
-                   password: str | None = None) -> Context:
-    """The context of a file of `size` bytes found inside `ctx`'s file (an archive member, an
-    attachment, an embedded package), sanitized with the same policy one level deeper; it is
-    counted against the upload's budget (`Context.nested`). Rejected when the nesting, the
-    number of inner files or their total size is over the archive limits: the caller leaves
-    that file out (an archive refuses itself)."""
-    if ctx.depth >= MAX_DEPTH:
-        raise Rejected(f"Files are nested inside each other too deeply (more than {MAX_DEPTH} "
-                       "levels).", RejectionCode.TOO_COMPLEX)
-    budget = ctx.nested
-    budget.count += 1
-    if budget.count > MAX_MEMBERS:
-        raise Rejected(f"The file holds too many files inside it (the limit is {MAX_MEMBERS}).",
-                       RejectionCode.BOMB)
-    budget.size += size
-    if size > MAX_MEMBER_UNCOMPRESSED or budget.size > MAX_TOTAL_UNCOMPRESSED:
-        raise Rejected(f"The files inside it expand to more than "
-                       f"{MAX_TOTAL_UNCOMPRESSED // 2**20} MB (bomb protection).",
-                       RejectionCode.BOMB)
-    return Context(mode=mode, policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth + 1,
-                   password=password, nested=budget, ocr_languages=ctx.ocr_languages)
 
 
 def check_names_and_limits(zf: zipfile.ZipFile, src: Path, *,
@@ -64,9 +28,9 @@ def check_names_and_limits(zf: zipfile.ZipFile, src: Path, *,
     refused unless a password was given (the extraction then decrypts them)."""
     archive_size = src.stat().st_size
     infos = zf.infolist()
-    if len(infos) > MAX_MEMBERS:
+    if len(infos) > nested.MAX_MEMBERS:
         raise Rejected(f"The archive has too many members ({len(infos)}; the limit is "
-                       f"{MAX_MEMBERS}).", RejectionCode.BOMB)
+                       f"{nested.MAX_MEMBERS}).", RejectionCode.BOMB)
     total = 0
     seen_names: set[str] = set()
     for info in infos:
@@ -82,19 +46,20 @@ def check_names_and_limits(zf: zipfile.ZipFile, src: Path, *,
             raise Rejected(f"The archive contains the same member name twice: "
                            f"{info.filename[:100]!r}.", RejectionCode.UNSAFE_STRUCTURE)
         seen_names.add(key)
-        if info.file_size > MAX_MEMBER_UNCOMPRESSED:
+        if info.file_size > nested.MAX_MEMBER_UNCOMPRESSED:
             raise Rejected("A member of the archive expands to more than "
-                           f"{MAX_MEMBER_UNCOMPRESSED // 2**20} MB (zip bomb protection).",
+                           f"{nested.MAX_MEMBER_UNCOMPRESSED // 2**20} MB (zip bomb protection).",
                            RejectionCode.BOMB)
-        if info.file_size > RATIO_FLOOR and \
-                info.file_size > MAX_RATIO * max(info.compress_size, 1):
+        if info.file_size > nested.RATIO_FLOOR and \
+                info.file_size > nested.MAX_RATIO * max(info.compress_size, 1):
             raise Rejected("A member of the archive has an extreme compression ratio "
                            "(zip bomb protection).", RejectionCode.BOMB)
         total += info.file_size
-    if total > MAX_TOTAL_UNCOMPRESSED:
-        raise Rejected(f"The archive expands to more than {MAX_TOTAL_UNCOMPRESSED // 2**20} MB "
-                       "(zip bomb protection).", RejectionCode.BOMB)
-    if total > RATIO_FLOOR and total > MAX_RATIO * max(archive_size, 1):
+    if total > nested.MAX_TOTAL_UNCOMPRESSED:
+        raise Rejected("The archive expands to more than "
+                       f"{nested.MAX_TOTAL_UNCOMPRESSED // 2**20} MB (zip bomb protection).",
+                       RejectionCode.BOMB)
+    if total > nested.RATIO_FLOOR and total > nested.MAX_RATIO * max(archive_size, 1):
         raise Rejected("The archive has an extreme compression ratio (zip bomb protection).",
                        RejectionCode.BOMB)
     _check_overlaps(infos, src)
@@ -128,32 +93,12 @@ def _use_declared_name(info: zipfile.ZipInfo) -> None:
 
 
 def unsafe_name_reason(info: zipfile.ZipInfo) -> str | None:
-    reason = unsafe_member_name(info.filename)
+    reason = nested.unsafe_member_name(info.filename)
     if reason:
         return reason
     mode = info.external_attr >> 16
     if info.create_system == 3 and stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
         return "symbolic link or special file"
-    return None
-
-
-def unsafe_member_name(name: str) -> str | None:
-    """Why a member's name is unsafe (any archive format), or None."""
-    if not name or len(name) > 512:
-        return "empty or overlong"
-    if "\x00" in name or re.search(r"[\x00-\x1f]", name):
-        return "control characters"
-    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
-        return "absolute path"
-    parts = re.split(r"[\\/]", name)
-    if ".." in parts:
-        return "path traversal"
-    if ":" in name:
-        return "a colon (drive letter or alternate data stream)"
-    for part in parts:
-        if part and (part != part.rstrip(". ") or
-                     WINDOWS_RESERVED.match(part.split(".")[0])):
-            return "a name Windows treats specially"
     return None
 
 
@@ -193,15 +138,15 @@ def _check_overlaps(infos: list[zipfile.ZipInfo], src: Path) -> None:
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
     """The archive family's handler: ZIP here, every other archive format in
-    archives_other.py (their members come back through `add_member`). The output is a ZIP."""
+    archives_other.py (their members come back through `nested.add_member`). The output is a ZIP."""
     if kind != "zip":
-        from sanitas.engine import archives_other
+        from sanitas.engine import archives_other  # libarchive is loaded only when needed
 
         return archives_other.sanitize(src, dst, ctx, kind)
     depth = ctx.depth
-    if depth >= MAX_DEPTH:
+    if depth >= nested.MAX_DEPTH:
         raise Rejected("Archives are nested too deeply (more than "
-                       f"{MAX_DEPTH} levels).", RejectionCode.TOO_COMPLEX)
+                       f"{nested.MAX_DEPTH} levels).", RejectionCode.TOO_COMPLEX)
     assert ctx.workdir is not None
     try:
         zf = zipfile.ZipFile(src)
@@ -225,7 +170,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
             ctx.progress(10 + 80 * index // max(len(files), 1))
             member_src = work / f"m{index}"
             written_total += _extract_bounded(zf, info, member_src, written_total)
-            add_member(ctx, out, member_src, info.filename, work / f"o{index}", used_names)
+            nested.add_member(ctx, out, member_src, info.filename, work / f"o{index}", used_names)
         if not files:
             ctx.add("archive_member", "archive", action="kept", detail="the archive is empty")
         if encrypted and files:
@@ -233,52 +178,10 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "zip") -> str:
     return "zip"
 
 
-def add_member(ctx: Context, out: zipfile.ZipFile, member_src: Path, filename: str,
-               member_dst: Path, used_names: set[str]) -> None:
-    """Sanitize one extracted member (`member_src`, named `filename` inside its archive) with
-    the archive's policy one level deeper and store the result in `out`; a member that cannot
-    be made safe is left out and reported. Every archive format's members go through here."""
-    from sanitas.engine import safe_output_name, sanitize_detected
-
-    location = filename if ctx.depth == 0 else f"(nested) {filename}"
-    # The upload's password also opens the members it protects (an encrypted document
-    # in an encrypted archive is usually protected by the same password).
-    member_ctx = nested_context(ctx, member_src.stat().st_size, mode=ctx.mode,
-                                password=ctx.password)
-    opened = member_src
-    try:
-        opened, detected = decrypt.detect_opening(
-            member_src, posixpath.basename(filename), member_ctx)
-        extension = sanitize_detected(opened, member_dst, detected, member_ctx)
-    except Refused:
-        raise  # the policy refuses such content: the whole archive is refused
-    except Rejected as exc:
-        ctx.add("archive_member", location, action="removed", detail=exc.reason)
-        return
-    except (MemoryError, RecursionError):
-        raise
-    except Exception:  # noqa: BLE001 - one bad member must not sink the others
-        ctx.add("archive_member", location, action="removed",
-                detail="could not be made safe (damaged or unsupported content)")
-        return
-    finally:
-        member_src.unlink(missing_ok=True)
-        opened.unlink(missing_ok=True)
-    for finding in member_ctx.closed_findings():
-        ctx.record(finding.kind, f"{location}: {finding.location}", action=finding.action,
-                   detail=finding.detail)
-    folder = posixpath.dirname(posixpath.normpath(filename.replace("\\", "/")))
-    name = safe_output_name(posixpath.basename(filename), extension)
-    arcname = _unique(posixpath.join(folder, name) if folder else name, used_names)
-    _report_rename(ctx, location, filename, arcname)
-    out.write(member_dst, arcname)
-    member_dst.unlink()
-
-
 def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,
                      written_so_far: int) -> int:
     """Extract one member, trusting nothing the headers say about its size."""
-    limit = min(info.file_size, MAX_MEMBER_UNCOMPRESSED)
+    limit = min(info.file_size, nested.MAX_MEMBER_UNCOMPRESSED)
     written = 0
     damaged: tuple[type[Exception], ...] = (*decrypt.bad_zip_errors(), zlib.error, EOFError,
                                             UnicodeError)
@@ -289,7 +192,7 @@ def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,
                 if not chunk:
                     break
                 written += len(chunk)
-                if written > limit or written_so_far + written > MAX_TOTAL_UNCOMPRESSED:
+                if written > limit or written_so_far + written > nested.MAX_TOTAL_UNCOMPRESSED:
                     raise Rejected("A member of the archive is larger than its header says "
                                    "(zip bomb protection).", RejectionCode.BOMB)
                 out.write(chunk)
@@ -308,28 +211,3 @@ def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,
     return written
 
 
-def _report_rename(ctx: Context, location: str, original: str, arcname: str) -> None:
-    """A member never changes its type or name silently: a sanitizer that produced another
-    format (a .docm becomes a .docx, a .md plain .txt) or a clash of names is reported."""
-    from sanitas.engine.detect import extension_of
-
-    before = posixpath.normpath(original.replace("\\", "/"))
-    if before == arcname:
-        return
-    old_ext, new_ext = extension_of(before), extension_of(arcname)
-    if old_ext != new_ext:
-        was = f".{old_ext}" if old_ext else "no extension"
-        detail = f"stored as {arcname[:200]} (was {was}; the content is now .{new_ext})"
-    else:
-        detail = f"stored as {arcname[:200]} (name made safe or unique)"
-    ctx.add("renamed", location, action="converted", detail=detail)
-
-
-def _unique(name: str, used: set[str]) -> str:
-    candidate, n = name, 2
-    while candidate.lower() in used:
-        stem, dot, ext = name.rpartition(".")
-        candidate = f"{stem}-{n}.{ext}" if dot else f"{name}-{n}"
-        n += 1
-    used.add(candidate.lower())
-    return candidate

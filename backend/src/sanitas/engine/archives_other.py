@@ -1,7 +1,7 @@
 """Archives other than ZIP: 7z, RAR (read only), tar, and gzip, bzip2 and xz streams (a tar
 inside one, or a single compressed file). They are read with libarchive (libarchive-c over
 Debian's libarchive13, in the sandbox like every parser) and come out as a ZIP of their
-members, each sanitized by its own family through `archive.add_member`, with the limits and
+members, each sanitized by its own family through `nested.add_member`, with the limits and
 name rules of ZIP archives (archive.py): at most MAX_DEPTH levels, MAX_MEMBERS members,
 MAX_TOTAL_UNCOMPRESSED bytes in all and MAX_MEMBER_UNCOMPRESSED each, the compression ratio
 of ZIP, no unsafe or duplicate names, and no links, devices or other special members (the
@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sanitas.engine import archive
+from sanitas.engine import nested
 from sanitas.engine.report import Context, Rejected, RejectionCode
 
 # libarchive-c finds the library with ctypes.util.find_library, which runs ldconfig: the
@@ -58,9 +58,9 @@ class _Encrypted(Exception):
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     depth = ctx.depth
-    if depth >= archive.MAX_DEPTH:
+    if depth >= nested.MAX_DEPTH:
         raise Rejected("Archives are nested too deeply (more than "
-                       f"{archive.MAX_DEPTH} levels).", RejectionCode.TOO_COMPLEX)
+                       f"{nested.MAX_DEPTH} levels).", RejectionCode.TOO_COMPLEX)
     assert ctx.workdir is not None
     label = _LABELS[kind]
     if kind == "rar":
@@ -84,7 +84,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
             member_src = work / f"m{index}"
             written_total += _extract_bounded(entry, member_src, written_total, archive_size,
                                               name, label)
-            archive.add_member(ctx, out, member_src, name, work / f"o{index}", used_names)
+            nested.add_member(ctx, out, member_src, name, work / f"o{index}", used_names)
             index += 1
         if index == 0:
             ctx.add("archive_member", "archive", action="kept", detail="the archive is empty")
@@ -124,13 +124,13 @@ def _check_headers(src: Path, filters: tuple[str, ...], formats: tuple[str, ...]
     seen: set[str] = set()
     with _reader(src, filters, formats, label) as entries:
         for entry in entries:
-            if count >= archive.MAX_MEMBERS:
+            if count >= nested.MAX_MEMBERS:
                 raise Rejected(f"The archive has too many members (more than "
-                               f"{archive.MAX_MEMBERS}).", RejectionCode.BOMB)
+                               f"{nested.MAX_MEMBERS}).", RejectionCode.BOMB)
             if formats == ("raw",):
                 return 1
             name = _name(entry)
-            reason = archive.unsafe_member_name(name)
+            reason = nested.unsafe_member_name(name)
             file_type = _file_type(entry)
             if reason is None and file_type not in (_REGULAR, _DIRECTORY):
                 reason = "symbolic link, hard link or special file"
@@ -149,14 +149,14 @@ def _check_headers(src: Path, filters: tuple[str, ...], formats: tuple[str, ...]
                                f"{name[:100]!r}.", RejectionCode.UNSAFE_STRUCTURE)
             seen.add(key)
             size = entry.size or 0
-            if size > archive.MAX_MEMBER_UNCOMPRESSED:
+            if size > nested.MAX_MEMBER_UNCOMPRESSED:
                 raise Rejected("A member of the archive expands to more than "
-                               f"{archive.MAX_MEMBER_UNCOMPRESSED // 2**20} MB (bomb "
+                               f"{nested.MAX_MEMBER_UNCOMPRESSED // 2**20} MB (bomb "
                                "protection).", RejectionCode.BOMB)
             total += size
-            if total > archive.MAX_TOTAL_UNCOMPRESSED:
+            if total > nested.MAX_TOTAL_UNCOMPRESSED:
                 raise Rejected(f"The archive expands to more than "
-                               f"{archive.MAX_TOTAL_UNCOMPRESSED // 2**20} MB (bomb "
+                               f"{nested.MAX_TOTAL_UNCOMPRESSED // 2**20} MB (bomb "
                                "protection).", RejectionCode.BOMB)
             count += 1
     return count
@@ -170,7 +170,7 @@ def _extract_bounded(entry: Any, target: Path, written_so_far: int, archive_size
     from libarchive import ffi
     from libarchive.exception import ArchiveError
 
-    limit = archive.MAX_MEMBER_UNCOMPRESSED
+    limit = nested.MAX_MEMBER_UNCOMPRESSED
     buffer = ctypes.create_string_buffer(BLOCK)
     written = 0
     try:
@@ -181,8 +181,8 @@ def _extract_bounded(entry: Any, target: Path, written_so_far: int, archive_size
                     break
                 written += got
                 total = written_so_far + written
-                if written > limit or total > archive.MAX_TOTAL_UNCOMPRESSED or (
-                        total > archive.RATIO_FLOOR and total > archive.MAX_RATIO * archive_size):
+                if written > limit or total > nested.MAX_TOTAL_UNCOMPRESSED or (
+                        total > nested.RATIO_FLOOR and total > nested.MAX_RATIO * archive_size):
                     raise Rejected(f"The {label} expands far beyond its size (decompression "
                                    "bomb protection); it was stopped at "
                                    f"{total // 2**20} MB.", RejectionCode.BOMB)
@@ -285,7 +285,7 @@ def _single_name(src: Path, kind: str) -> str:
             end = head.find(b"\x00", offset, offset + 512)
             if end > offset:
                 name = head[offset:end].decode("latin-1").replace("\\", "/").rsplit("/", 1)[-1]
-                if archive.unsafe_member_name(name) is None:
+                if nested.unsafe_member_name(name) is None:
                     return name
     return "file"
 

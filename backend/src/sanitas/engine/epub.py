@@ -54,16 +54,15 @@ from sanitas.engine.office_package import (
     write_package,
 )
 from sanitas.engine.opc import resolve_target
-from sanitas.engine.policy import Action as Decision
-from sanitas.engine.policy import Rule
+from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
 from sanitas.engine.text import (
     XHTML_NS,
     ParsedXml,
     clean_markup,
-    decode,
     parse_untrusted_xml,
 )
+from sanitas.engine.text_encoding import decode
 from sanitas.engine.xmlsafe import parse_xml, xml_parser
 
 MIMETYPE = b"application/epub+zip"
@@ -196,7 +195,7 @@ class _Book:
         self.items: list[_Item] = []
         self.kept: dict[str, bytes] = {}
         # externalReferences keep: web addresses (remote pictures, style sheets, media) stay
-        self.keep_remote = ctx.decides(Rule.EXTERNAL_REFERENCES) is Decision.KEEP
+        self.keep_remote = ctx.decides(Rule.EXTERNAL_REFERENCES) is Action.KEEP
 
     # --- the package document ------------------------------------------------------------
 
@@ -338,7 +337,7 @@ class _Book:
             package.set("unique-identifier", book_id)
         removed: dict[str, int] = {}
         kept_ids: set[str] = set()
-        keep = self.ctx.decides(Rule.DOCUMENT_METADATA) is Decision.KEEP
+        keep = self.ctx.decides(Rule.DOCUMENT_METADATA) is Action.KEEP
         kept: list[str] = []
         for el in list(metadata):
             if not isinstance(el.tag, str):

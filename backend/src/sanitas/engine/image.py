@@ -21,8 +21,7 @@ from typing import BinaryIO
 from PIL import Image, ImageCms, ImageFile, ImageOps, ImageSequence, JpegImagePlugin
 
 from sanitas.engine.policy import Action, Rule
-from sanitas.engine.report import Action as ReportAction
-from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.report import Context, FindingAction, Rejected, RejectionCode
 
 # With the imageMetadata policy "keep", what each format carries over (EXIF, XMP, comments,
 # IPTC); the rest is removed. HEIC is written as JPEG or PNG, which hold EXIF and XMP. TIFF
@@ -250,7 +249,7 @@ def _report_metadata(image: Image.Image, src: Path, size: int, kind: str,
             gps = original.get_ifd(0x8825)
         except Exception:  # noqa: BLE001 - a hostile GPS block can make Pillow raise anything; read as none
             gps = None
-        action: ReportAction = "kept" if keep and kind in KEEPS_EXIF else "removed"
+        action: FindingAction = "kept" if keep and kind in KEEPS_EXIF else "removed"
         if gps:
             ctx.add("gps_location", "EXIF GPS", action=action,
                     detail="the place the picture was taken")

@@ -28,7 +28,7 @@ _FORMS = Rule.FORM_FIELDS
 _COVER = Rule.COVER_ART
 _CHAPTERS = Rule.CHAPTERS
 
-KINDS: dict[str, Rule | tuple[Rule, ...] | None] = {
+FINDING_KINDS: dict[str, Rule | tuple[Rule, ...] | None] = {
     # --- macros and scripts of office documents ----------------------------------------------
     "macro": _MACROS,  # VBA projects, ODF script libraries, macro hooks and key bindings
     "xlm_macro": _MACROS,  # Excel 4 macro sheets, auto_open names
@@ -159,10 +159,10 @@ UNDECLARED: set[str] = set()  # kinds recorded that this module does not declare
 def rule_of(kind: str, rule: Rule | None = None) -> Rule | None:
     """The rule that decides findings of `kind` (`rule` chooses among a shared kind's rules).
     An undeclared kind is remembered in UNDECLARED and decided by no rule."""
-    if kind not in KINDS:
+    if kind not in FINDING_KINDS:
         UNDECLARED.add(kind)
         return None
-    declared = KINDS[kind]
+    declared = FINDING_KINDS[kind]
     if isinstance(declared, tuple):
         return rule if rule in declared else declared[0]
     return declared

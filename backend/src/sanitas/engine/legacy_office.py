@@ -10,9 +10,9 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from . import libreoffice
-from .office_package import OLE_MAGIC
-from .report import Context, Refused, Rejected, RejectionCode
+from sanitas.engine import libreoffice
+from sanitas.engine.office_package import OLE_MAGIC
+from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
 
 if TYPE_CHECKING:
     import olefile  # imported where used, like oletools

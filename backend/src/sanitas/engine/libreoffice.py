@@ -16,7 +16,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from .report import Context, Rejected, RejectionCode
+from sanitas.engine.report import Context, Rejected, RejectionCode
 
 SOFFICE_CANDIDATES = ("soffice", "/usr/bin/soffice", "/usr/lib/libreoffice/program/soffice")
 DEFAULT_TIMEOUT = 90.0

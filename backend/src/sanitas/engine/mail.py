@@ -12,7 +12,7 @@ message it filters. The rules:
   refused (`too_large`, `too_complex`).
 - Declared types and names are hints: every attachment (a part that is not a plain-text or HTML
   body; also inside `message/rfc822` parts, which are cleaned as messages one level deeper) is
-  decoded and goes through the engine like an archive member (`archive.nested_context`: the same
+  decoded and goes through the engine like an archive member (`nested.nested_context`: the same
   policy, 3 levels, the upload's member count and size budget). The cleaned copy replaces it
   under the same name (the extension of its new type when the type changed; non-ASCII names are
   written with RFC 2231). One that cannot be made safe (an executable, an unknown type, damaged
@@ -98,8 +98,30 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "eml") -> str:
     if src.stat().st_size > MAX_MESSAGE_BYTES:
         raise Rejected(f"The message is larger than {MAX_MESSAGE_BYTES // 2**20} MB.",
                        RejectionCode.TOO_LARGE)
+    if kind in ("msg", "tnef"):  # Outlook's formats: converted to MIME, then cleaned alike
+        dst.write_bytes(clean_message(_outlook_message(src, ctx, kind), ctx))
+        return "eml"
     dst.write_bytes(clean_message(src.read_bytes(), ctx))
     return "eml"
+
+
+def _outlook_message(src: Path, ctx: Context, kind: str) -> bytes:
+    """An Outlook .msg or a TNEF winmail.dat as MIME bytes (engine/outlook.py); the
+    attachments it had no file for are reported as removed."""
+    from sanitas.engine import outlook
+
+    if kind == "msg":
+        data, removed = outlook.msg_to_mime(src)
+        what = "Outlook message (.msg)"
+    else:
+        message, removed = outlook.tnef_to_mime(src.read_bytes())
+        data = serialise(message)
+        what = "TNEF data (winmail.dat)"
+    ctx.add("legacy_format", "whole file", action="converted",
+            detail=f"{what} converted to a MIME message (.eml), then cleaned")
+    for name, why in removed:
+        ctx.add("archive_member", name[:200], action="removed", detail=why)
+    return data
 
 
 def clean_message(data: bytes, ctx: Context) -> bytes:
@@ -233,6 +255,10 @@ class _Cleaner:
                     child.get_content_maintype() == "message":
                 cleaned[i] = self.part(child, f"{where} part {i + 1}")
                 continue
+            tnef = self.tnef(child, f"{where} part {i + 1}")
+            if tnef is not None:
+                cleaned[i] = tnef
+                continue
             cleaned[i], picture = self.attachment(child, f"{where} part {i + 1}")
             content_id = _content_id(child)
             if picture and content_id:
@@ -251,7 +277,7 @@ class _Cleaner:
     # --- bodies --------------------------------------------------------------------------
     def body(self, part: email.message.Message, where: str,
              pictures: dict[str, str] | None = None) -> email.message.Message:
-        from sanitas.engine import text
+        from sanitas.engine import text, text_encoding
 
         data = self.decoded(part, where)
         if data is None:
@@ -265,7 +291,7 @@ class _Cleaner:
                 decoded = None
         if part.get_content_subtype() == "html":
             if decoded is None:
-                decoded, _ = text.decode_markup(data)
+                decoded, _ = text_encoding.decode_markup(data)
             if pictures:
                 decoded = _CID.sub(lambda m: pictures.get(m.group(1).strip(), m.group(0)),
                                    decoded)
@@ -278,7 +304,7 @@ class _Cleaner:
                                 action=finding.action, detail=finding.detail)
             return _text_part(html, "html")
         if decoded is None:
-            decoded, _ = text.decode(data)
+            decoded, _ = text_encoding.decode(data)
         return _text_part(decoded.replace("\x00", ""), "plain")
 
     # --- attachments ---------------------------------------------------------------------
@@ -286,7 +312,7 @@ class _Cleaner:
                    ) -> tuple[email.message.Message, str | None]:
         """The cleaned copy of one attached file, or the note that replaces it; with the
         `data:` URI of a cleaned picture (for HTML bodies that show it)."""
-        from sanitas.engine import archive, decrypt, safe_output_name, sanitize_detected
+        from sanitas.engine import decrypt, nested, safe_output_name, sanitize_detected
         from sanitas.engine.detect import extension_of
 
         name = _filename(part)
@@ -306,7 +332,7 @@ class _Cleaner:
         source.write_bytes(data)
         opened = source
         try:
-            inner = archive.nested_context(self.ctx, len(data), mode=self.ctx.mode)
+            inner = nested.nested_context(self.ctx, len(data), mode=self.ctx.mode)
             opened, detected = decrypt.detect_opening(source, name or None, inner)
             extension = sanitize_detected(opened, output, detected, inner)
         except Refused:
@@ -351,10 +377,34 @@ class _Cleaner:
                        + base64.b64encode(cleaned).decode("ascii"))
         return out, picture
 
+    def tnef(self, part: email.message.Message, where: str) -> email.message.Message | None:
+        """A TNEF attachment (application/ms-tnef, winmail.dat: Outlook's rich text format)
+        unpacked in place: its body and attachments become parts of this message, cleaned
+        like the others. None when the part is not TNEF."""
+        from sanitas.engine import outlook
+
+        declared = part.get_content_type() in ("application/ms-tnef", "application/vnd.ms-tnef")
+        data = self.decoded(part, where)
+        if data is None or not (outlook.is_tnef(data) or declared):
+            return None
+        label = _filename(part) or "winmail.dat"
+        location = label if self.ctx.depth == 0 else f"(nested) {label}"
+        try:
+            unpacked, removed = outlook.tnef_to_mime(data)
+        except Rejected as exc:
+            return self.removed(location, label, exc.reason)
+        for name, why in removed:
+            self.ctx.add("archive_member", f"{location}: {name[:200]}", action="removed",
+                         detail=why)
+        self.ctx.add("legacy_format", location, action="converted",
+                     detail="TNEF (winmail.dat) unpacked: its body and attachments are cleaned "
+                     "as parts of the message")
+        return self.part(unpacked, f"{where} (TNEF)")
+
     def attached_message(self, part: email.message.Message,
                          where: str) -> email.message.Message:
         """A `message/rfc822` part: cleaned as a message one level deeper."""
-        from sanitas.engine import archive
+        from sanitas.engine import nested
 
         payload = part.get_payload()
         inner_message = payload[0] if isinstance(payload, list) and payload else None
@@ -364,7 +414,7 @@ class _Cleaner:
             return self.removed(location, label, "it holds no readable message")
         data = inner_message.as_bytes(policy=email.policy.compat32)
         try:
-            inner = archive.nested_context(self.ctx, len(data), mode=self.ctx.mode)
+            inner = nested.nested_context(self.ctx, len(data), mode=self.ctx.mode)
             cleaned = _Cleaner(inner).message(inner_message)
         except Refused:
             raise

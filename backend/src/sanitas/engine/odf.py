@@ -25,21 +25,22 @@ from urllib.parse import unquote, urlsplit
 
 from lxml import etree
 
-from . import formats
-from .office_package import (
+from sanitas.engine import formats
+from sanitas.engine.office_package import (
+    ReviewerAliases,
     clean_picture,
     image_format,
+    plural,
     read_package,
     remove_element,
+    revision_summary,
     serialize,
     unwrap,
     write_package,
 )
-from .ooxml import ReviewerAliases, revision_summary
-from .policy import Action as Decision
-from .policy import Rule
-from .report import Context, Rejected, RejectionCode
-from .xmlsafe import parse_xml
+from sanitas.engine.policy import Action, Rule
+from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.xmlsafe import parse_xml
 
 MANIFEST_NS = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
 OFFICE_NS = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
@@ -122,7 +123,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     # Sub-documents kept: chart and formula objects; with the embeddedFiles policy "keep" or
     # "sanitize", embedded OpenDocument objects (texts, sheets, drawings...) too, cleaned like
     # the document itself.
-    embedded = ctx.decides(Rule.EMBEDDED_FILES) in (Decision.KEEP, Decision.SANITIZE)
+    embedded = ctx.decides(Rule.EMBEDDED_FILES) in (Action.KEEP, Action.SANITIZE)
     safe_dirs = {p for p, t in media_types.items()
                  if p.endswith("/") and p != "/" and (
                      t in SAFE_OBJECT_TYPES or (embedded and t.split(";")[0] in MIMETYPES))
@@ -143,7 +144,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
         if name in XML_STREAMS or (obj_dir and name[len(obj_dir):] in XML_STREAMS):
             xml_names.append(name)  # cleaned below, once the kept pictures are known
         elif name == "meta.xml" or (obj_dir and name[len(obj_dir):] == "meta.xml"):
-            if ctx.decides(Rule.DOCUMENT_METADATA) is Decision.KEEP:
+            if ctx.decides(Rule.DOCUMENT_METADATA) is Action.KEEP:
                 kept[name] = _kept_meta(name, data, ctx)
             else:
                 ctx.add("metadata", name, detail="author, dates, statistics and generator removed")
@@ -275,8 +276,8 @@ def _drop_forms(name: str, root: etree._Element, ctx: Context) -> None:
         if el.getparent() is not None:
             remove_element(el)
     if forms or controls:
-        ctx.add("form_field", name, detail=f"{_plural(len(forms), 'form')} and "
-                f"{_plural(len(controls), 'control')} removed")
+        ctx.add("form_field", name, detail=f"{plural(len(forms), 'form')} and "
+                f"{plural(len(controls), 'control')} removed")
 
 
 def _neutral_meta() -> bytes:
@@ -297,11 +298,11 @@ def _clean_stream(name: str, data: bytes, ctx: Context, safe_dirs: set[str], mem
                 remove_element(el)
         return serialize(root)
     _clean_review(name, root, ctx, reviewers or ReviewerAliases())
-    if ctx.decides(Rule.HIDDEN_CONTENT) is not Decision.KEEP:
+    if ctx.decides(Rule.HIDDEN_CONTENT) is not Action.KEEP:
         _drop_hidden(name, root, ctx)
-    if ctx.decides(Rule.FORM_FIELDS) is not Decision.KEEP:
+    if ctx.decides(Rule.FORM_FIELDS) is not Action.KEEP:
         _drop_forms(name, root, ctx)
-    keep_remote = ctx.decides(Rule.EXTERNAL_REFERENCES) is Decision.KEEP
+    keep_remote = ctx.decides(Rule.EXTERNAL_REFERENCES) is Action.KEEP
     # Elements of interest only, filtered in C by lxml, in document order.
     wanted = [*DROP, *UNWRAP, "object", "binary-data", "image"]
     for el in list(root.iter(*[f"{{*}}{n}" for n in wanted])):
@@ -496,14 +497,10 @@ _RSID = (f"namespace-uri()='{OFFICEOOO_NS}' and (local-name()='rsid' or "
          "local-name()='paragraph-rsid')")
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _clean_review(name: str, root: etree._Element, ctx: Context,
                   reviewers: ReviewerAliases) -> None:
     anonymise = ctx.policy.review_data == "anonymise"
-    if ctx.decides(Rule.REVIEW_DATA) is Decision.KEEP:
+    if ctx.decides(Rule.REVIEW_DATA) is Action.KEEP:
         if next(root.iter(f"{{{TEXT_NS}}}changed-region"), None) is not None:
             ctx.add("tracked_changes", name, action="kept", detail="tracked changes kept")
         if next(root.iter(*(f"{{{ns}}}annotation" for ns in ANNOTATION_NSS)), None) is not None:
@@ -557,7 +554,7 @@ def _review_changes(name: str, root: etree._Element, ctx: Context, reviewers: Re
             reviewers.scrub_text(record)
         if changes:
             ctx.add("tracked_changes", name, action="kept",
-                    detail=f"{_plural(len(changes), 'tracked change')} kept, authors anonymised")
+                    detail=f"{plural(len(changes), 'tracked change')} kept, authors anonymised")
         return
     for el in records + markers:
         remove_element(el)
@@ -595,9 +592,9 @@ def _review_annotations(name: str, root: etree._Element, ctx: Context, reviewers
         for note in notes:
             reviewers.scrub_text(note)
         ctx.add("comments", name, action="kept",
-                detail=f"{_plural(len(notes), 'comment')} kept, authors anonymised")
+                detail=f"{plural(len(notes), 'comment')} kept, authors anonymised")
         return
     for el in found:
         remove_element(el)
-    ctx.add("comments", name, detail=f"{_plural(len(notes), 'comment')} by "
-                                     f"{_plural(len(authors), 'author')} removed")
+    ctx.add("comments", name, detail=f"{plural(len(notes), 'comment')} by "
+                                     f"{plural(len(authors), 'author')} removed")

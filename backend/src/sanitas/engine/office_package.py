@@ -1,4 +1,5 @@
-"""Safe reading of zip-based office packages (OOXML and ODF).
+"""Safe reading of zip-based office packages (OOXML and ODF), and the review-data helpers both
+families share (reviewer aliases, revision summaries).
 
 Everything here treats the input as hostile: member names, sizes and counts are bounded before
 anything is decompressed (XML parts are parsed by `xmlsafe.parse_xml`).
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from .report import Context, Rejected, RejectionCode
+from sanitas.engine.report import Context, Rejected, RejectionCode
 
 # Limits: generous for real documents (a 100 MB upload), fatal for bombs.
 MAX_MEMBERS = 10_000
@@ -207,14 +208,14 @@ def clean_picture(data: bytes, fmt: str, ctx: Context, where: str) -> bytes | No
     """A picture inside a document, cleaned as the imageMetadata policy says: removed
     silently as always (`clean_raster`) by default; with "keep" or "refuse" through the image
     family, which carries the metadata over or refuses the file, and reports under `where`."""
-    from .policy import Action, Rule
+    from sanitas.engine.policy import Action, Rule
 
     if ctx.decides(Rule.IMAGE_METADATA) is Action.REMOVE or \
             fmt not in ("png", "jpeg", "webp"):
         return clean_raster(data, fmt)
-    from . import image
-    from .report import Context as Inner
-    from .report import Refused
+    from sanitas.engine import image
+    from sanitas.engine.report import Context as Inner
+    from sanitas.engine.report import Refused
 
     inner = Inner(mode="basic", policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth)
     try:
@@ -267,3 +268,53 @@ def clean_raster(data: bytes, fmt: str) -> bytes | None:
             return out.getvalue()
     except Exception:  # noqa: BLE001 - Pillow can raise anything on a hostile embedded image; None = unusable
         return None
+
+
+# ----------------------------------------------------------------------------- review data
+
+class ReviewerAliases:
+    """Reviewer name -> "Author N", consistent across one document (OOXML and ODF alike)."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+
+    def alias(self, name: str) -> str:
+        key = name.strip()
+        if not key:
+            return name
+        if key not in self.aliases:
+            self.aliases[key] = f"Author {len(self.aliases) + 1}"
+        return self.aliases[key]
+
+    def initials(self, name: str) -> str:
+        return "A" + self.alias(name).rsplit(" ", 1)[-1] if name.strip() else name
+
+    def scrub_text(self, root: etree._Element) -> None:
+        """Replace every known reviewer name in the text of a comment part by its alias (Excel
+        opens each note with "Name:")."""
+        names = sorted((n for n in self.aliases if len(n) > 1), key=len, reverse=True)
+        if not names:
+            return
+        pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, names)) + r")(?!\w)")
+        for el in root.iter():
+            for attr in ("text", "tail"):
+                value = getattr(el, attr)
+                if value and pattern.search(value):
+                    setattr(el, attr, pattern.sub(lambda m: self.aliases[m.group(0)], value))
+
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+
+def revision_summary(ins: int, dels: int, fmt: int, authors: int, other: str = "",
+                     n_other: int = 0) -> str:
+    """"3 insertions accepted, 1 deletion applied (by 2 reviewers)" (OOXML and ODF)."""
+    parts = [f"{plural(ins, 'insertion')} accepted" if ins else "",
+             f"{plural(dels, 'deletion')} applied" if dels else "",
+             f"{plural(fmt, 'formatting change')} accepted" if fmt else "",
+             f"{plural(n_other, other)} accepted" if n_other else ""]
+    detail = ", ".join(p for p in parts if p)
+    return detail + (f" (by {plural(authors, 'reviewer')})" if authors else "")

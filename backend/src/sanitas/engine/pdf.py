@@ -24,6 +24,7 @@ replies) and dates are removed, or replaced by "Author 1", "Author 2"... with th
 from __future__ import annotations
 
 import logging
+import os
 import re
 import zlib
 from pathlib import Path
@@ -32,10 +33,9 @@ from typing import Protocol
 import pikepdf
 from pikepdf import Array, Dictionary, Name, String
 
-from sanitas.engine import pdfium_check, verify
-from sanitas.engine.policy import Action as Decision
-from sanitas.engine.policy import Policy, Rule
-from sanitas.engine.report import Action, Context, Rejected, RejectionCode
+from sanitas.engine import pdfium_check
+from sanitas.engine.policy import Action, Policy, Rule
+from sanitas.engine.report import Context, FindingAction, Rejected, RejectionCode
 
 SAFE_URI_SCHEMES = ("http://", "https://", "mailto:")
 SAFE_NAMED_ACTIONS = {"/NextPage", "/PrevPage", "/FirstPage", "/LastPage"}
@@ -120,18 +120,18 @@ _REPAIRS = (
 class _Record(Protocol):
     """What the cleaners report each finding to: a `_Recorder`, or the sweep's aggregator."""
 
-    def __call__(self, kind: str, location: str, action: Action = "removed",
+    def __call__(self, kind: str, location: str, action: FindingAction = "removed",
                  detail: str = "") -> None: ...
 
 
 def kept_keys(policy: Policy) -> frozenset[str]:
     """The dictionary keys the policy keeps (document metadata, embedded files)."""
     keys: set[str] = set()
-    if policy.action(Rule.DOCUMENT_METADATA) is Decision.KEEP:
+    if policy.action(Rule.DOCUMENT_METADATA) is Action.KEEP:
         keys |= METADATA_KEYS | {"/Info"}
-    if policy.action(Rule.EMBEDDED_FILES) in (Decision.KEEP, Decision.SANITIZE):
+    if policy.action(Rule.EMBEDDED_FILES) in (Action.KEEP, Action.SANITIZE):
         keys |= EMBEDDED_KEYS
-    if policy.action(Rule.EXTERNAL_REFERENCES) is Decision.KEEP:
+    if policy.action(Rule.EXTERNAL_REFERENCES) is Action.KEEP:
         keys |= EXTERNAL_KEYS
     return frozenset(keys)
 
@@ -170,7 +170,7 @@ class _Recorder:
         self.keep = kept_keys(ctx.policy)
         self.policy = ctx.policy
 
-    def __call__(self, kind: str, location: str, action: Action = "removed",
+    def __call__(self, kind: str, location: str, action: FindingAction = "removed",
                  detail: str = "") -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         if self.counts[kind] <= MAX_FINDINGS_PER_KIND:
@@ -238,7 +238,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str = "pdf") -> str:
         for number, page in enumerate(pages, start=1):
             _clean_page(page, number, record, ctx.policy.keep_links)
         _clean_annotation_authors(pages, ctx)
-        if ctx.policy.action(Rule.EMBEDDED_FILES) in (Decision.KEEP, Decision.SANITIZE):
+        if ctx.policy.action(Rule.EMBEDDED_FILES) in (Action.KEEP, Action.SANITIZE):
             _sanitize_attachments(pdf, pages, ctx)
         ctx.progress(40)
         _sweep_all_objects(pdf, record)
@@ -326,7 +326,28 @@ def check_output(path: Path, pages: int) -> None:
     if count != pages:
         log.warning("the rebuilt PDF reads back with %d pages instead of %d", count, pages)
         raise Rejected(UNREADABLE_OUTPUT, RejectionCode.INVALID_OUTPUT)
-    verify.passed(path)
+    while len(_checked) >= _MAX_CHECKED:
+        _checked.pop(next(iter(_checked)))
+    _checked[os.path.abspath(path)] = _identity(path)
+
+
+# Outputs `check_output` read back (path -> the file's identity then).
+_checked: dict[str, tuple[int, ...]] = {}
+_MAX_CHECKED = 64
+
+
+def _identity(path: Path | str) -> tuple[int, ...]:
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def verify_output(path: Path) -> None:
+    """The final check of a PDF output (`verify.pdf`): `reopen`, unless `check_output` (the
+    stricter check: it also knows the page count written) passed this very file, unchanged."""
+    seen = _checked.pop(os.path.abspath(path), None)
+    if seen is not None and seen == _identity(path):
+        return
+    reopen(path)
 
 
 def _report_file_layout(src: Path, record: _Recorder) -> bool:
@@ -397,9 +418,9 @@ def _clean_document(pdf: pikepdf.Pdf, record: _Recorder) -> None:
         _clean_acroform(root.AcroForm, record)
         forms = record.policy.action(Rule.FORM_FIELDS)
         fields = root.AcroForm.get("/Fields") if isinstance(root.AcroForm, Dictionary) else None
-        if isinstance(fields, Array) and len(fields) and forms is not Decision.KEEP:
+        if isinstance(fields, Array) and len(fields) and forms is not Action.KEEP:
             record("form_field", "form /Fields", "removed", f"{len(fields)} form field(s)")
-        if forms is Decision.REMOVE:
+        if forms is Action.REMOVE:
             del root["/AcroForm"]
     if "/Outlines" in root:
         _clean_outlines(root.Outlines, record, pdf)
@@ -467,7 +488,7 @@ def _clean_page(page: pikepdf.Page, number: int, record: _Recorder, keep_links: 
                 continue
             record(kind, f"page {number} {key}")
             del obj[key]
-    forms_removed = record.policy.action(Rule.FORM_FIELDS) is Decision.REMOVE
+    forms_removed = record.policy.action(Rule.FORM_FIELDS) is Action.REMOVE
     annots = obj.get("/Annots")
     if annots is None:
         return
@@ -542,7 +563,7 @@ def _clean_annotation_authors(pages: list[pikepdf.Page], ctx: Context) -> None:
     annotations = _annotations(pages)
     if not annotations:
         return
-    if ctx.policy.action(Rule.REVIEW_DATA) is Decision.KEEP:
+    if ctx.policy.action(Rule.REVIEW_DATA) is Action.KEEP:
         if any("/T" in annot for annot in annotations):
             ctx.add("personal_data", "annotations", action="kept",
                     detail="annotation authors and dates kept")
@@ -598,7 +619,7 @@ def _sanitize_attachments(pdf: pikepdf.Pdf, pages: list[pikepdf.Page], ctx: Cont
     """Policy embeddedFiles "keep" or "sanitize": every attachment (the document's list, file
     attachment annotations, associated files (/AF) and any other file specification with
     contents, wherever it is) is cleaned by its own family through the engine, under the same
-    policy and the archive limits (`archive.nested_context`), and attached again under its
+    policy and the archive limits (`nested.nested_context`), and attached again under its
     new name. One that cannot be made safe (an executable, a script, a type the engine refuses
     or does not know, over a limit) is removed and reported; so is every embedded file stream
     no file specification with cleaned contents points at."""
@@ -728,7 +749,7 @@ def _read_attachment(stream: pikepdf.Stream, limit: int) -> bytes:
 def _sanitize_attachment(spec: Dictionary, where: str, ctx: Context) -> pikepdf.Stream | None:
     """Clean one attachment in place: the stream now holding its cleaned bytes, or None when
     it cannot be made safe (the caller removes it)."""
-    from sanitas.engine import archive, decrypt, safe_output_name, sanitize_detected
+    from sanitas.engine import decrypt, nested, safe_output_name, sanitize_detected
     from sanitas.engine.report import Refused
 
     assert ctx.workdir is not None
@@ -749,10 +770,10 @@ def _sanitize_attachment(spec: Dictionary, where: str, ctx: Context) -> pikepdf.
     work.mkdir(exist_ok=True)
     source, output = work / "in", work / "out"
     try:
-        remaining = archive.MAX_TOTAL_UNCOMPRESSED - ctx.nested.size
-        data = _read_attachment(stream, min(archive.MAX_MEMBER_UNCOMPRESSED, remaining))
+        remaining = nested.MAX_TOTAL_UNCOMPRESSED - ctx.nested.size
+        data = _read_attachment(stream, min(nested.MAX_MEMBER_UNCOMPRESSED, remaining))
         source.write_bytes(data)
-        inner = archive.nested_context(ctx, len(data))
+        inner = nested.nested_context(ctx, len(data))
         opened, detected = decrypt.detect_opening(source, label, inner)
         extension = sanitize_detected(opened, output, detected, inner)
     except Refused:
@@ -865,9 +886,9 @@ class _SweepRecorder:
     """Aggregates sweep findings: one finding per kind listing the objects concerned."""
 
     def __init__(self) -> None:
-        self.found: dict[tuple[str, Action], list[str]] = {}
+        self.found: dict[tuple[str, FindingAction], list[str]] = {}
 
-    def __call__(self, kind: str, location: str, action: Action = "removed",
+    def __call__(self, kind: str, location: str, action: FindingAction = "removed",
                  detail: str = "") -> None:
         self.found.setdefault((kind, action), []).append(
             location.split(" /")[0].replace("object ", ""))

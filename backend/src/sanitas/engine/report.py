@@ -10,11 +10,11 @@ from typing import Any, Literal
 
 from sanitas.engine import verdict
 from sanitas.engine.kinds import CONTENT_NAMES, rule_of
-from sanitas.engine.policy import Action as PolicyAction
+from sanitas.engine.policy import Action, Rule
 from sanitas.engine.policy import Policy as Policy  # re-exported: the Context carries one
-from sanitas.engine.policy import Rule
 
-Action = Literal["removed", "converted", "kept", "blocked"]
+# What was done about one finding (a policy's rule says what to do: `policy.Action`).
+FindingAction = Literal["removed", "converted", "kept", "blocked"]
 Mode = Literal["basic", "advanced"]
 
 MAX_PER_KIND = 100  # findings listed per kind; the rest are counted
@@ -91,7 +91,7 @@ REFUSAL_CODES: dict[Rule, RejectionCode] = {
 class Finding:
     kind: str  # e.g. "javascript", "macro", "exif", "external_relationship"
     location: str  # where in the file, e.g. "page 3 /AA", "word/vbaProject.bin"
-    action: Action
+    action: FindingAction
     detail: str = ""
 
 
@@ -99,7 +99,7 @@ class Finding:
 class Nested:
     """What the files found inside one upload (archive members, PDF attachments, embedded
     office packages, at every level) have used so far of the archive limits: one per upload,
-    shared by every level (`archive.nested_context`)."""
+    shared by every level (`nested.nested_context`)."""
 
     count: int = 0
     size: int = 0
@@ -126,24 +126,24 @@ class Context:
     _per_kind: dict[str, int] = field(default_factory=dict, repr=False)
     _suppressed: dict[str, int] = field(default_factory=dict, repr=False)
 
-    def add(self, kind: str, location: str, *, action: Action = "removed",
+    def add(self, kind: str, location: str, *, action: FindingAction = "removed",
             detail: str = "", rule: Rule | None = None) -> None:
         """Record one finding: the one recorder of every family. Repeats of the same finding
         are dropped, and past `MAX_PER_KIND` of a kind only a count is kept (a hostile file
         must not turn the report into a bomb); `closed_findings` adds one line per kind.
 
-        The kind is looked up in `kinds.KINDS` (`rule` picks among a shared kind's rules):
+        The kind is looked up in `kinds.FINDING_KINDS` (`rule` picks among a shared kind's rules):
         when the policy refuses that rule's content, the file is refused here (`Refused`)."""
         decided_by = rule_of(kind, rule)
-        if decided_by is not None and self.policy.action(decided_by) is PolicyAction.REFUSE:
+        if decided_by is not None and self.policy.action(decided_by) is Action.REFUSE:
             raise Refused(decided_by, kind, location)
         self.record(kind, location, action=action, detail=detail)
 
-    def decides(self, rule: Rule) -> PolicyAction:
+    def decides(self, rule: Rule) -> Action:
         """The policy's action for `rule`."""
         return self.policy.action(rule)
 
-    def record(self, kind: str, location: str, *, action: Action = "removed",
+    def record(self, kind: str, location: str, *, action: FindingAction = "removed",
                detail: str = "") -> None:
         """Record a finding without applying the policy (a member's finding already decided
         by the member's own context, see `adopt`)."""

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sanitas.engine.report import Context, Rejected, RejectionCode
-from sanitas.engine.text import MAX_TEXT_BYTES, decode
+from sanitas.engine.text_encoding import MAX_TEXT_BYTES, decode
 
 MAX_JSON_DEPTH = 256
 MAX_NUMBER_DIGITS = 400

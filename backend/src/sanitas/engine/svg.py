@@ -16,8 +16,7 @@ from pathlib import Path
 from lxml import etree
 
 from sanitas.engine.css import RemoteLoads, sanitize_css
-from sanitas.engine.policy import Action as Decision
-from sanitas.engine.policy import Rule
+from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
 from sanitas.engine.xmlsafe import xml_parser
 
@@ -126,7 +125,7 @@ class _Cleaner:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.removed: dict[tuple[str, str], int] = {}
-        self.remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is Decision.KEEP)
+        self.remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is Action.KEEP)
 
     def drop(self, kind: str, what: str) -> None:
         self.removed[(kind, what)] = self.removed.get((kind, what), 0) + 1
@@ -150,7 +149,7 @@ class _Cleaner:
             self.drop("foreign_content", f"<{name}> from {qname.namespace}")
             return None
         if name in ("title", "desc") and \
-                self.ctx.decides(Rule.DOCUMENT_METADATA) is Decision.KEEP:
+                self.ctx.decides(Rule.DOCUMENT_METADATA) is Action.KEEP:
             text = etree.Element(f"{{{SVG_NS}}}{name}")
             text.text = "".join(element.itertext())[:10_000]
             self.ctx.add("metadata", f"<{name}>", action="kept")

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import codecs
 import csv
 import io
 import re
@@ -25,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sanitas.engine.css import Remote, RemoteLoads, sanitize_css
-from sanitas.engine.policy import Action as PolicyAction
-from sanitas.engine.policy import Rule
+from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.text_encoding import CONTROL_CHARS, MAX_TEXT_BYTES, decode, decode_markup
 
 if TYPE_CHECKING:  # lxml is imported where it is used
     import lxml.html
@@ -38,59 +37,8 @@ if TYPE_CHECKING:  # lxml is imported where it is used
 Drop = Callable[[str, str], None]
 Resource = Callable[[str], bool]
 
-MAX_TEXT_BYTES = 200 * 1024 * 1024
-CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069\u200e\u200f"
-                           r"\u061c\ufeff]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 PLAIN_NUMBER = re.compile(r"^[+-]?(\d[\d,.\s]*)(e[+-]?\d+)?%?$", re.IGNORECASE)
-
-
-def decode(data: bytes) -> tuple[str, str]:
-    """(text, encoding name). BOMs win; then strict UTF-8; then Windows-1252."""
-    for bom, encoding in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                          (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-                          (codecs.BOM_UTF16_BE, "utf-16")):
-        if data.startswith(bom):
-            return data.decode(encoding, "replace"), encoding
-    try:
-        return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        return data.decode("cp1252", "replace"), "cp1252"
-
-
-# The encoding a markup document declares: an XML declaration, or the charset of a <meta>
-# (the HTML prescan looks at the first 1024 bytes).
-_XML_ENCODING = re.compile(
-    rb"^\s*<\?xml\s[^>]{0,200}?encoding\s*=\s*[\"']([A-Za-z0-9._:-]{1,40})[\"']")
-_META_CHARSET = re.compile(rb"<meta\s[^>]{0,400}?charset\s*=\s*[\"']?\s*([A-Za-z0-9._:-]{1,40})",
-                           re.IGNORECASE)
-
-
-def declared_encoding(data: bytes) -> str | None:
-    """The codec name a markup document declares for itself (XML declaration, then <meta
-    charset> / http-equiv content charset in its first 1024 bytes), or None when it declares
-    none Python knows. UTF-16/32 declarations are ignored: such text has a BOM or is not
-    readable as ASCII."""
-    found = _XML_ENCODING.match(data[:1024]) or _META_CHARSET.search(data[:1024])
-    if found is None:
-        return None
-    try:
-        name = codecs.lookup(found.group(1).decode("ascii")).name
-    except LookupError:
-        return None
-    if name.startswith(("utf-16", "utf-32")):
-        return None
-    return "cp1252" if name in ("ascii", "iso8859-1") else name  # as browsers read them
-
-
-def decode_markup(data: bytes) -> tuple[str, str]:
-    """`decode` for HTML/XHTML: a BOM wins, then the encoding the document declares (an XML
-    declaration or a <meta charset>), then strict UTF-8, then Windows-1252."""
-    declared = None if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE,
-                                        codecs.BOM_UTF16_BE)) else declared_encoding(data)
-    if declared is None or declared == "utf-8":
-        return decode(data)
-    return data.decode(declared, "replace"), declared
 
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
@@ -249,9 +197,9 @@ def sanitize_html(text: str, ctx: Context) -> str:
     def drop(kind: str, what: str) -> None:
         removed[(kind, what)] = removed.get((kind, what), 0) + 1
 
-    keep_forms = ctx.decides(Rule.FORM_FIELDS) is PolicyAction.KEEP
-    keep_meta = ctx.decides(Rule.DOCUMENT_METADATA) is PolicyAction.KEEP
-    remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is PolicyAction.KEEP)
+    keep_forms = ctx.decides(Rule.FORM_FIELDS) is Action.KEEP
+    keep_meta = ctx.decides(Rule.DOCUMENT_METADATA) is Action.KEEP
+    remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is Action.KEEP)
     for element in list(document.iter()):
         if not isinstance(element.tag, str):
             parent = element.getparent()
@@ -647,7 +595,7 @@ def sanitize_xml(data: bytes, ctx: Context) -> bytes:
                 detail=f"{parsed.entities} entity declarations (none expanded)")
     elif parsed.doctype:
         ctx.add("dtd", "DOCTYPE", action="removed", detail="document type declaration")
-    remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is PolicyAction.KEEP)
+    remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is Action.KEEP)
     clean_markup(parsed.root, drop, keep_links=ctx.policy.keep_links, remote=remote)
     for (kind, what), count in sorted(removed.items()):
         ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")

@@ -10,9 +10,9 @@
 It is computed here and only here (`of_findings`, `of_result`; `Result.file_report` stores it
 with the file), and every channel shows the same word, counts and sentence (`summary`).
 
-Every finding kind of `kinds.KINDS` has one effect in `EFFECTS` (the tests fail when a kind is
-added without one). A finding counts only when something was taken out: `kept` never counts;
-`converted` counts for threats and hidden data (a field turned into its text, reviewers
+Every finding kind of `kinds.FINDING_KINDS` has one effect in `EFFECTS` (the tests fail when a
+kind is added without one). A finding counts only when something was taken out: `kept` never
+counts; `converted` counts for threats and hidden data (a field turned into its text, reviewers
 anonymised) but not for files and content, where it means "cleaned and kept".
 """
 

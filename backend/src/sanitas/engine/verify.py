@@ -38,7 +38,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import logging
-import os
 import posixpath
 import warnings
 import zipfile
@@ -84,35 +83,10 @@ def output(path: Path, extension: str) -> None:
 
 # --- PDF -------------------------------------------------------------------------------------
 
-# Outputs the PDF sanitizers read back themselves (path -> the file's identity then).
-_checked: dict[str, tuple[int, ...]] = {}
-_MAX_CHECKED = 64
-
-
-def _identity(path: Path | str) -> tuple[int, ...]:
-    st = os.stat(path)
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def passed(path: Path | str) -> None:
-    """Record that the PDF at `path`, as it is now, passed `pdf.check_output` (the stricter
-    check: it also knows the page count written). Only that check calls this."""
-    while len(_checked) >= _MAX_CHECKED:
-        _checked.pop(next(iter(_checked)))
-    _checked[os.path.abspath(path)] = _identity(path)
-
-
-def _already_passed(path: Path) -> bool:
-    seen = _checked.pop(os.path.abspath(path), None)
-    return seen is not None and seen == _identity(path)
-
-
 def pdf(path: Path, spec: Output) -> None:
-    if _already_passed(path):
-        return
     from sanitas.engine import pdf as pdf_family
 
-    pdf_family.reopen(path)
+    pdf_family.verify_output(path)
 
 
 # --- raster images ---------------------------------------------------------------------------

@@ -90,11 +90,11 @@ def find_visible(session: Session, user: User, policy_id: str) -> StoredPolicy |
 
 
 def finding_rules() -> FindingRules:
-    from sanitas.engine.kinds import KINDS
+    from sanitas.engine.kinds import FINDING_KINDS
 
     return FindingRules(kinds={kind: [] if rules is None else
                                list(rules) if isinstance(rules, tuple) else [rules]
-                               for kind, rules in sorted(KINDS.items())})
+                               for kind, rules in sorted(FINDING_KINDS.items())})
 
 
 def list_policies(session: Session, user: User) -> list[PolicyOut]:

@@ -117,14 +117,14 @@ def family_of(kind: str | None) -> str:
 
 def job_finished(result: Result, mode: str, seconds: float) -> None:
     """Count a job the sandbox answered (cleaned or refused)."""
-    from sanitas.engine.kinds import KINDS
+    from sanitas.engine.kinds import FINDING_KINDS
     from sanitas.engine.report import RejectionCode
 
     JOB_SECONDS.labels(family_of(result.detected_type), bounded(mode, MODES),
                        bounded(result.status, RESULTS)).observe(seconds)
     for finding in result.findings or []:
         kind = finding["kind"] if isinstance(finding, dict) else finding.kind
-        FINDINGS.labels(bounded(kind, KINDS)).inc()
+        FINDINGS.labels(bounded(kind, FINDING_KINDS)).inc()
     if result.status != "ok":
         REJECTIONS.labels(bounded(result.code, set(RejectionCode), "unknown")).inc()
 
