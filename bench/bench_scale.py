@@ -156,7 +156,7 @@ def analyze(url: str) -> None:
 
 # -- timing --------------------------------------------------------------------------------------
 def calls(url: str, data_dir: Path) -> list[tuple[str, Callable[[], Any]]]:
-    from sanitas.processing import job as jobs
+    from sanitas.processing import sweeps
     from sanitas.files import admin_service
     from sanitas.files import service as files
     from sanitas.models import FileStatus, User
@@ -203,7 +203,7 @@ def calls(url: str, data_dir: Path) -> list[tuple[str, Callable[[], Any]]]:
             s, Timeframe.MONTH))),
         ("admin charts, month", with_session(lambda s: usage.charts(
             s, user(s, ADMIN), Timeframe.MONTH, ChartScope.ALL))),
-        ("expiry sweep, nothing due", lambda: jobs.expire_files(factory, storage)),
+        ("expiry sweep, nothing due", lambda: sweeps.expire_files(factory, storage)),
     ]
 
 

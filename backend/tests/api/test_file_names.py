@@ -10,10 +10,11 @@ import pytest
 
 from sanitas.db import make_sessionmaker
 from sanitas.engine import safe_output_name, strip_invisible
+from sanitas.files import naming
 from sanitas.files.multipart import clean_filename
 from sanitas.files.routes import content_disposition
 from sanitas.models import File, Job
-from sanitas.processing import job as jobs
+from sanitas.processing import run
 from sanitas.storage import make_storage
 from tests.factories import add_file, auth_headers, make_user, pdf_bytes
 
@@ -49,7 +50,7 @@ def test_joiners_of_emoji_and_scripts_are_kept():
 def test_override_name_unit_level():
     assert clean_filename(RLO_NAME) == "invoicefdp.exe.pdf"
     assert safe_output_name(RLO_NAME, "pdf") == "invoicefdp.exe.pdf"
-    assert jobs.sanitized_name_for(RLO_NAME, "pdf") == "sanitized_invoicefdp.exe.pdf"
+    assert naming.sanitized_name_for(RLO_NAME, "pdf") == "sanitized_invoicefdp.exe.pdf"
     header = content_disposition("sanitized_" + RLO_NAME)
     assert _visible(unquote(header)) and "%E2%80%AE" not in header
 
@@ -60,7 +61,7 @@ def test_override_name_unit_level():
     ("multi.part.name.tar", "zip"), ("r\u00e9sum\u00e9 \u5c65\u6b74\u66f8.xlsx", "xlsx"),
 ])
 def test_download_name_is_the_engines_name(name, kind):
-    assert jobs.sanitized_name_for(name, kind) == "sanitized_" + safe_output_name(name, kind)
+    assert naming.sanitized_name_for(name, kind) == "sanitized_" + safe_output_name(name, kind)
 
 
 def test_uploaded_override_name_is_stored_and_served_without_it(api, settings, db_session):
@@ -101,7 +102,7 @@ def test_processed_file_is_named_by_the_engine(api, settings, db_session):
                     files={"file": (name, pdf_bytes(), "application/pdf")}).json()["data"]
     db_session.expire_all()
     job = db_session.query(Job).filter(Job.file_id == item["fileId"]).one()
-    outcome = jobs.run_job(job.id, factory=make_sessionmaker(db_session.get_bind()),
+    outcome = run.run_job(job.id, factory=make_sessionmaker(db_session.get_bind()),
                            settings=settings, storage=make_storage(settings))
     assert outcome == "completed"
     status = api.get(f"/api/process/status/{item['fileId']}", headers=h).json()["data"]

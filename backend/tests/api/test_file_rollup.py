@@ -16,7 +16,8 @@ from sanitas.db import make_sessionmaker, utcnow
 from sanitas.files import admin_service
 from sanitas.migrate import alembic_config
 from sanitas.models import EVERYONE, File, FileRollup, User
-from sanitas.processing import job as jobs
+from sanitas.processing import outcome as job_outcome
+from sanitas.processing import run, sweeps
 from sanitas.storage import make_storage
 from tests.factories import add_file_and_job, make_user
 
@@ -83,22 +84,22 @@ def test_rollup_matches_the_rows_after_a_random_mix_of_writes(settings, db_sessi
         status = db_session.scalar(select(File.status).where(File.id == file_id))
         if status != "PENDING" or rng.random() < 0.3:
             continue
-        token = jobs.worker_id()
-        outcome, _file, _job = jobs.claim(factory, settings, job_id, token)
+        token = run.worker_id()
+        outcome, _file, _job = run.claim(factory, settings, job_id, token)
         if outcome is not None:
             continue
         roll = rng.random()
         if roll < 0.4:
-            jobs._finish(factory, job_id, token, job_values={"state": "completed"},
+            job_outcome.finish(factory, job_id, token, job_values={"state": "completed"},
                          file_values={"status": "COMPLETED", "verdict": "cleaned",
                                       "sanitized_size": rng.randrange(1, 9_000),
                                       "processing_duration": round(rng.random() * 5, 3),
                                       "detected_type": rng.choice((*KINDS, None))})
         elif roll < 0.8:
-            jobs._fail(factory, job_id, token, "refused", 0.0, code="encrypted",
+            job_outcome.fail(factory, job_id, token, "refused", 0.0, code="encrypted",
                        detected_type="docx")
         else:
-            jobs._retry_or_fail(factory, settings, job_id, token, 1, OSError("disk"), 0.0)
+            job_outcome.retry_or_fail(factory, settings, job_id, token, 1, OSError("disk"), 0.0)
     db_session.expire_all()
     assert _rollup(db_session) == _from_rows(db_session)
 
@@ -114,7 +115,7 @@ def test_rollup_matches_the_rows_after_a_random_mix_of_writes(settings, db_sessi
     db_session.execute(update(File).where(File.status == "PENDING").values(
         expires_at=now - timedelta(seconds=1)))
     db_session.commit()
-    jobs.expire_files(factory, storage)
+    sweeps.expire_files(factory, storage)
     db_session.execute(delete(User).where(User.id == users[0].id))
     db_session.commit()
     db_session.expire_all()

@@ -12,7 +12,7 @@ from sqlalchemy import update
 
 from sanitas.db import make_engine, make_sessionmaker, utcnow
 from sanitas.models import File
-from sanitas.processing.job import expire_files
+from sanitas.processing.sweeps import expire_files
 from sanitas.storage import make_storage, preview_key
 from tests.api.polling import wait_for
 from tests.factories import add_file, auth_headers, make_user
@@ -156,7 +156,7 @@ def test_the_admins_delete_takes_the_preview(api, settings, db_session):
 
 
 def test_the_orphan_sweep_keeps_live_previews_only(settings, db_session):
-    from sanitas.processing.job import OrphanSweeper
+    from sanitas.processing.sweeps import OrphanSweeper
 
     user = make_user(db_session)
     live_file = add_file(db_session, settings, user, status="COMPLETED")

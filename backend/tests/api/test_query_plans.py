@@ -19,7 +19,7 @@ from sanitas.config import Settings
 from sanitas.db import make_sessionmaker
 from sanitas.files import admin_service
 from sanitas.files import service as files
-from sanitas.processing import job as jobs
+from sanitas.processing import sweeps
 from sanitas.storage import make_storage
 from tests.databases import truncate_all
 
@@ -113,7 +113,7 @@ def test_expiry_sweep_with_nothing_due_reads_the_partial_index(loaded: Engine,
     factory = make_sessionmaker(loaded)
     expired: list[int] = []
     sent = _captured(loaded, lambda: expired.append(
-        jobs.expire_files(factory, make_storage(settings))))
+        sweeps.expire_files(factory, make_storage(settings))))
     assert expired == [0]
     _assert_uses(loaded, sent, "ORDER BY files.expires_at", "ix_files_expiry_due")
 

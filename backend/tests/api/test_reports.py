@@ -18,7 +18,7 @@ from sqlalchemy import select, update
 
 from sanitas.main import create_app
 from sanitas.models import AuditEntry, File, Report, User
-from sanitas.processing.job import set_paused
+from sanitas.processing.queue import set_paused
 from sanitas.storage import make_storage
 from tests.factories import add_file, auth_headers, make_user
 from tests.storage.test_storage import s3_endpoint as s3_endpoint  # a fixture, used by name

@@ -9,7 +9,8 @@ from sqlalchemy import update
 
 from sanitas.db import utcnow
 from sanitas.models import Job
-from sanitas.processing import job as jobs
+from sanitas.models import job as job_facts
+from sanitas.processing import queue
 from tests.factories import add_file_and_job, auth_headers, make_user
 
 
@@ -30,7 +31,8 @@ def test_ahead_counts_jobs_claimed_first_and_paused_flag(api, settings, db_sessi
     # Claimed before mine: an older one at the same priority (another user's: the queue is
     # shared), a newer one at high priority, and an active job whose worker stopped beating.
     add_file_and_job(db_session, settings, other, created_at=at(1))
-    add_file_and_job(db_session, settings, other, created_at=at(8), priority=jobs.HIGH_PRIORITY)
+    add_file_and_job(db_session, settings, other, created_at=at(8),
+                     priority=job_facts.HIGH_PRIORITY)
     _, stale = add_file_and_job(db_session, settings, other, status="PROCESSING",
                                 created_at=at(3))
     db_session.execute(update(Job).where(Job.id == stale.id).values(
@@ -58,7 +60,7 @@ def test_ahead_counts_jobs_claimed_first_and_paused_flag(api, settings, db_sessi
     assert data["queuePaused"] is False
 
     # The order the executor really claims in agrees with the count.
-    order = [job_id for job_id, _ in jobs.find_runnable(db_session, settings, 100)]
+    order = [job_id for job_id, _ in queue.find_runnable(db_session, settings, 100)]
     mine_job = db_session.query(Job).filter(Job.file_id == mine.id).one()
     assert order.index(mine_job.id) == 3
 

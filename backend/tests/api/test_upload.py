@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sanitas.config import MB
 from sanitas.db import make_sessionmaker, utcnow
 from sanitas.models import File, Job
-from sanitas.processing.job import expire_files
+from sanitas.processing.sweeps import expire_files
 from sanitas.storage import make_storage
 from tests.factories import EXE, TEXT, add_file, auth_headers, make_user, pdf_bytes, png_bytes
 

@@ -11,10 +11,10 @@ import zipfile
 import pytest
 from sqlalchemy import select, text
 
+from sanitas import sealing
 from sanitas.db import make_sessionmaker
 from sanitas.models import File, Job
-from sanitas.processing import job as jobs
-from sanitas.processing import job_secret
+from sanitas.processing import run, sweeps
 from sanitas.storage import make_storage
 from tests.api.polling import wait_for
 from tests.engine.encrypted_samples import MARKER, aes_zip, encrypted_docx
@@ -45,12 +45,12 @@ def test_the_password_is_sealed_in_the_job_row_until_the_job_runs(api, settings,
     assert len(sealed) == 2
     assert len({j.password_secret for j in sealed}) == 2  # a fresh nonce per job
     for job in sealed:
-        assert job.password_secret.startswith(job_secret.PREFIX)
-        assert job_secret.unseal(settings, job.id, job.password_secret) == PASSWORD
+        assert job.password_secret.startswith(sealing.PREFIX)
+        assert sealing.unseal(settings, job.id, job.password_secret) == PASSWORD
         # bound to its job: copied to another row it does not open
         other = next(j for j in sealed if j.id != job.id)
-        with pytest.raises(job_secret.SecretUnavailable):
-            job_secret.unseal(settings, other.id, job.password_secret)
+        with pytest.raises(sealing.SecretUnavailable):
+            sealing.unseal(settings, other.id, job.password_secret)
     for item in answer.json()["data"]:
         status = api.get(f"/api/process/status/{item['fileId']}", headers=h)
         assert PASSWORD not in status.text and "password" not in status.text.lower()
@@ -134,7 +134,7 @@ def test_a_password_sealed_under_another_key_fails_the_job_with_a_reason(api, se
     file_id = answer.json()["data"]["fileId"]
     job = db_session.scalar(select(Job).where(Job.file_id == file_id))
     other = settings.model_copy(update={"secret_key": "another-secret-key-" + "x" * 40})
-    outcome = jobs.run_job(job.id, factory=make_sessionmaker(db_session.get_bind()),
+    outcome = run.run_job(job.id, factory=make_sessionmaker(db_session.get_bind()),
                            settings=other, storage=make_storage(settings))
     assert outcome == "failed"
     db_session.expire_all()
@@ -156,9 +156,9 @@ def test_expiry_wipes_a_waiting_jobs_password(api, settings, db_session):
     file.expires_at = utcnow() - timedelta(minutes=1)
     job = db_session.scalar(select(Job).where(Job.file_id == file_id))
     job.state = "failed"  # e.g. cleared from the queue view but still a row
-    job.password_secret = job_secret.seal(settings, job.id, PASSWORD)
+    job.password_secret = sealing.seal(settings, job.id, PASSWORD)
     db_session.commit()
-    assert jobs.expire_files(make_sessionmaker(db_session.get_bind()),
+    assert sweeps.expire_files(make_sessionmaker(db_session.get_bind()),
                              make_storage(settings)) == 1
     db_session.expire_all()
     assert db_session.scalar(select(Job.password_secret)) is None

@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session
 
 from sanitas.db import make_engine, make_sessionmaker, utcnow
 from sanitas.models import AuditEntry, File, User, Webhook, WebhookDelivery, WebhookEvent
-from sanitas.processing import job as jobs
+from sanitas.processing import sweeps
+from sanitas.processing.outcome import send_file_events
 from sanitas.storage import make_storage
 from sanitas.webhooks import sender, ssrf
 from sanitas.webhooks import service as webhook_service
@@ -25,7 +26,6 @@ from sanitas.webhooks.service import (
     TESTS_PER_MINUTE,
     open_secret,
     prune_deliveries,
-    queue_file_events,
 )
 from tests.factories import add_file_and_job, auth_headers, make_user
 from tests.live_server import free_port
@@ -311,7 +311,7 @@ def test_finished_and_expired_files_queue_events(api, settings, db_session, fact
     other_user = make_user(db_session, role="USER")
     others, _ = add_file_and_job(db_session, settings, other_user, status="COMPLETED")
 
-    assert queue_file_events(factory, WebhookEvent.FILE_COMPLETED, [file.id, others.id]) == 1
+    assert send_file_events(factory, WebhookEvent.FILE_COMPLETED, [file.id, others.id]) == 1
     delivery = db_session.scalar(select(WebhookDelivery))
     assert delivery.webhook_id == completed_hook["id"]
     payload = delivery.payload
@@ -323,7 +323,7 @@ def test_finished_and_expired_files_queue_events(api, settings, db_session, fact
     db_session.execute(update(File).where(File.id == file.id)
                        .values(expires_at=utcnow() - timedelta(seconds=1)))
     db_session.commit()
-    assert jobs.expire_files(factory, make_storage(settings)) == 1
+    assert sweeps.expire_files(factory, make_storage(settings)) == 1
     expired = db_session.scalars(select(WebhookDelivery).where(
         WebhookDelivery.event_type == "file.expired")).all()
     assert [d.webhook_id for d in expired] == [expired_hook["id"]]
@@ -357,7 +357,7 @@ def test_an_outcome_and_its_event_are_committed_together(api, settings, db_sessi
     event.listen(Session, "after_commit", die)
     try:
         with pytest.raises(_Crash):
-            jobs.expire_files(factory, make_storage(settings))
+            sweeps.expire_files(factory, make_storage(settings))
     finally:
         event.remove(Session, "after_commit", die)
     db_session.expire_all()
@@ -379,7 +379,7 @@ def test_a_failing_event_never_costs_the_outcome(api, settings, db_session, fact
         raise RuntimeError("payload")
 
     monkeypatch.setattr(webhook_service, "file_object", broken)
-    assert jobs.expire_files(factory, make_storage(settings)) == 1
+    assert sweeps.expire_files(factory, make_storage(settings)) == 1
     db_session.expire_all()
     assert db_session.get(File, file.id).is_expired
     assert db_session.scalars(select(WebhookDelivery)).all() == []
@@ -486,10 +486,10 @@ def test_no_events_for_a_downgraded_or_deactivated_account(api, settings, db_ses
     for change in ({"role": "GUEST"}, {"role": "USER", "is_active": False}):
         db_session.execute(update(User).where(User.id == user.id).values(**change))
         db_session.commit()
-        assert queue_file_events(factory, WebhookEvent.FILE_COMPLETED, [file.id]) == 0
+        assert send_file_events(factory, WebhookEvent.FILE_COMPLETED, [file.id]) == 0
     db_session.execute(update(User).where(User.id == user.id).values(is_active=True))
     db_session.commit()
-    assert queue_file_events(factory, WebhookEvent.FILE_COMPLETED, [file.id]) == 1
+    assert send_file_events(factory, WebhookEvent.FILE_COMPLETED, [file.id]) == 1
 
 
 def test_old_finished_deliveries_are_pruned(api, db_session, factory, pro):

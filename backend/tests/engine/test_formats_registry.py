@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sanitas.engine import formats
 from sanitas.engine.report import RejectionCode
-from sanitas.processing.job import JobFailure
+from sanitas.models.job import JobFailure
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "formats.md"
 

@@ -8,9 +8,9 @@ import inspect
 
 import pytest
 
-from sanitas.processing import Executor
 from sanitas.processing.celery_app import CeleryExecutor
 from sanitas.processing.local import LocalExecutor, LocalExecutorClient
+from sanitas.web.deps import Executor
 
 MEMBERS = [name for name in ("start", "stop", "submit", "kick", "workers", "healthy")
            if callable(getattr(Executor, name, None))]

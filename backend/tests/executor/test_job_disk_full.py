@@ -15,13 +15,13 @@ from sanitas.datadir.diskspace import Room
 from sanitas.db import make_sessionmaker
 from sanitas.engine.report import Result
 from sanitas.models import File, Job
-from sanitas.processing import job as jobs
+from sanitas.processing import run
 from sanitas.storage import make_storage
 from tests.factories import add_file_and_job, make_user, pdf_bytes
 
 
 def _run(settings, db_session, job):
-    return jobs.run_job(job.id, factory=make_sessionmaker(db_session.get_bind()),
+    return run.run_job(job.id, factory=make_sessionmaker(db_session.get_bind()),
                         settings=settings, storage=make_storage(settings))
 
 

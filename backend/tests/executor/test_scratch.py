@@ -16,7 +16,7 @@ from sanitas.datadir import scratch
 from sanitas.db import make_sessionmaker
 from sanitas.files import service
 from sanitas.main import create_app
-from sanitas.processing import job as jobs
+from sanitas.processing import run
 from sanitas.processing.local import LocalExecutor
 from sanitas.storage import make_storage
 from tests.factories import add_file_and_job, auth_headers, make_user, pdf_bytes
@@ -96,7 +96,7 @@ def test_a_running_job_keeps_its_folder_under_the_data_dir(settings, db_session,
         return real(input_path, output_dir, **kwargs)
 
     monkeypatch.setattr(sandbox, "run_sanitizer", run_and_sweep)
-    outcome = jobs.run_job(job.id, factory=make_sessionmaker(db_session.get_bind()),
+    outcome = run.run_job(job.id, factory=make_sessionmaker(db_session.get_bind()),
                            settings=settings, storage=make_storage(settings))
     assert outcome == "completed"
     assert seen["workdir"].parent == scratch.jobs_dir(settings)

@@ -104,7 +104,7 @@ def test_service_end_to_end_on_s3(settings, db_session, s3_endpoint):
     from sanitas.db import make_sessionmaker, utcnow
     from sanitas.main import create_app
     from sanitas.models import File
-    from sanitas.processing.job import expire_files
+    from sanitas.processing.sweeps import expire_files
     from tests.factories import auth_headers, make_user
 
     settings.storage = "s3"

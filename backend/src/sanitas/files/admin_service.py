@@ -33,8 +33,8 @@ from sanitas.files.service import (
     rollup_filters,
 )
 from sanitas.models import EVERYONE, AuditAction, File, FileRollup, FileStatus, Job, User
+from sanitas.models.job import HIGH_PRIORITY, NORMAL_PRIORITY
 from sanitas.plans import Capability
-from sanitas.processing.job import HIGH_PRIORITY, NORMAL_PRIORITY
 from sanitas.storage import Storage, StorageError, preview_key
 from sanitas.web.errors import ApiError
 from sanitas.web.schemas import Pagination
@@ -182,7 +182,7 @@ def delete_file(session: Session, storage: Storage, file_id: str, *,
     """Remove the file's job, its row and then both its blobs. A file being processed is
     refused (409): its job would store a sanitized copy after the row is gone. The row goes
     first, so a blob whose deletion fails is an orphan the orphan sweep removes
-    (processing/job.py), never a row naming a blob that is gone. The deletion is written to the
+    (processing/run.py), never a row naming a blob that is gone. The deletion is written to the
     audit log (as done by `actor` from `ip`) in the transaction that removes the row."""
     file, email, _job = _find(session, file_id)
     # Conditional, so an executor claiming the job at this moment either wins (and the file

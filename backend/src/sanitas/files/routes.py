@@ -32,11 +32,11 @@ from sanitas.files.schemas import (
 )
 from sanitas.models import FileStatus, StatusFilter, User
 from sanitas.policies import service as policies_service
-from sanitas.processing import Executor
 from sanitas.storage import Storage
 from sanitas.web.admission import database_paused
 from sanitas.web.deps import (
     API_KEY_ERRORS,
+    Executor,
     ExecutorDep,
     FileReader,
     FileWriter,

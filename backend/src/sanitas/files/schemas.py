@@ -10,9 +10,8 @@ from pydantic import Field
 from sanitas.engine.report import RejectionCode
 from sanitas.engine.verdict import Verdict
 from sanitas.models.file import FileStatus, ProcessingMode
-from sanitas.models.job import JobState
+from sanitas.models.job import JobFailure, JobState
 from sanitas.models.user import Role
-from sanitas.processing.job import JobFailure
 from sanitas.web.schemas import CamelModel, Pagination, UtcTimestamp
 
 

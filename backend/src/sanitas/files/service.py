@@ -14,7 +14,7 @@ from sqlalchemy import ColumnElement, Select, case, func, or_, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from sanitas import logs, plans
+from sanitas import logs, plans, sealing
 from sanitas.config import Settings
 from sanitas.db import contains_text, utcnow
 from sanitas.engine import verdict as verdicts
@@ -41,10 +41,9 @@ from sanitas.models import (
     User,
 )
 from sanitas.models._common import new_id
+from sanitas.models.job import HIGH_PRIORITY, NORMAL_PRIORITY, is_paused, jobs_ahead
 from sanitas.plans import Capability, Limits, Plan
 from sanitas.policies.applied import BUILT_IN_NAMES, AppliedPolicy, applied_built_in
-from sanitas.processing import job_secret
-from sanitas.processing.job import HIGH_PRIORITY, NORMAL_PRIORITY, is_paused, jobs_ahead
 from sanitas.storage import BlobNotFound, Storage, original_key
 from sanitas.web.errors import ApiError
 from sanitas.web.schemas import Pagination
@@ -208,7 +207,7 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
                   policy: AppliedPolicy | None = None) -> list[tuple[File, Job]]:
     """Validate, store the blobs, then commit rows for all files at once. Anything refused
     leaves neither rows nor blobs behind. `password` (for encrypted inputs) goes to every
-    file's job, sealed; it is wiped when the job ends (processing/job_secret.py). Each file
+    file's job, sealed; it is wiped when the job ends (sealing.py). Each file
     records `policy` (id, version, name and JSON: what its job cleans with; by default the
     built-in of `mode`) and the SHA-256 computed while its bytes were received."""
     if policy is None:
@@ -255,7 +254,7 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
             job_id = new_id()
             job = Job(id=job_id, file_id=file_id, state=JobState.WAITING, priority=priority,
                       created_at=now, request_id=logs.request_id.get(),
-                      password_secret=job_secret.seal(settings, job_id, password)
+                      password_secret=sealing.seal(settings, job_id, password)
                       if password else None)
             session.add(file)
             session.add(job)
@@ -355,7 +354,7 @@ def file_status(session: Session, settings: Settings, user: User, file_id: str, 
     job = session.scalar(select(Job).where(Job.file_id == file.id))
     out = job_out(job)
     if job is not None and out is not None and job.state == JobState.WAITING:
-        out.ahead = jobs_ahead(session, settings, job)
+        out.ahead = jobs_ahead(session, settings.job_heartbeat_timeout_seconds, job)
     return FileStatusData(file=file_out(file), job=out, queue_paused=is_paused(session))
 
 

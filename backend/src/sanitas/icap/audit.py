@@ -16,9 +16,9 @@ from sanitas.db import utcnow
 from sanitas.engine import verdict
 from sanitas.engine.report import Result
 from sanitas.files.multipart import clean_filename
+from sanitas.files.naming import sanitized_name_for
 from sanitas.models import File, FileStatus, Role, User
 from sanitas.policies.applied import AppliedPolicy
-from sanitas.processing.job import sanitized_name_for
 
 log = logging.getLogger(__name__)
 

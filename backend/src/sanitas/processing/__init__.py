@@ -1,16 +1,21 @@
 """Job executors. `start_background_services` is called by the API process on start-up and
 returns the callables that stop what it started.
 
-The API talks to `app.state.executor`, an `Executor` (LocalExecutor, LocalExecutorClient or
-CeleryExecutor)."""
+The API talks to `app.state.executor`, an `Executor` (the protocol is web/deps.py's, the one
+thing the web side knows of processing): LocalExecutor, LocalExecutorClient or CeleryExecutor.
+
+The package: run.py runs a job (claim, sandbox, store), outcome.py records how it ended (job
+and file rows, webhook events), queue.py and routes.py are the queue and its admin calls,
+sweeps.py the periodic clean-ups, local.py and celery_app.py the two executors."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
+from sanitas.web.deps import Executor
 from sanitas.web.health import register_health_check
 
 if TYPE_CHECKING:
@@ -20,28 +25,10 @@ if TYPE_CHECKING:
     from sanitas.config import Settings
     from sanitas.storage import Storage
 
+__all__ = ["Executor", "executor_connections", "make_executor", "run_supervisor_executor",
+           "start_background_services"]
+
 log = logging.getLogger(__name__)
-
-
-class Executor(Protocol):
-    """Runs the jobs of committed uploads (the rows are the queue: see processing/job.py)."""
-
-    name: str  # "local" or "celery", as SANITAS_EXECUTOR names it
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    def submit(self, job_id: str, priority: int = 0) -> None:
-        """A job was committed: run it when a worker is free (higher priority first)."""
-
-    def kick(self) -> None:
-        """Look for runnable jobs now (after the queue is resumed)."""
-
-    def workers(self) -> int:
-        """Workers that can take jobs now (0 when none answers)."""
-
-    def healthy(self) -> bool: ...
 
 
 def executor_connections(settings: Settings) -> int:
@@ -103,7 +90,9 @@ def start_background_services(app: FastAPI, *, executor_in_supervisor: bool = Fa
     from sanitas.storage import make_storage
 
     settings = app.state.settings
-    _sweep_scratch(settings, legacy=True)  # what a crash left (a live process's is locked)
+    from sanitas.processing.sweeps import sweep_scratch
+
+    sweep_scratch(settings, legacy=True)  # what a crash left (a live process's is locked)
     if getattr(app.state, "storage", None) is None:
         app.state.storage = make_storage(settings)
     executor: Executor
@@ -124,15 +113,6 @@ def start_background_services(app: FastAPI, *, executor_in_supervisor: bool = Fa
         app.state.executor = None
 
     return [stop]
-
-
-def _sweep_scratch(settings: Settings, *, legacy: bool = False) -> None:
-    from sanitas.datadir import scratch
-
-    try:
-        scratch.sweep(settings, legacy=legacy)
-    except Exception:  # never fatal: the next sweep tries again
-        log.warning("could not sweep the scratch folders", exc_info=True)
 
 
 def run_supervisor_executor(settings: Settings) -> Callable[[], None]:

@@ -74,11 +74,10 @@ def make_celery(settings: Settings) -> Celery:
 
     @app.task(name=PROCESS_TASK, bind=True)
     def process_job(self: Task[[str], str], job_id: str) -> str:
-        from sanitas.processing import job as jobs
+        from sanitas.processing.run import run_job
 
         rt = _runtime()
-        outcome = jobs.run_job(job_id, factory=rt.factory, settings=rt.settings,
-                               storage=rt.storage)
+        outcome = run_job(job_id, factory=rt.factory, settings=rt.settings, storage=rt.storage)
         if outcome == "retry":
             delay: float = rt.settings.job_retry_delay_seconds
             with rt.factory() as s:
@@ -99,12 +98,12 @@ def make_celery(settings: Settings) -> Celery:
     @app.task(name=EXPIRE_TASK)
     def expire_files() -> int:
         from sanitas.datadir import scratch
-        from sanitas.processing import job as jobs
+        from sanitas.processing import sweeps
         from sanitas.reports.service import expire_reports
 
         rt = _runtime()
         scratch.sweep(rt.settings)  # this machine's leftovers (a killed pool process's job)
-        expired = jobs.expire_files(rt.factory, rt.storage)
+        expired = sweeps.expire_files(rt.factory, rt.storage)
         expire_reports(rt.factory, rt.storage)
         rt.orphans.maybe_run(rt.factory, rt.storage)
         return expired
@@ -125,15 +124,15 @@ def recover(app: Celery, settings: Settings, factory: sessionmaker[Session], *,
 
     from sanitas.db import utcnow
     from sanitas.models import Job, JobState
-    from sanitas.processing import job as jobs
+    from sanitas.models.job import is_paused, runnable_condition
 
     with factory() as s:
-        if jobs.is_paused(s):
+        if is_paused(s):
             return 0
         now = utcnow()
         if force or broker_backlog(app) == 0:
             rows = s.execute(select(Job.id, Job.priority)
-                             .where(jobs.runnable_condition(settings, now))
+                             .where(runnable_condition(settings.job_heartbeat_timeout_seconds, now))
                              .order_by(Job.priority.desc(), Job.created_at)).all()
         else:  # messages are queued; only stale active jobs certainly need a new one
             from datetime import timedelta
@@ -174,7 +173,7 @@ def broker_backlog(app: Celery) -> int:
 class _Runtime:
     def __init__(self) -> None:
         from sanitas.db import make_engine, make_sessionmaker
-        from sanitas.processing.job import OrphanSweeper
+        from sanitas.processing.sweeps import OrphanSweeper
         from sanitas.storage import make_storage
 
         self.settings = get_settings()

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas.config import Settings
 from sanitas.datadir import scratch
-from sanitas.processing import job as jobs
+from sanitas.processing import queue, run, sweeps
 from sanitas.reports.service import expire_reports
 from sanitas.storage import Storage
 
@@ -43,7 +43,7 @@ class LocalExecutor:
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="sanitas-scheduler", daemon=True)
         self.last_sweep = 0.0
-        self.orphans = jobs.OrphanSweeper()
+        self.orphans = sweeps.OrphanSweeper()
         from sanitas.webhooks.sender import WebhookSender
 
         self.webhooks = WebhookSender(settings, factory)
@@ -92,7 +92,7 @@ class LocalExecutor:
             self.last_sweep = now
             # The first pass runs at start: work folders and upload files a crash left behind.
             scratch.sweep(self.settings)
-            n = jobs.expire_files(self.factory, self.storage)
+            n = sweeps.expire_files(self.factory, self.storage)
             if n:
                 log.info("expired %d file(s)", n)
             n = expire_reports(self.factory, self.storage)
@@ -107,9 +107,9 @@ class LocalExecutor:
         if free <= 0:
             return
         with self.factory() as s:
-            if jobs.is_paused(s):
+            if queue.is_paused(s):
                 return
-            runnable = jobs.find_runnable(s, self.settings, free, exclude=busy)
+            runnable = queue.find_runnable(s, self.settings, free, exclude=busy)
         for job_id, _priority in runnable:
             with self.lock:
                 self.inflight.add(job_id)
@@ -130,7 +130,7 @@ class LocalExecutor:
     def _run(self, job_id: str) -> None:
         self._lower_priority()
         try:
-            jobs.run_job(job_id, factory=self.factory, settings=self.settings,
+            run.run_job(job_id, factory=self.factory, settings=self.settings,
                          storage=self.storage)  # logs its outcome
         except Exception:
             log.exception("job %s: unexpected error", job_id)

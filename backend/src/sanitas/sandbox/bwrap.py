@@ -46,18 +46,26 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prometheus_client import Counter
+
 from sanitas.engine import formats
 from sanitas.engine.detect import HEAD_SIZE, sniff
 from sanitas.engine.report import Rejected, RejectionCode, Result
 from sanitas.sandbox import PreviewRequest, SandboxError, cgroups
 from sanitas.sandbox.cgroups import CgroupHost, JobCgroup
-from sanitas.web import metrics
 
 if TYPE_CHECKING:
     from sanitas.config import Settings
     from sanitas.engine.report import Policy
 
 log = logging.getLogger(__name__)
+
+# Served at /metrics with the others (web/metrics.py), counted here: the sandbox imports only the
+# engine and the settings.
+SANDBOX_STARTS = Counter("sanitas_sandbox_starts", "Sandboxes started (each serves one job)")
+SANDBOX_TIMEOUTS = Counter("sanitas_sandbox_timeouts",
+                           "Sandboxes stopped at their time limit: while starting, or a job",
+                           ["phase"])
 
 MB = 1024 * 1024
 MAX_STDOUT_BYTES = 8 * MB
@@ -322,7 +330,7 @@ class _Sandbox:
             if filter_fd is not None:
                 os.close(filter_fd)
         self.started = time.monotonic()
-        metrics.SANDBOX_STARTS.inc()
+        SANDBOX_STARTS.inc()
         self.ready = False
         self.warm = False
 
@@ -666,7 +674,7 @@ def _collect(sandbox: _Sandbox, limits: SandboxLimits,
         return result, None
     if timed_out:
         sandbox.kill()
-        metrics.SANDBOX_TIMEOUTS.labels("start" if not ready else "job").inc()
+        SANDBOX_TIMEOUTS.labels("start" if not ready else "job").inc()
         if not ready:
             raise SandboxError("The sandbox did not start within the time limit.")
         return None, Rejected(f"Processing took longer than the {int(limits.wall_seconds or 0)} "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
@@ -18,7 +18,6 @@ from sanitas import plans
 from sanitas.config import Settings
 from sanitas.models import ApiKeyScope, AuthSession, Role, User
 from sanitas.plans import Capability
-from sanitas.processing import Executor
 from sanitas.storage import Storage, make_storage
 from sanitas.web.errors import ApiError
 from sanitas.web.schemas import ErrorEnvelope
@@ -236,6 +235,29 @@ def get_storage(request: Request) -> Storage:
     if getattr(state, "storage", None) is None:
         state.storage = make_storage(state.settings)
     return state.storage
+
+
+class Executor(Protocol):
+    """Runs the jobs of committed uploads (the rows are the queue).
+    The web side's one view of processing: app.state.executor implements it (processing/).."""
+
+    name: str  # "local" or "celery", as SANITAS_EXECUTOR names it
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def submit(self, job_id: str, priority: int = 0) -> None:
+        """A job was committed: run it when a worker is free (higher priority first)."""
+
+    def kick(self) -> None:
+        """Look for runnable jobs now (after the queue is resumed)."""
+
+    def workers(self) -> int:
+        """Workers that can take jobs now (0 when none answers)."""
+
+    def healthy(self) -> bool: ...
+
 
 
 def get_executor(request: Request) -> Executor | None:

@@ -63,6 +63,8 @@ from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sanitas.sandbox.bwrap import SANDBOX_STARTS as SANDBOX_STARTS  # counted by the sandbox
+from sanitas.sandbox.bwrap import SANDBOX_TIMEOUTS as SANDBOX_TIMEOUTS
 from sanitas.web.errors import error_body
 from sanitas.web.http_limits import HTTP_METHODS
 from sanitas.web.schemas import ErrorEnvelope
@@ -85,10 +87,6 @@ JOB_SECONDS = Histogram("sanitas_job_duration_seconds",
                         ["family", "mode", "result"], buckets=JOB_BUCKETS)
 FINDINGS = Counter("sanitas_findings", "Findings reported by finished jobs", ["kind"])
 REJECTIONS = Counter("sanitas_rejections", "Files refused, by rejection code", ["code"])
-SANDBOX_STARTS = Counter("sanitas_sandbox_starts", "Sandboxes started (each serves one job)")
-SANDBOX_TIMEOUTS = Counter("sanitas_sandbox_timeouts",
-                           "Sandboxes stopped at their time limit: while starting, or a job",
-                           ["phase"])
 SANDBOX_FAILURES = Counter("sanitas_sandbox_failures",
                            "Jobs the sandbox itself failed (retried; not the file's fault)")
 WEBHOOK_DELIVERIES = Counter("sanitas_webhook_deliveries",

@@ -58,10 +58,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 from standardwebhooks import Webhook as Signer
 
+from sanitas import sealing
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
 from sanitas.models.webhook import DeliveryState, Webhook, WebhookDelivery
-from sanitas.processing import job_secret
 from sanitas.web import metrics
 from sanitas.web.schemas import iso
 from sanitas.webhooks import service, ssrf
@@ -442,7 +442,7 @@ def attempt(factory: sessionmaker[Session], settings: Settings, delivery_id: str
         event_id, payload, url = delivery.event_id, delivery.payload, webhook.url
         try:
             secret: str | None = service.open_secret(settings, webhook)
-        except job_secret.SecretUnavailable:
+        except sealing.SecretUnavailable:
             secret = None
     if secret is None:
         log.error("webhook delivery %s: the signing secret cannot be opened with this "

@@ -12,18 +12,19 @@ import logging
 import secrets
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from sanitas import sealing
 from sanitas.audit.service import record
 from sanitas.config import Settings, get_settings
 from sanitas.db import rows_matched, utcnow
 from sanitas.files.service import lock_quotas
-from sanitas.models import AuditAction, File, User
+from sanitas.models import AuditAction, User
 from sanitas.models.webhook import (
     TEST_EVENT,
     DeliveryState,
@@ -32,7 +33,6 @@ from sanitas.models.webhook import (
     WebhookEvent,
 )
 from sanitas.plans import Capability
-from sanitas.processing import job_secret
 from sanitas.web import ratelimit
 from sanitas.web.errors import ApiError
 from sanitas.web.schemas import iso
@@ -79,13 +79,13 @@ def _bound_to(webhook_id: str) -> str:
 
 def seal_secret(settings: Settings, webhook_id: str, secret: str) -> str:
     """The stored form: sealed with the server's secret key, bound to this webhook (the job
-    password sealing of processing/job_secret.py, with `webhook:<id>` as associated data)."""
-    return job_secret.seal(settings, _bound_to(webhook_id), secret)
+    password sealing of sealing.py, with `webhook:<id>` as associated data)."""
+    return sealing.seal(settings, _bound_to(webhook_id), secret)
 
 
 def open_secret(settings: Settings, webhook: Webhook) -> str:
-    """The signing secret; job_secret.SecretUnavailable when this server's key differs."""
-    return job_secret.unseal(settings, _bound_to(webhook.id), webhook.secret_sealed)
+    """The signing secret; sealing.SecretUnavailable when this server's key differs."""
+    return sealing.unseal(settings, _bound_to(webhook.id), webhook.secret_sealed)
 
 
 # -- managing endpoints (routes.py: only for plans with Capability.WEBHOOKS) -----------------
@@ -250,28 +250,22 @@ def send_test(session: Session, user: User, webhook_id: str) -> DeliveryOut:
     return delivery_out(delivery)
 
 
-def file_object(file: File) -> dict[str, Any]:
-    """The file as the status call shows it (`data.file` of GET /api/process/status/{id})."""
-    from sanitas.files.service import file_out
-
-    return file_out(file).model_dump(mode="json", by_alias=True)
-
-
-def add_file_events(s: Session, event: WebhookEvent, file_ids: Iterable[str]) -> int:
-    """Add `event`'s deliveries for each file, to its owner's enabled endpoints that subscribe
-    to it, to the session's open transaction: they are committed with the change that caused
-    them (a job's outcome, an expiry), so a crash cannot keep the one and lose the other. The
-    caller commits and then calls `wake_senders`. Returns the deliveries added."""
-    ids = list(dict.fromkeys(file_ids))
-    if not ids:
+def add_events(s: Session, event: WebhookEvent,
+               events: Iterable[tuple[str, Callable[[], dict[str, Any]]]]) -> int:
+    """Add `event`'s deliveries to the session's open transaction, one per enabled endpoint of
+    each event's owner that subscribes to it: they are committed with the change that caused
+    them (a job's outcome, an expiry), so a crash cannot keep the one and lose the other. Each
+    event is (owner's user id, its `data`), the data built only when an endpoint will receive
+    it; the caller (processing/outcome.py) knows what the event is about, webhooks only whom to
+    tell. The caller commits and then calls `wake_senders`. Returns the deliveries added."""
+    pending = list(events)
+    if not pending:
         return 0
-    s.flush()  # the caller's pending changes are what the payload shows
-    files = s.scalars(select(File).where(File.id.in_(ids))).all()
     # Owners still on a plan with webhooks and active (a downgraded account's endpoints stay,
     # silent, until it is upgraded again). The job body and the expiry sweep call this
     # without the settings in hand: the process's own settings hold the plan table.
     owners = set(s.scalars(select(User.id).where(
-        User.id.in_({f.user_id for f in files}), User.is_active.is_(True),
+        User.id.in_({owner for owner, _ in pending}), User.is_active.is_(True),
         User.role.in_(get_settings().plans.roles_with(Capability.WEBHOOKS)))))
     if not owners:
         return 0
@@ -282,11 +276,11 @@ def add_file_events(s: Session, event: WebhookEvent, file_ids: Iterable[str]) ->
         if event.value in (hook.events or []):
             by_owner.setdefault(hook.user_id, []).append(hook)
     added = 0
-    for file in files:
-        targets = by_owner.get(file.user_id, [])
+    for owner, make_data in pending:
+        targets = by_owner.get(owner, [])
         if not targets:
             continue
-        data = {"file": file_object(file)}
+        data = make_data()
         for hook in targets:
             s.add(_delivery(hook.id, event.value, data))
             added += 1
@@ -297,23 +291,6 @@ def wake_senders() -> None:
     """Tell this process's senders that deliveries were committed (others find them by
     polling)."""
     _wake_senders()
-
-
-def queue_file_events(factory: sessionmaker[Session], event: WebhookEvent,
-                      file_ids: Iterable[str]) -> int:
-    """`add_file_events` in a transaction of its own. Returns the deliveries queued; never
-    raises (a failure is logged, the event is lost)."""
-    try:
-        with factory() as s:
-            queued = add_file_events(s, event, file_ids)
-            if queued:
-                s.commit()
-        if queued:
-            _wake_senders()
-        return queued
-    except Exception:
-        log.exception("could not queue webhook event %s", event.value)
-        return 0
 
 
 def prune_deliveries(factory: sessionmaker[Session], days: int = KEEP_FINISHED_DAYS) -> int:
