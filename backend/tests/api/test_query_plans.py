@@ -55,6 +55,7 @@ def loaded(pg_database_url: str) -> Iterator[Engine]:
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text("VACUUM ANALYZE users"))
         conn.execute(text("VACUUM ANALYZE files"))
+        conn.execute(text("VACUUM ANALYZE file_rollup"))
     yield engine
     engine.dispose()
     truncate_all(pg_database_url)
@@ -102,6 +103,20 @@ def _assert_uses(engine: Engine, sent: list[tuple[str, Any]], marker: str,
     assert index in {n.get("Index Name") for n in nodes}, shown
 
 
+def _assert_no_full_scan(engine: Engine, sent: list[tuple[str, Any]]) -> None:
+    """No statement of `sent` reads `files` or `file_rollup` by a sequential scan."""
+    for statement, parameters in sent:
+        if not statement.lstrip().upper().startswith("SELECT"):
+            continue
+        nodes = _plan(engine, statement, parameters)
+        scans = [n.get("Relation Name") for n in nodes if n["Node Type"] == "Seq Scan"]
+        assert not {"files", "file_rollup"} & set(scans), (statement, scans)
+
+
+def _uses(engine: Engine, statement: str, parameters: Any) -> set[str]:
+    return {n.get("Index Name") for n in _plan(engine, statement, parameters)} - {None}
+
+
 def _session(engine: Engine) -> Session:
     return make_sessionmaker(engine)()
 
@@ -128,7 +143,95 @@ def test_history_page_and_counts_of_a_heavy_user_use_their_indexes(loaded: Engin
     assert (history.stats.completed, history.stats.failed) == (3 * ROWS // 40, ROWS // 40)
     assert [f.id for f in history.files][:2] == [f"f-{ROWS - 10}", f"f-{ROWS - 20}"]
     _assert_uses(loaded, sent, "LIMIT", "ix_files_user_created")
-    _assert_uses(loaded, sent, "GROUP BY files.status", "ix_files_user_status")
+    # The counts by status (and so the total) come from the rollup, by its key.
+    counts = [(st, p) for st, p in sent if "GROUP BY file_rollup.status" in st]
+    assert len(counts) == 1 and "pk_file_rollup" in _uses(loaded, *counts[0])
+    assert not [st for st, _ in sent if "count(" in st.lower()]
+    _assert_no_full_scan(loaded, sent)
+
+
+def test_history_last_page_reads_the_index_backwards(loaded: Engine) -> None:
+    answers: list[Any] = []
+    last = ROWS // 10 // 20
+    with _session(loaded) as session:
+        sent = _captured(loaded, lambda: answers.append(
+            files.file_history(session, HEAVY, page=last, limit=20)))
+    history = answers[0]
+    assert history.pagination.pages == last and len(history.files) == 20
+    assert history.files[-1].id == "f-0"  # the oldest file of the heavy user
+    page = [(st, p) for st, p in sent if "LIMIT" in st and "ORDER BY" in st]
+    assert len(page) == 1 and "ASC" in page[0][0]  # read from the end
+    nodes = _plan(loaded, *page[0])
+    assert any(n.get("Index Name") == "ix_files_user_created"
+               and n.get("Scan Direction") == "Backward" for n in nodes), nodes
+    offset = page[0][1]
+    assert max(v for k, v in offset.items() if k.startswith("param")) <= 20, offset
+    _assert_no_full_scan(loaded, sent)
+
+
+def test_history_name_search_reads_the_trigram_index(loaded: Engine) -> None:
+    answers: list[Any] = []
+    with _session(loaded) as session:
+        sent = _captured(loaded, lambda: answers.append(files.file_history(
+            session, HEAVY, page=1, limit=20, search="LE3999")))
+    history = answers[0]
+    assert [f.original_name for f in history.files] == ["file39990.pdf"]
+    assert history.pagination.total == 1
+    counted = [(st, p) for st, p in sent if "count(" in st.lower()]
+    assert len(counted) == 1 and "ix_files_name_trgm" in _uses(loaded, *counted[0])
+    _assert_no_full_scan(loaded, sent)
+
+
+def test_usage_stats_and_analytics_read_the_rollup_and_live_rows(loaded: Engine) -> None:
+    from sanitas.models import User
+    from sanitas.usage import service as usage
+    from sanitas.usage.schemas import ChartScope, Timeframe
+
+    settings = Settings(secret_key="test-secret-key-that-is-long-enough-0123456789")
+    answers: list[Any] = []
+    with _session(loaded) as session:
+        heavy = session.get(User, HEAVY)
+        sent = _captured(loaded, lambda: answers.append(
+            usage.usage_stats(session, settings, heavy)))
+        storage = [(st, p) for st, p in sent if "original_key IS NOT NULL" in st]
+        assert len(storage) == 1 and "ix_files_live_blobs" in _uses(loaded, *storage[0])
+        _assert_no_full_scan(loaded, sent)
+        assert answers[0].overall.total_files == ROWS // 10
+        for timeframe in Timeframe:
+            sent = _captured(loaded, lambda t=timeframe: usage.analytics(session, t))
+            _assert_no_full_scan(loaded, sent)
+        sent = _captured(loaded, lambda: usage.usage_history(session, heavy, 6))
+        _assert_no_full_scan(loaded, sent)
+        # A day's charts read the day's rows by their index (a month covers this whole table).
+        admin = session.get(User, "u-1")
+        sent = _captured(loaded, lambda: usage.charts(session, admin, Timeframe.DAY,
+                                                      ChartScope.ALL))
+        _assert_no_full_scan(loaded, sent)
+        sent = _captured(loaded, lambda: usage.charts(session, heavy, Timeframe.MONTH,
+                                                      ChartScope.OWN))
+        rollup = [(st, p) for st, p in sent if "FROM file_rollup" in st]
+        assert rollup and all("pk_file_rollup" in _uses(loaded, *r) for r in rollup)
+
+
+def test_report_rows_stream_in_index_order(loaded: Engine) -> None:
+    from datetime import timedelta
+
+    from sanitas.db import utcnow
+    from sanitas.models.report import Report
+    from sanitas.reports.service import report_rows
+
+    now = utcnow()
+    report = Report(user_id=HEAVY, scope_user_id=None, period_start=now - timedelta(hours=6),
+                    period_end=now, format="csv")
+    with _session(loaded) as session:
+        rows: list[Any] = []
+        sent = _captured(loaded, lambda: rows.extend(report_rows(session, report)))
+    assert 355 <= len(rows) <= 360  # one a minute for the last six hours
+    assert [r.uploaded_at for r in rows] == sorted(r.uploaded_at for r in rows)
+    streamed = [(st, p) for st, p in sent if "ORDER BY files.created_at" in st]
+    assert len(streamed) == 1
+    assert "ix_files_created_id" in _uses(loaded, *streamed[0])
+    assert "policy_body" not in streamed[0][0]
 
 
 def test_admin_files_page_one_reads_the_newest_by_index(loaded: Engine) -> None:
@@ -140,8 +243,29 @@ def test_admin_files_page_one_reads_the_newest_by_index(loaded: Engine) -> None:
     assert listing.pagination.total == ROWS
     assert [f.id for f in listing.files][:2] == [f"f-{ROWS - 1}", f"f-{ROWS - 2}"]
     _assert_uses(loaded, sent, "LIMIT", "ix_files_created_id")
+    _assert_no_full_scan(loaded, sent)
     assert listing.types == ["csv", "docx", "pdf", "png"]
     probes = [(s, p) for s, p in sent if "min(files.detected_type)" in s]
     assert len(probes) == 5  # one per type, and one finding no more
     for probe in probes:
         _assert_uses(loaded, [probe], "min(files.detected_type)", "ix_files_detected_type")
+
+
+def test_admin_files_filtered_and_deep_pages_read_indexes(loaded: Engine) -> None:
+    from datetime import timedelta
+
+    from sanitas.db import utcnow
+    from sanitas.models import FileStatus
+
+    with _session(loaded) as session:
+        for filters, page in [
+            (admin_service.FileFilters(status=FileStatus.FAILED, detected_type="pdf"), 1),
+            (admin_service.FileFilters(), ROWS // 20),
+            (admin_service.FileFilters(user_id=HEAVY), ROWS // 10 // 20),
+            (admin_service.FileFilters(created_from=utcnow() - timedelta(days=3, hours=5),
+                                       created_before=utcnow() - timedelta(hours=7)), 2)]:
+            answers: list[Any] = []
+            sent = _captured(loaded, lambda f=filters, p=page, a=answers: a.append(
+                admin_service.file_list(session, f, page=p, limit=20)))
+            assert len(answers[0].files) == 20, filters
+            _assert_no_full_scan(loaded, sent)

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, load_only, sessionmaker
 
 from sanitas import plans
 from sanitas.audit.service import record
@@ -234,9 +234,21 @@ class Totals:
             self.verdicts[row.verdict] += 1
 
 
+# The columns a report row is made of (file_outcome and policy_ref read the last ones); the
+# rest (the policy's JSON above all) stays in the database.
+_REPORT_COLUMNS = (File.id, File.created_at, File.original_name, File.detected_type,
+                   File.original_size, File.sha256_original, File.sha256_sanitized,
+                   File.status, File.error_code, File.error_message, File.report, File.mode,
+                   File.policy_id, File.policy_name, File.policy_version, File.user_id)
+
+
 def report_rows(session: Session, report: Report, batch: int = 500) -> Iterator[FileRow]:
-    """Every file of the report's period and scope, oldest first, read `batch` at a time."""
+    """Every file of the report's period and scope, oldest first, streamed `batch` rows at a
+    time through a server-side cursor (yield_per: the memory used does not grow with the
+    period; on PostgreSQL the rows come in index order, ix_files_created_id read backwards
+    or ix_files_user_created for one account, with an incremental sort of the ties)."""
     query = (select(File, User.email).join(User, User.id == File.user_id)
+             .options(load_only(*_REPORT_COLUMNS, raiseload=True))
              .where(File.created_at >= report.period_start, File.created_at < report.period_end)
              .order_by(File.created_at, File.id).execution_options(yield_per=batch))
     if report.scope_user_id is not None:

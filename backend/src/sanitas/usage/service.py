@@ -10,7 +10,19 @@ from collections import Counter, defaultdict
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, String, case, cast, func, literal, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    String,
+    case,
+    cast,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    union_all,
+)
 from sqlalchemy.orm import Session
 
 from sanitas import plans
@@ -141,11 +153,10 @@ def analytics(session: Session, timeframe: Timeframe) -> Analytics:
     # The daily rollup for the whole UTC days after start's, the rows of its partial day.
     first_day, edge_end = _edge(start)
     edge = [File.created_at >= start, File.created_at < edge_end]
-    active_uploaders = select(File.user_id).where(*edge).union(
-        select(FileRollup.user_id).where(FileRollup.day > first_day,
-                                         FileRollup.user_id != EVERYONE, FileRollup.files > 0))
+    # Someone uploaded in the period: one probe of ix_files_user_created per user.
+    uploaded = select(File.id).where(File.user_id == User.id, File.created_at >= start).exists()
     active = session.scalar(select(func.count()).select_from(User).where(
-        or_(User.last_login >= start, User.id.in_(active_uploaders)))) or 0
+        or_(User.last_login >= start, uploaded))) or 0
     everyone = FileRollup.user_id == EVERYONE
     by_status: dict[str, int] = {s: 0 for s in FileStatus}
     by_status.update({status: int(n or 0) for status, n in session.execute(
@@ -264,16 +275,28 @@ def charts(session: Session, user: User, timeframe: Timeframe,
     if scope is ChartScope.OWN:
         in_period.append(File.user_id == user.id)
     unit, starts = _buckets(timeframe, start, end)
+    # The daily rollup holds the whole UTC days after start's; the rows themselves its
+    # partial first day (and, for a day's hourly buckets, the whole period).
+    first_day, edge_end = _edge(start)
+    owner = FileRollup.user_id == (user.id if scope is ChartScope.OWN else EVERYONE)
+    whole_days = [owner, FileRollup.day > first_day]
+    by_rows = in_period if unit is ChartBucket.HOUR else [*in_period, File.created_at < edge_end]
 
-    # Files per bucket by result, and the rejections: one grouped query.
+    # Files per bucket by result, and the rejections.
     rows = select(_bucket_of(starts).label("bucket"), File.status.label("status"),
-                  File.error_code.label("code")).where(*in_period).subquery()
+                  File.error_code.label("code")).where(*by_rows).subquery()
+    grouped = [*session.execute(select(rows.c.bucket, rows.c.status, rows.c.code, func.count())
+                                .group_by(rows.c.bucket, rows.c.status, rows.c.code))]
+    if unit is ChartBucket.DAY:
+        grouped += [((day - first_day).days, status, code or None, int(n or 0))
+                    for day, status, code, n in session.execute(
+                        select(FileRollup.day, FileRollup.status, FileRollup.error_code,
+                               func.sum(FileRollup.files)).where(*whole_days)
+                        .group_by(FileRollup.day, FileRollup.status, FileRollup.error_code))]
     series = [FilesInBucket(start=s, cleaned=0, rejected=0, failed=0, in_progress=0)
               for s in starts]
     rejections: Counter[str] = Counter()
-    for index, status, code, count in session.execute(
-            select(rows.c.bucket, rows.c.status, rows.c.code, func.count())
-            .group_by(rows.c.bucket, rows.c.status, rows.c.code)):
+    for index, status, code, count in grouped:
         point = series[min(max(int(index), 0), len(series) - 1)]
         if status == FileStatus.COMPLETED:
             point.cleaned += count
@@ -284,17 +307,23 @@ def charts(session: Session, user: User, timeframe: Timeframe,
             point.failed += count
         else:
             point.in_progress += count
+    rejections = Counter({code: n for code, n in rejections.items() if n})
     total = sum(p.cleaned + p.rejected + p.failed + p.in_progress for p in series)
 
-    # The most frequent input types.
+    # The most frequent input types (NULL as '', as the rollup keeps it), ranked in SQL.
+    edge_rows = [*in_period, File.created_at < edge_end]
+    kind = func.coalesce(File.detected_type, literal_column("''"))
+    kinds = union_all(
+        select(kind.label("kind"), func.count().label("n")).where(*edge_rows).group_by(kind),
+        select(FileRollup.detected_type.label("kind"), func.sum(FileRollup.files).label("n"))
+        .where(*whole_days).group_by(FileRollup.detected_type)).subquery()
     by_type = session.execute(
-        select(File.detected_type, func.count().label("n")).where(*in_period)
-        .group_by(File.detected_type)
-        .order_by(func.count().desc(), func.coalesce(File.detected_type, ""))
-        .limit(TOP_TYPES)).all()
+        select(kinds.c.kind, func.sum(kinds.c.n)).group_by(kinds.c.kind)
+        .having(func.sum(kinds.c.n) > 0)
+        .order_by(func.sum(kinds.c.n).desc(), kinds.c.kind).limit(TOP_TYPES)).all()
     top = [TypeCount(type=kind or UNKNOWN,
                      label=formats.KINDS[kind].label if kind in formats.KINDS else
-                     (kind or "Unknown type"), count=n) for kind, n in by_type]
+                     (kind or "Unknown type"), count=int(n)) for kind, n in by_type]
 
     # Threats removed by kind, from the newest reports of the period.
     # A report set to None is stored as JSON null (the column's default), not SQL NULL.
@@ -315,7 +344,10 @@ def charts(session: Session, user: User, timeframe: Timeframe,
     # Processing time of the files cleaned, per family of their detected type.
     timed = [*in_period, File.status == FileStatus.COMPLETED,
              File.processing_duration.is_not(None)]
-    matched_timed = session.scalar(select(func.count()).select_from(File).where(*timed)) or 0
+    matched_timed = (session.scalar(select(func.count()).select_from(File)
+                                    .where(*timed, File.created_at < edge_end)) or 0) + int(
+        session.scalar(select(func.sum(FileRollup.timed)).where(
+            *whole_days, FileRollup.status == FileStatus.COMPLETED)) or 0)
     durations: defaultdict[str, list[float]] = defaultdict(list)
     timed_read = 0
     for kind, seconds in session.execute(
