@@ -96,7 +96,7 @@ _CEILING = [(INK_LEVEL if v < INK_LEVEL else MARK_LEVEL) + 31 for v in range(256
 
 @dataclass(frozen=True)
 class Encoded:
-    kind: str  # "bilevel", "palette" or "jpeg": the finding counts the pages of each
+    encoding: str  # "bilevel", "palette" or "jpeg": the finding counts the pages of each
     data: bytes  # the image stream, encoded
     entries: dict[str, object]  # the image dictionary's ColorSpace, BitsPerComponent, Filter...
 
@@ -107,7 +107,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
     except pdfium.PdfiumError as exc:
         raise Rejected("The document cannot be rendered (PDFium refused it).",
                        RejectionCode.DAMAGED) from exc
-    kinds: Counter[str] = Counter()
+    encodings: Counter[str] = Counter()
     raised = 0
     recogniser: ocr.Recogniser | None = None
     try:
@@ -132,20 +132,20 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                 picture = bitmap.to_pil()
                 if picture.mode != "RGB":
                     picture = picture.convert("RGB")
-                kind, colours = classify(picture)
+                encoding, colours = classify(picture)
                 ink = None
-                if kind == "bilevel":
+                if encoding == "bilevel":
                     ink = _ink(picture.convert("L"))
                     symbol_page = symbols.add_page(np.asarray(ink), points, _group4_mask)
                     if symbol_page is not None:
-                        kind = "symbols"
+                        encoding = "symbols"
                         out.pages.append(symbol_page)
                     else:
                         _add_image_page(out, _bilevel(ink), picture.size, points)
                 else:
                     _add_image_page(out, _palette(picture, colours) if colours
                                     else _jpeg(picture), picture.size, points)
-                kinds[kind] += 1
+                encodings[encoding] += 1
                 if recogniser is not None and _has_words(page, picture, ink):
                     recogniser.add(index, picture, scale * 72)
                     sizes[index] = points
@@ -177,7 +177,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
         document.close()
     check_output(dst, count)  # read back by qpdf and PDFium before it is accepted
     ctx.add("pixel_reconstruction", f"{count} page(s)", action="converted",
-            detail=_detail(dpi, raised, kinds) + (f"; {no_ocr}" if no_ocr else ""))
+            detail=_detail(dpi, raised, encodings) + (f"; {no_ocr}" if no_ocr else ""))
     if no_ocr is None:  # the verdict reads this: rebuilt pages keep a text layer (verdict.py)
         _report_ocr(ctx, count, len(sizes), text_pages, failed)
     return "pdf"
@@ -252,14 +252,14 @@ def page_scale(width: float, height: float, dpi: int = DPI) -> float:
     return scale
 
 
-def _detail(dpi: int, raised: int, kinds: Counter[str]) -> str:
+def _detail(dpi: int, raised: int, encodings: Counter[str]) -> str:
     detail = f"every page rebuilt from {dpi} DPI pixels"
     if raised:
         detail += f" ({raised} small page(s) at more DPI: {MIN_SHORT_SIDE} px on the short side)"
     names = {"symbols": "black-and-white (symbol-coded)", "bilevel": "black-and-white (CCITT G4)",
              "palette": "palette (Flate)", "jpeg": "JPEG"}
     return detail + "; pages encoded as " + ", ".join(
-        f"{kinds[kind]} {name}" for kind, name in names.items() if kinds[kind])
+        f"{encodings[encoding]} {name}" for encoding, name in names.items() if encodings[encoding])
 
 
 # --- choosing and writing the encoding ------------------------------------------------------
