@@ -18,6 +18,7 @@ from sanitas.engine import formats
 from tests.engine import corpus, corpus_office
 from tests.engine.archive_corpus import ARCHIVE_SAMPLES
 from tests.engine.render_office import convert_many
+from tests.engine.visio_corpus import VISIO_SAMPLES
 
 _W = "application/vnd.openxmlformats-officedocument.wordprocessingml"
 _S = "application/vnd.openxmlformats-officedocument.spreadsheetml"
@@ -250,6 +251,7 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     "xltm": _xlsx("xltm", "application/vnd.ms-excel.template.macroEnabled.main+xml"),
     **{kind: _odf(kind) for kind in ("odt", "ott", "ods", "ots", "odp", "otp", "odg", "otg")},
     **ARCHIVE_SAMPLES,  # tar, gzip, bzip2, xz, 7z, rar
+    **VISIO_SAMPLES,  # vsdx, vsdm, vstx, vstm, vssx, vssm
 }
 
 # Kinds only LibreOffice writes here: (kind, the generated source, the --convert-to filter).

@@ -108,6 +108,7 @@ _ODF = "application/vnd.oasis.opendocument."
 _W = "application/vnd.openxmlformats-officedocument.wordprocessingml."
 _S = "application/vnd.openxmlformats-officedocument.spreadsheetml."
 _P = "application/vnd.openxmlformats-officedocument.presentationml."
+_VISIO = "application/vnd.ms-visio."
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("pdf", "sanitas.engine.pdf:sanitize", Advanced.PIXELS, preload=False,
@@ -137,8 +138,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            preload=False,
            summary="Macros, ActiveX, OLE objects, external links, DDE, remote templates, "
                    "comments' and revisions' authors and document properties removed; text, "
-                   "tables, pictures, charts and layout kept in the same format (macro-enabled "
-                   "types become their macro-free twin)."),
+                   "tables, pictures, charts, drawings and layout kept in the same format "
+                   "(macro-enabled types become their macro-free twin). Visio drawings also "
+                   "lose the ShapeSheet formulas and document events that run code."),
     Family("odf", "sanitas.engine.odf:sanitize", Advanced.OFFICE_PIXELS, office=True,
            preload=False,
            summary="Macros, scripts, embedded objects, external links and metadata removed; "
@@ -272,6 +274,23 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "application/vnd.ms-powerpoint.slideshow.macroEnabled.12",
          "PowerPoint macro-enabled slideshow", container=_ZIP,
          main_type="application/vnd.ms-powerpoint.slideshow.macroenabled.main+xml"),
+    # Visio drawings, templates and stencils: OPC packages like the others, whose main part
+    # is named by Visio's own `document` relationship (opc.VISIO_DOCUMENT_REL).
+    Kind("vsdx", "ooxml", ("vsdx",), ("vsdx",), "application/vnd.ms-visio.drawing",
+         "Visio drawing", container=_ZIP, main_type=_VISIO + "drawing.main+xml"),
+    Kind("vsdm", "ooxml", ("vsdm",), ("vsdx",), "application/vnd.ms-visio.drawing.macroEnabled.12",
+         "Visio macro-enabled drawing", container=_ZIP,
+         main_type=_VISIO + "drawing.macroenabled.main+xml"),
+    Kind("vstx", "ooxml", ("vstx",), ("vstx",), "application/vnd.ms-visio.template",
+         "Visio template", container=_ZIP, main_type=_VISIO + "template.main+xml"),
+    Kind("vstm", "ooxml", ("vstm",), ("vstx",),
+         "application/vnd.ms-visio.template.macroEnabled.12", "Visio macro-enabled template",
+         container=_ZIP, main_type=_VISIO + "template.macroenabled.main+xml"),
+    Kind("vssx", "ooxml", ("vssx",), ("vssx",), "application/vnd.ms-visio.stencil",
+         "Visio stencil", container=_ZIP, main_type=_VISIO + "stencil.main+xml"),
+    Kind("vssm", "ooxml", ("vssm",), ("vssx",),
+         "application/vnd.ms-visio.stencil.macroEnabled.12", "Visio macro-enabled stencil",
+         container=_ZIP, main_type=_VISIO + "stencil.macroenabled.main+xml"),
     Kind("odt", "odf", ("odt",), ("odt",), _ODF + "text", "OpenDocument text", container=_ZIP,
          main_type=_ODF + "text"),
     Kind("ott", "odf", ("ott",), ("ott",), _ODF + "text-template",

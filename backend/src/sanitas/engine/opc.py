@@ -21,9 +21,12 @@ W_NSS = {W_NS, "http://purl.oclc.org/ooxml/wordprocessingml/main"}
 S_NSS = {"http://schemas.openxmlformats.org/spreadsheetml/2006/main",
          "http://purl.oclc.org/ooxml/spreadsheetml/main"}
 P_NSS = {P_NS, "http://purl.oclc.org/ooxml/presentationml/main"}
+VISIO_NS = "http://schemas.microsoft.com/office/visio/2012/main"
 # The root element of a main part -> the kind it makes the package.
 _MAIN_ROOTS = {"document": (W_NSS, "docx"), "workbook": (S_NSS, "xlsx"),
-               "presentation": (P_NSS, "pptx")}
+               "presentation": (P_NSS, "pptx"), "VisioDocument": ({VISIO_NS}, "vsdx")}
+# Visio names its main part with a relationship of its own, not `officeDocument`.
+VISIO_DOCUMENT_REL = "http://schemas.microsoft.com/visio/2010/relationships/document"
 
 
 def local_name(el: etree._Element) -> str:
@@ -59,9 +62,15 @@ def resolve_target(source_part: str, target: str) -> str | None:
     return norm
 
 
+def is_main_relationship(rel_type: str) -> bool:
+    """Whether a package relationship names the package's main part (its office document)."""
+    return rel_type_key(rel_type) == "officedocument" or rel_type.strip() == VISIO_DOCUMENT_REL
+
+
 def kind_of_root(head: bytes) -> str | None:
-    """"docx", "xlsx" or "pptx" when the first element of `head` (the first bytes of a main
-    part are enough) is a Word document, an Excel workbook or a PowerPoint presentation."""
+    """"docx", "xlsx", "pptx" or "vsdx" when the first element of `head` (the first bytes of
+    a main part are enough) is a Word document, an Excel workbook, a PowerPoint presentation
+    or a Visio drawing."""
     parser = etree.XMLPullParser(events=("start",), resolve_entities=False, no_network=True,
                                  load_dtd=False, huge_tree=False)
     try:
@@ -81,8 +90,7 @@ def office_document_target(rels: bytes) -> str | None:
     except Rejected:
         return None
     for el in root:
-        if local_name(el) == "Relationship" and \
-                rel_type_key(el.get("Type") or "") == "officedocument" \
+        if local_name(el) == "Relationship" and is_main_relationship(el.get("Type") or "") \
                 and (el.get("TargetMode") or "").lower() != "external":
             return resolve_target("", el.get("Target") or "")
     return None

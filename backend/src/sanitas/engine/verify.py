@@ -23,7 +23,7 @@ file is not a valid file of its format. `output` runs it and turns a failure int
   DTD).
 - zip: the central directory opens, every member decompresses with a good CRC, no member name
   is unsafe or repeated, no member is encrypted.
-- OOXML (docx, xlsx, pptx and their templates and slideshow): the ZIP checks, then
+- OOXML (docx, xlsx, pptx, vsdx and their templates, slideshow and stencil): the ZIP checks, then
   `[Content_Types].xml`, the package relationships and the main part parse, and the main
   part's content type is the one the registry declares for the kind; every other XML part
   (typed XML by its override or its extension's default) and relationship part parses too.
@@ -44,6 +44,7 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sanitas.engine.opc import VISIO_DOCUMENT_REL
 from sanitas.engine.report import Rejected, RejectionCode
 
 if TYPE_CHECKING:
@@ -323,7 +324,8 @@ def ooxml(path: Path, spec: Output) -> None:
             raise Invalid("[Content_Types].xml is not a content types list")
         rels = _parse(zf.read("_rels/.rels"), "_rels/.rels")
         targets = [r.get("Target", "") for r in rels.iter(_PACKAGE_RELS + "Relationship")
-                   if r.get("Type", "").endswith("/officeDocument")
+                   if (r.get("Type", "").endswith("/officeDocument")
+                       or r.get("Type", "") == VISIO_DOCUMENT_REL)
                    and r.get("TargetMode", "Internal") == "Internal"]
         if len(targets) != 1:
             raise Invalid(f"{len(targets)} main document relationships")

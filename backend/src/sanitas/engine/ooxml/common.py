@@ -24,11 +24,9 @@ A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"
 A_NSS = {A_NS, "http://purl.oclc.org/ooxml/drawingml/main"}
 
 
-
 def elements(root: etree._Element, namespaces: set[str], *names: str) -> list[etree._Element]:
     """Elements with one of `names` in any of `namespaces`, in document order."""
     return list(root.iter(*[f"{{{ns}}}{n}" for ns in namespaces for n in names]))
-
 
 
 VML_NS = "urn:schemas-microsoft-com:vml"
@@ -36,17 +34,14 @@ VML_NS = "urn:schemas-microsoft-com:vml"
 SAFE_LINK_SCHEMES = {"http", "https", "mailto"}
 
 
-
 def ns_of(el: etree._Element) -> str:
     tag = el.tag
     return tag[1:tag.index("}")] if isinstance(tag, str) and tag[:1] == "{" else ""
 
 
-
 def any_ns(*names: str) -> list[str]:
     # lxml filters "{*}name" in C: far faster than testing every element in Python
     return [f"{{*}}{n}" for n in names]
-
 
 
 def attrs_where(root: etree._Element, predicate: str) -> list[tuple[etree._Element, str, str]]:
@@ -55,7 +50,6 @@ def attrs_where(root: etree._Element, predicate: str) -> list[tuple[etree._Eleme
     for value in root.xpath(f"//@*[{predicate}]"):
         out.append((value.getparent(), value.attrname, str(value)))
     return out
-
 
 
 @dataclass
@@ -67,7 +61,6 @@ class Rel:
     part: str | None = None  # resolved internal part
 
 
-
 def safe_url(url: str) -> bool:
     try:
         parts = urlsplit(url.strip())
@@ -77,14 +70,12 @@ def safe_url(url: str) -> bool:
                                                           or bool(parts.netloc))
 
 
-
 def w_attr(el: etree._Element, name: str) -> str:
     """A Word attribute (w:author...) whatever the namespace prefix or variant."""
     for attr, value in el.attrib.items():
         if attr.rpartition("}")[2] == name:
             return value
     return ""
-
 
 
 def attached(el: etree._Element, root: etree._Element) -> bool:

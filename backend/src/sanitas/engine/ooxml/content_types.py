@@ -26,7 +26,6 @@ ADDIN_TYPES = {
 XLSB_MAIN = formats.kind("xlsb").main_type
 
 
-
 def load(members: dict[str, bytes], ctx: Context) -> PackageState:
     by_fold = {name.casefold(): name for name in members}
     ct_name = by_fold.get("[content_types].xml")
@@ -63,10 +62,10 @@ def load(members: dict[str, bytes], ctx: Context) -> PackageState:
     return state
 
 
-
 _OD = "application/vnd.openxmlformats-officedocument."
 
 _WML, _SML, _PML = _OD + "wordprocessingml.", _OD + "spreadsheetml.", _OD + "presentationml."
+_VISIO = "application/vnd.ms-visio."
 
 # Standard defaults by extension (what Office writes); parts with other extensions stay
 # untyped and are dropped like any unknown binary part.
@@ -146,11 +145,19 @@ _KIND_PARTS = {
         (r"(^|/)comments/comment\d*\.xml$", _PML + "comments+xml"),
         (r"(^|/)tags/tag\d*\.xml$", _PML + "tags+xml"),
     ],
+    "vsdx": [
+        (r"(^|/)pages/pages\.xml$", _VISIO + "pages+xml"),
+        (r"(^|/)pages/page\d*\.xml$", _VISIO + "page+xml"),
+        (r"(^|/)masters/masters\.xml$", _VISIO + "masters+xml"),
+        (r"(^|/)masters/master\d*\.xml$", _VISIO + "master+xml"),
+        (r"(^|/)windows\.xml$", _VISIO + "windows+xml"),
+        (r"(^|/)comments\.xml$", _VISIO + "comments+xml"),
+        (r"(^|/)validation\.xml$", _VISIO + "validation+xml"),
+    ],
 }
 
 _PART_PATTERNS = {kind: [(re.compile(p, re.IGNORECASE), ct) for p, ct in parts + _COMMON_PARTS]
                   for kind, parts in _KIND_PARTS.items()}
-
 
 
 def _main_by_structure(members: dict[str, bytes], by_fold: dict[str, str],
@@ -160,7 +167,6 @@ def _main_by_structure(members: dict[str, bytes], by_fold: dict[str, str],
     target = office_document_target(members[rels]) if rels else None
     main = by_fold.get(target.casefold()) if target else None
     return main, kind_of_root(members[main][:65536]) if main else None
-
 
 
 def _rebuilt_content_types(members: dict[str, bytes], main: str, kind: str,
@@ -176,7 +182,6 @@ def _rebuilt_content_types(members: dict[str, bytes], main: str, kind: str,
                 overrides["/" + name.casefold()] = content_type
                 break
     return dict(_DEFAULT_TYPES), overrides
-
 
 
 def _restore_main_type(state: PackageState) -> None:

@@ -23,7 +23,6 @@ _STRING_LITERAL = re.compile(r'"(?:[^"]|"")*"')
 _AUTO_NAME = re.compile(r"^(?:_xlnm\.)?auto_(?:open|close|activate|deactivate)", re.IGNORECASE)
 
 
-
 def clean_workbook(state: PackageState, part: str, root: etree._Element,
                    rels: dict[str, Rel]) -> None:
     sheets_el = [el for el in root if local_name(el) == "sheets"]
@@ -72,13 +71,11 @@ def clean_workbook(state: PackageState, part: str, root: etree._Element,
             pass
 
 
-
 def _nearest(remap: dict[int, int], v: int) -> int:
     if v in remap:
         return remap[v]
     lower = [k for k in remap if k < v]
     return remap[max(lower)] if lower else 0
-
 
 
 def _clean_defined_name(state: PackageState, part: str, el: etree._Element, remap: dict[int, int],
@@ -111,7 +108,6 @@ def _clean_defined_name(state: PackageState, part: str, el: etree._Element, rema
         remove_element(el)
 
 
-
 def _mentions_sheet(formula: str, sheet: str) -> bool:
     f = formula.casefold()
     s = sheet.casefold()
@@ -119,10 +115,8 @@ def _mentions_sheet(formula: str, sheet: str) -> bool:
         rf"(?<![\w.]){re.escape(s)}!", f) is not None
 
 
-
 def formula_is_dangerous(formula: str) -> bool:
     return bool(_DANGEROUS_FORMULA.search(_STRING_LITERAL.sub('""', formula)))
-
 
 
 def clean_sheet(state: PackageState, part: str, root: etree._Element) -> None:
@@ -172,7 +166,6 @@ def clean_sheet(state: PackageState, part: str, root: etree._Element) -> None:
             pass
 
 
-
 def clean_table(state: PackageState, part: str, root: etree._Element) -> None:
     # Connection-backed tables become plain tables: their query and connection parts are gone.
     if root.get("tableType") in ("queryTable", "xml") or root.get("connectionId"):
@@ -189,12 +182,10 @@ def clean_table(state: PackageState, part: str, root: etree._Element) -> None:
                 remove_element(el)
 
 
-
 # Excel form controls in a legacy VML drawing (x:ClientData ObjectType): check and option
 # boxes, buttons, lists, spinners, scroll bars, group boxes, labels, edit boxes.
 FORM_OBJECT_TYPES = frozenset({"checkbox", "radio", "button", "drop", "list", "spin", "scroll",
                                "gbox", "label", "editbox", "dialog"})
-
 
 
 def clean_vml_controls(state: PackageState, part: str, root: etree._Element) -> None:

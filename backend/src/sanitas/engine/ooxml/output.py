@@ -24,12 +24,10 @@ def report_orphans(state: PackageState) -> None:
         state.ctx.add(kind, name, detail="part not reachable from the document")
 
 
-
 _CANONICAL_EXT = {"png": "image/png", "jpeg": "image/jpeg", "jpg": "image/jpeg",
                   "gif": "image/gif", "bmp": "image/bmp", "tif": "image/tiff",
                   "tiff": "image/tiff", "emf": "image/x-emf", "wmf": "image/x-wmf",
                   "webp": "image/webp"}
-
 
 
 def write(state: PackageState, dst: Path) -> None:
@@ -75,7 +73,6 @@ def write(state: PackageState, dst: Path) -> None:
         assert data is not None  # _walk cleaned every XML part or dropped it
         out.append((part, data))
     write_package(dst, out)
-
 
 
 def _relative(source: str, target: str) -> str:

@@ -19,7 +19,7 @@ from sanitas.engine.ooxml.output import report_orphans, write
 from sanitas.engine.ooxml.parts import clean_xml_part
 from sanitas.engine.ooxml.review import drop_review_part
 from sanitas.engine.ooxml.state import PackageState, read_rels
-from sanitas.engine.opc import rel_type_key, resolve_target
+from sanitas.engine.opc import is_main_relationship, rel_type_key, resolve_target
 from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Rejected, RejectionCode
 from sanitas.engine.xmlsafe import parse_xml, xml_parser
@@ -38,6 +38,9 @@ KEEP_TYPES = {
     "slidelayout", "slidemaster", "notesslide", "notesmaster", "handoutmaster", "presprops",
     "viewprops", "tablestyles", "tags", "commentauthors", "authors", "audio", "video", "media",
     "revisionheaders", "revisionlog", "usernames",
+    # Visio: its main part (`document`, not `officeDocument`), pages, masters, windows and
+    # validation rules.
+    "document", "pages", "page", "masters", "master", "windows", "validation",
 }
 
 # Relationship types removed on purpose, with the finding kind reported.
@@ -64,6 +67,10 @@ REMOVE_KINDS = {
     "subdocument": "external_relationship", "frame": "external_relationship",
     "mailmergesource": "data_connection", "mailmergeheadersource": "data_connection",
     "recipientdata": "data_connection", "model3d": "embedded_object",
+    # Visio: data recordsets (refreshed from the data connections), add-ons' solution XML and
+    # extension data.
+    "recordsets": "data_connection", "solutions": "custom_xml", "solution": "custom_xml",
+    "extensions": "custom_xml",
 }
 
 # External relationships the externalReferences policy "keep" keeps (at a web address): the
@@ -82,7 +89,6 @@ DENY_CT = ("vba", "macro", "activex", "oleobject", "externallink", "connections"
 FONT_CT = ("font", "obfuscatedfont")
 
 
-
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     """Rebuild an OOXML package at dst without active or hidden content; return its extension."""
     del kind  # the package's own main content type decides, not the claimed kind
@@ -90,7 +96,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     ctx.progress(10)
     state = load(members, ctx)
     root_rels = read_rels(state, "")
-    main = [r for r in root_rels if rel_type_key(r.type) == "officedocument" and not r.external]
+    main = [r for r in root_rels if is_main_relationship(r.type) and not r.external]
     if len(main) != 1:
         raise Rejected("The Office package has no single main document part.",
                        RejectionCode.DAMAGED)
@@ -122,7 +128,6 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     return out_ext
 
 
-
 def _sanitize_xlsb(src: Path, dst: Path, ctx: Context) -> str:
     # Binary workbooks cannot be cleaned record by record here: report their macros, then let
     # LibreOffice (no macros run) rewrite them as xlsx, and clean that like any xlsx.
@@ -135,7 +140,6 @@ def _sanitize_xlsb(src: Path, dst: Path, ctx: Context) -> str:
     converted = legacy_office.convert(src, ctx, "xlsx", "xlsb")
     ctx.add("binary_workbook", "workbook", action="converted", detail="xlsb rewritten as xlsx")
     return sanitize(converted, dst, ctx, "xlsx")
-
 
 
 def _walk(state: PackageState, root_rels: list[Rel]) -> None:
@@ -168,7 +172,6 @@ def _walk(state: PackageState, root_rels: list[Rel]) -> None:
         state.rels_out[source] = [r for r in rels if r.external or r.part in state.kept]
 
 
-
 def _drop_unreadable_parts(state: PackageState) -> None:
     """An XML part (other than the main one) that is empty or not well-formed leaves the
     package with its relationships before any part is cleaned, so no part keeps a reference
@@ -198,13 +201,11 @@ def _drop_unreadable_parts(state: PackageState) -> None:
         state.rels_out[source] = [r for r in rels if r.external or r.part in state.kept]
 
 
-
 _DTD_DECLARATION = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 
 _HIDDEN_SHEET = re.compile(rb"""state\s*=\s*["'](?:hidden|veryHidden)["']""")
 
 _HIDDEN_SLIDE = re.compile(rb"""<(?:\w+:)?sld\b[^>]*\sshow\s*=\s*["'](?:0|false)["']""")
-
 
 
 def _drop_hidden_parts(state: PackageState) -> None:
@@ -232,7 +233,6 @@ def _drop_hidden_parts(state: PackageState) -> None:
                     _HIDDEN_SLIDE.search(state.members[part][:65536]):
                 state.ctx.add("hidden_slide", part, detail="slide hidden from the show removed")
                 state.kept.pop(part, None)
-
 
 
 def _keep_rel(state: PackageState, source: str, rel: Rel) -> bool:
@@ -307,13 +307,11 @@ def _keep_rel(state: PackageState, source: str, rel: Rel) -> bool:
     return False
 
 
-
 _PACKAGE_CT = {
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
 }
-
 
 
 def _keep_embedding(state: PackageState, part: str, key: str) -> bool:
@@ -359,7 +357,6 @@ def _keep_embedding(state: PackageState, part: str, key: str) -> bool:
     return True
 
 
-
 def _keep_binary(state: PackageState, part: str, ct: str, data: bytes, key: str) -> bool:
     if key in ("media", "audio", "video") or ct.startswith(("audio/", "video/")):
         state.kept[part], state.kept_ct[part] = data, ct or "application/octet-stream"
@@ -381,9 +378,7 @@ def _keep_binary(state: PackageState, part: str, ct: str, data: bytes, key: str)
     return True
 
 
-
 _EXTERNAL_CACHE = re.compile(rb"<(?:\w+:)?cacheSource\b[^>]*(?:connectionId|type=\"external\")")
-
 
 
 def _external_pivot(state: PackageState, part: str, key: str) -> bool:
@@ -398,9 +393,7 @@ def _external_pivot(state: PackageState, part: str, key: str) -> bool:
     return False
 
 
-
 _ROOT_TAG = re.compile(rb"<(?![?!])(?:[\w.-]+:)?([\w.-]+)")
-
 
 
 def _root_name(data: bytes) -> str:

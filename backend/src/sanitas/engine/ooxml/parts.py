@@ -22,6 +22,7 @@ from sanitas.engine.ooxml.excel import clean_sheet, clean_table, clean_vml_contr
 from sanitas.engine.ooxml.powerpoint import clean_slide
 from sanitas.engine.ooxml.review import clean_review
 from sanitas.engine.ooxml.state import PackageState, embedded_kept
+from sanitas.engine.ooxml.visio import clean_visio
 from sanitas.engine.ooxml.word import clean_word
 from sanitas.engine.opc import W_NSS, local_name
 from sanitas.engine.policy import Action, Rule
@@ -59,7 +60,6 @@ _SAFE_ACTION = re.compile(
     r"^ppaction://(?:hlinkshowjump|hlinksldjump|noaction|customshow)", re.IGNORECASE)
 
 _URLISH = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:|\\\\|//)", re.IGNORECASE)
-
 
 
 def clean_xml_part(state: PackageState, part: str, rels: dict[str, Rel]) -> bytes | None:
@@ -101,6 +101,8 @@ def clean_xml_part(state: PackageState, part: str, rels: dict[str, Rel]) -> byte
         clean_table(state, part, root)
     if state.family == "p":
         clean_slide(state, part, root)
+    if state.family == "v":
+        clean_visio(state, part, root, rels)
     if state.family == "x" and is_vml and b"ClientData" in probe:
         clean_vml_controls(state, part, root)
     if any(w in probe for w in (b"src=", b"href=", b"althref=")):
@@ -110,7 +112,6 @@ def clean_xml_part(state: PackageState, part: str, rels: dict[str, Rel]) -> byte
     _clean_empty(root)
     del ctx
     return serialize(root)
-
 
 
 def _parse_vml(state: PackageState, part: str, data: bytes) -> etree._Element | None:
@@ -130,12 +131,10 @@ def _parse_vml(state: PackageState, part: str, data: bytes) -> etree._Element | 
     return root
 
 
-
 _NEUTRAL_APP = serialize(etree.fromstring(
     b'<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-'
     b'properties" xmlns:vt="http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes">'
     b"<Application>Sanitas</Application><DocSecurity>0</DocSecurity></Properties>"))
-
 
 
 def _kept_properties(state: PackageState, part: str, data: bytes) -> bytes:
@@ -150,7 +149,6 @@ def _kept_properties(state: PackageState, part: str, data: bytes) -> bytes:
     return serialize(root)
 
 
-
 def _neutral_core(state: PackageState, part: str) -> bytes:
     state.ctx.add("metadata", part, detail="author, dates and descriptive properties removed",
                  action="removed")
@@ -161,7 +159,6 @@ def _neutral_core(state: PackageState, part: str) -> bytes:
         b'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"/>'))
 
 
-
 def _drop_always(state: PackageState, part: str, root: etree._Element) -> None:
     for el in list(root.iter(*any_ns(*ALWAYS_DROP))):
         name = local_name(el)
@@ -169,7 +166,6 @@ def _drop_always(state: PackageState, part: str, root: etree._Element) -> None:
             continue
         state.ctx.add(ALWAYS_DROP[name], part, detail=name)
         remove_element(el)
-
 
 
 def _clean_macro_attrs(state: PackageState, part: str, root: etree._Element) -> None:
@@ -182,7 +178,6 @@ def _clean_macro_attrs(state: PackageState, part: str, root: etree._Element) -> 
             del el.attrib[attr]
 
 
-
 def _clean_actions(state: PackageState, part: str, root: etree._Element) -> None:
     for el in list(root.iter(*any_ns("hlinkClick", "hlinkHover", "hlinkMouseOver"))):
         action = el.get("action") or ""
@@ -191,11 +186,9 @@ def _clean_actions(state: PackageState, part: str, root: etree._Element) -> None
             remove_element(el)
 
 
-
 _REL_PREFIX = re.compile(
     rb"xmlns:([\w.-]+)\s*=\s*[\"'](?:http://schemas\.openxmlformats\.org/officeDocument/2006/"
     rb"relationships|http://purl\.oclc\.org/ooxml/officeDocument/relationships)[\"']")
-
 
 
 def _uses_rel_attributes(data: bytes) -> bool:
@@ -204,7 +197,6 @@ def _uses_rel_attributes(data: bytes) -> bool:
         # no prefix bound by a plain declaration: be safe unless the URI never appears
         return b"relationships" in data
     return any(re.search(rb"\s" + re.escape(p) + rb":[\w.-]+\s*=", data) for p in prefixes)
-
 
 
 def _clean_rel_refs(state: PackageState, part: str, root: etree._Element,
@@ -218,7 +210,6 @@ def _clean_rel_refs(state: PackageState, part: str, root: etree._Element,
             remove_element(el)
         else:
             del el.attrib[attr]
-
 
 
 def _clean_empty(root: etree._Element) -> None:
@@ -245,7 +236,6 @@ def _clean_empty(root: etree._Element) -> None:
                         unwrap(c)
                     unwrap(el)
                     changed = True
-
 
 
 def _clean_vml(state: PackageState, part: str, root: etree._Element) -> None:

@@ -53,11 +53,9 @@ def clean_slide(state: PackageState, part: str, root: etree._Element) -> None:
             remove_element(timing)
 
 
-
 def _max_shape_id(root: etree._Element) -> int:
     ids = [int(i) for e in elements(root, P_NSS, "cNvPr") if (i := e.get("id") or "").isdigit()]
     return max(ids, default=1)
-
 
 
 def _adopt_frame(gf: etree._Element, pic: etree._Element) -> None:

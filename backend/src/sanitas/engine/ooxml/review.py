@@ -38,7 +38,6 @@ PERSONAL_VIEW = " - Personal View"
 _NOTE_SHAPE = re.compile(rb"ObjectType\s*=\s*[\"']?\s*(\w+)", re.IGNORECASE)
 
 
-
 def drop_review_part(state: PackageState, key: str, part: str) -> bool:
     """With the default policy, a comment, reviewer or revision-history part is not kept:
     record what it held and report it (and what only it references) as handled."""
@@ -52,8 +51,8 @@ def drop_review_part(state: PackageState, key: str, part: str) -> bool:
     if key == "vmldrawing":
         # Excel draws legacy comment boxes in a VML part of their own: drop it when it holds
         # nothing else (buttons and other shapes keep theirs; note shapes go when it is cleaned)
-        kinds = {m.lower() for m in _NOTE_SHAPE.findall(state.members[part][:16_000_000])}
-        if state.family != "x" or kinds != {b"note"}:
+        shape_types = {m.lower() for m in _NOTE_SHAPE.findall(state.members[part][:16_000_000])}
+        if state.family != "x" or shape_types != {b"note"}:
             return False
         state.ctx.add("comments", part, detail="comment boxes removed")
     elif key not in REVIEW_RELS:
@@ -67,7 +66,6 @@ def drop_review_part(state: PackageState, key: str, part: str) -> bool:
     return True
 
 
-
 def _mark_reported(state: PackageState, part: str, seen: set[str]) -> None:
     """A removed part and the parts only it leads to are not "orphans" in the report."""
     if part in seen or len(seen) > 1000:
@@ -79,7 +77,6 @@ def _mark_reported(state: PackageState, part: str, seen: set[str]) -> None:
         real = state.by_fold.get(target.casefold()) if target else None
         if real:
             _mark_reported(state, real, seen)
-
 
 
 def _review_part_summary(state: PackageState, key: str, part: str) -> tuple[str, str]:
@@ -99,6 +96,9 @@ def _review_part_summary(state: PackageState, key: str, part: str) -> tuple[str,
         elif name == "comments":  # Excel
             items = list(root.iter("{*}comment"))
             authors = {(a.text or "").strip() for a in root.iter("{*}author")} - {""}
+        elif name == "Comments":  # Visio
+            items = list(root.iter("{*}CommentEntry"))
+            authors = {a.get("Name") or "" for a in root.iter("{*}AuthorEntry")} - {""}
         else:  # PowerPoint, classic and modern
             items = list(root.iter("{*}cm", "{*}reply"))
             authors = {a for c in items if (a := c.get("authorId")) is not None}
@@ -126,7 +126,6 @@ def _review_part_summary(state: PackageState, key: str, part: str) -> tuple[str,
                              if n else "empty reviewer list removed")
 
 
-
 def clean_review(state: PackageState, part: str, root: etree._Element, rels: dict[str, Rel],
                   probe: bytes) -> None:
     anonymise = state.ctx.policy.review_data == "anonymise"
@@ -142,8 +141,8 @@ def clean_review(state: PackageState, part: str, root: etree._Element, rels: dic
         _review_excel(state, part, root, rels, anonymise, review)
     elif state.family == "p":
         _review_slides(state, part, root, rels, anonymise, review)
-
-
+    elif state.family == "v":
+        _review_visio(state, part, root, anonymise, review)
 
 
 def _review_excel(state: PackageState, part: str, root: etree._Element, rels: dict[str, Rel],
@@ -200,7 +199,6 @@ def _review_excel(state: PackageState, part: str, root: etree._Element, rels: di
         _anonymise_excel_part(state, part, root, review)
 
 
-
 def _anonymise_excel_part(state: PackageState, part: str, root: etree._Element,
                           review: PackageReview) -> None:
     ctx = state.ctx
@@ -242,8 +240,6 @@ def _anonymise_excel_part(state: PackageState, part: str, root: etree._Element,
                         else "user list anonymised"))
 
 
-
-
 def _review_slides(state: PackageState, part: str, root: etree._Element, rels: dict[str, Rel],
                    anonymise: bool, review: PackageReview) -> None:
     ctx = state.ctx
@@ -280,3 +276,50 @@ def _review_slides(state: PackageState, part: str, root: etree._Element, rels: d
         n = len(list(root.iter("{*}cm", "{*}reply")))
         ctx.add("comments", part, action="kept",
                 detail=f"{plural(n, 'comment')} kept, authors anonymised")
+
+
+# ---- Visio
+
+def _review_visio(state: PackageState, part: str, root: etree._Element, anonymise: bool,
+                  review: PackageReview) -> None:
+    """The comments part (kept only when anonymised: otherwise its relationship is not), and
+    the reviewers and annotations older drawings keep in the ShapeSheet."""
+    ctx = state.ctx
+    if local_name(root) == "Comments":
+        for author in root.iter("{*}AuthorEntry"):
+            who = author.get("Name") or ""
+            author.set("Name", review.alias(who))
+            author.set("Initials", review.initials(who))
+            author.attrib.pop("ResolutionID", None)  # the reviewer's account
+        for entry in root.iter("{*}CommentEntry"):
+            if entry.get("Date") is not None:
+                entry.set("Date", NEUTRAL_DATE)
+        review.scrub_text(root)
+        n = len(list(root.iter("{*}CommentEntry")))
+        ctx.add("comments", part, action="kept",
+                detail=f"{plural(n, 'comment')} kept, authors anonymised")
+        return
+    for section in list(root.iter("{*}Section")):
+        name = section.get("N")
+        if name not in ("Reviewer", "Annotation"):
+            continue
+        if not anonymise:
+            rows = len([r for r in section if local_name(r) == "Row"])
+            ctx.add("personal_data" if name == "Reviewer" else "comments", part,
+                    detail=f"{plural(rows, 'reviewer' if name == 'Reviewer' else 'annotation')}"
+                    " removed")
+            remove_element(section)
+        elif name == "Reviewer":
+            for row in section:
+                cells = {c.get("N"): c for c in row if local_name(c) == "Cell"}
+                who = cells["Name"].get("V") or "" if "Name" in cells else ""
+                for cell_name, value in (("Name", review.alias(who)),
+                                         ("Initials", review.initials(who))):
+                    if cell_name in cells:
+                        cells[cell_name].set("V", value)
+                        cells[cell_name].attrib.pop("F", None)
+            ctx.add("personal_data", part, action="kept", detail="reviewers anonymised")
+        else:
+            for cell in section.iter("{*}Cell"):
+                if cell.get("N") == "Date":
+                    remove_element(cell)

@@ -44,11 +44,9 @@ class PackageState:
         return ct.strip().lower()
 
 
-
 def rels_name(part: str) -> str:
     d, b = posixpath.split(part)
     return posixpath.join(d, "_rels", b + ".rels") if part else "_rels/.rels"
-
 
 
 def read_rels(state: PackageState, part: str) -> list[Rel]:
@@ -71,7 +69,6 @@ def read_rels(state: PackageState, part: str) -> list[Rel]:
     return rels
 
 
-
 def embedded_kept(state: PackageState, el: etree._Element) -> bool:
     """Whether an OLE object element points at an embedding the policy kept."""
     rels = state.part_rels
@@ -81,7 +78,6 @@ def embedded_kept(state: PackageState, el: etree._Element) -> bool:
             if rel is not None and rel.part in state.kept_embeddings:
                 return True
     return False
-
 
 
 class PackageReview(ReviewerAliases):

@@ -28,7 +28,6 @@ SAFE_FIELDS = {
 }
 
 
-
 def clean_word(state: PackageState, part: str, root: etree._Element) -> None:
     _clean_fields(state, part, root)
     if state.ctx.decides(Rule.HIDDEN_CONTENT) is not Action.KEEP:
@@ -59,17 +58,16 @@ def clean_word(state: PackageState, part: str, root: etree._Element) -> None:
             remove_element(el)
 
 
-
 def _replace_word_object(state: PackageState, part: str, obj: etree._Element) -> None:
     """w:object (embedded OLE or ActiveX) becomes a plain picture of its preview."""
-    kinds = []
+    objects = []
     for child in list(obj):
         name = local_name(child)
         if name in ("OLEObject", "control", "objectEmbed", "objectLink", "movie"):
-            kinds.append(child.get("ProgID") or child.get("progId") or name)
+            objects.append(child.get("ProgID") or child.get("progId") or name)
             remove_element(child)
     state.ctx.add("ole_object", part, detail="embedded object replaced by its preview image: "
-                 + ", ".join(k for k in kinds if k), action="converted")
+                 + ", ".join(k for k in objects if k), action="converted")
     shapes = [c for c in obj if local_name(c) in ("shape", "rect", "group") or ns_of(c) == VML_NS]
     drawings = [c for c in obj if local_name(c) == "drawing"]
     if shapes:
@@ -85,13 +83,11 @@ def _replace_word_object(state: PackageState, part: str, obj: etree._Element) ->
         remove_element(obj)
 
 
-
 class _Field(TypedDict):
     """A complex field being read: its begin mark, instruction runs and separate mark."""
     begin: etree._Element
     instr: list[etree._Element]
     sep: etree._Element | None
-
 
 
 def _clean_fields(state: PackageState, part: str, root: etree._Element) -> None:
@@ -109,12 +105,12 @@ def _clean_fields(state: PackageState, part: str, root: etree._Element) -> None:
             else:
                 doomed.append(el)  # instruction text outside a field is hidden text
             continue
-        kind = el.get(f"{{{ns_of(el)}}}fldCharType")
-        if kind == "begin":
+        char_type = el.get(f"{{{ns_of(el)}}}fldCharType")
+        if char_type == "begin":
             stack.append(_Field(begin=el, instr=[], sep=None))
-        elif kind == "separate" and stack:
+        elif char_type == "separate" and stack:
             stack[-1]["sep"] = el
-        elif kind == "end" and stack:
+        elif char_type == "end" and stack:
             fld = stack.pop()
             _finish_field(state, part, fld, el, doomed)
         else:
@@ -127,7 +123,6 @@ def _clean_fields(state: PackageState, part: str, root: etree._Element) -> None:
         if run is not None and local_name(run) == "r" and not any(
                 local_name(c) != "rPr" for c in run):
             remove_element(run)
-
 
 
 def _finish_field(state: PackageState, part: str, fld: _Field, end: etree._Element | None,
@@ -147,9 +142,7 @@ def _finish_field(state: PackageState, part: str, fld: _Field, end: etree._Eleme
         doomed.append(end)
 
 
-
 FORM_FIELD_NAMES = frozenset({"FORMTEXT", "FORMCHECKBOX", "FORMDROPDOWN"})  # legacy form fields
-
 
 
 def _field_name(instr: str) -> str:
@@ -159,11 +152,9 @@ def _field_name(instr: str) -> str:
     return (s.split(None, 1)[0] if s else "").upper()
 
 
-
 def _field_kind(instr: str) -> str:
     name = _field_name(instr)
     return "dde" if name.startswith("DDE") else "field"
-
 
 
 def _field_is_safe(state: PackageState, instr: str) -> bool:
@@ -181,7 +172,6 @@ def _field_is_safe(state: PackageState, instr: str) -> bool:
     upper = instr.upper()
     return not any(w in upper for w in ("DDE", "INCLUDE", "IMPORT", "\\\\", "HTTP:", "HTTPS:",
                                         "FILE:", "LINK ", "EMBED "))
-
 
 
 def drop_hidden_text(state: PackageState, part: str, root: etree._Element) -> None:

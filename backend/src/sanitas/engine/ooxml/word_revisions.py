@@ -88,13 +88,11 @@ def review_word(state: PackageState, part: str, root: etree._Element, anonymise:
         ctx.add("personal_data", part, detail="reviewer names and dates removed")
 
 
-
 def _remove_from_run(el: etree._Element) -> None:
     run = el.getparent()
     remove_element(el)
     if run is not None and local_name(run) == "r" and not any(local_name(c) != "rPr" for c in run):
         remove_element(run)
-
 
 
 def _accept_word_revisions(root: etree._Element) -> tuple[int, int, int, set[str]]:
@@ -171,7 +169,6 @@ def _accept_word_revisions(root: etree._Element) -> tuple[int, int, int, set[str
     return ins, dels, fmt, authors
 
 
-
 def _drop_if_empty(props: etree._Element | None) -> None:
     """A property element (w:rPr of a paragraph mark, w:trPr...) emptied by accepting goes,
     and so does its parent property element when that is left empty in turn."""
@@ -180,7 +177,6 @@ def _drop_if_empty(props: etree._Element | None) -> None:
         parent = props.getparent()
         remove_element(props)
         props = parent
-
 
 
 def _merge_into_next(para: etree._Element) -> None:
@@ -203,7 +199,6 @@ def _merge_into_next(para: etree._Element) -> None:
     remove_element(para)
 
 
-
 def _repair_blocks(root: etree._Element) -> None:
     """Tables left without rows go; cells, notes and headers left without a paragraph get an
     empty one (Word refuses them otherwise)."""
@@ -216,7 +211,6 @@ def _repair_blocks(root: etree._Element) -> None:
         blocks = [c for c in holder if local_name(c) in ("p", "tbl", "sdt", "customXml")]
         if not blocks or (local_name(holder) == "tc" and local_name(blocks[-1]) == "tbl"):
             etree.SubElement(holder, f"{{{ns_of(holder)}}}p")
-
 
 
 def _anonymise_word(state: PackageState, part: str, root: etree._Element,
@@ -246,7 +240,6 @@ def _anonymise_word(state: PackageState, part: str, root: etree._Element,
     elif changes:
         ctx.add("tracked_changes", part, action="kept",
                 detail=f"{plural(changes, 'tracked change')} kept, authors anonymised")
-
 
 
 def anonymise_word_people(state: PackageState, part: str, root: etree._Element,
