@@ -15,11 +15,10 @@ from sqlalchemy.orm import Session
 
 from sanitas.db import make_engine, make_sessionmaker, utcnow
 from sanitas.models import AuditEntry, File, User, Webhook, WebhookDelivery, WebhookEvent
-from sanitas.processing import sweeps
+from sanitas.processing import outcome, sweeps
 from sanitas.processing.outcome import send_file_events
 from sanitas.storage import make_storage
 from sanitas.webhooks import sender, ssrf
-from sanitas.webhooks import service as webhook_service
 from sanitas.webhooks.service import (
     KEEP_FINISHED_DAYS,
     MAX_WEBHOOKS_PER_USER,
@@ -378,7 +377,7 @@ def test_a_failing_event_never_costs_the_outcome(api, settings, db_session, fact
     def broken(file):
         raise RuntimeError("payload")
 
-    monkeypatch.setattr(webhook_service, "file_object", broken)
+    monkeypatch.setattr(outcome, "file_payload", broken)
     assert sweeps.expire_files(factory, make_storage(settings)) == 1
     db_session.expire_all()
     assert db_session.get(File, file.id).is_expired

@@ -37,7 +37,7 @@ INTERRUPTED_MESSAGE = ("Processing of this file was interrupted several times (t
 
 
 
-def _file_payload(file: File) -> dict[str, Any]:
+def file_payload(file: File) -> dict[str, Any]:
     """An event's data: the file as the status call shows it (`data.file` of
     GET /api/process/status/{id})."""
     from sanitas.files.service import file_out
@@ -59,7 +59,7 @@ def queue_file_events(s: Session, event: str, file_ids: Iterable[str]) -> int:
             s.flush()  # the pending changes are what the payload shows
             ids = list(dict.fromkeys(file_ids))
             files = s.scalars(select(File).where(File.id.in_(ids))).all() if ids else []
-            events = [(f.user_id, partial(_file_payload, f)) for f in files]
+            events = [(f.user_id, partial(file_payload, f)) for f in files]
             return add_events(s, WebhookEvent(event), events)
     except Exception:
         log.warning("could not queue webhook event %s", event, exc_info=True)
