@@ -19,12 +19,13 @@ from pathlib import Path
 from sanitas.engine import formats, verify
 from sanitas.engine.decrypt import detect_opening
 from sanitas.engine.detect import Detected
-from sanitas.engine.policy import effective
-from sanitas.engine.report import Context, Finding, Mode, Policy, Rejected, RejectionCode, Result
+from sanitas.engine.policy import Mode, resolve
+from sanitas.engine.report import Context, Finding, Policy, Rejected, RejectionCode, Result
 
 __all__ = [
     "Context",
     "Finding",
+    "Mode",
     "Policy",
     "Rejected",
     "RejectionCode",
@@ -64,24 +65,28 @@ def safe_output_name(original_name: str | None, extension: str, prefix: str = ""
     return f"{prefix}{stem}.{extension}" if extension else f"{prefix}{stem}"
 
 
-def sanitize_file(input_path: Path | str, output_dir: Path | str, *, mode: Mode = "basic",
-                  policy: Policy | None = None, on_progress: Callable[[int], None] | None = None,
+def sanitize_file(input_path: Path | str, output_dir: Path | str, *,
+                  mode: Mode | str | None = None, policy: Policy | None = None,
+                  on_progress: Callable[[int], None] | None = None,
                   workdir: Path | str | None = None, original_name: str | None = None,
                   password: str | None = None, ocr_languages: str = "eng") -> Result:
-    """Sanitize one file into `output_dir`. Bad input never raises: the result is 'rejected'
-    with a reason. `original_name` (default: the input's name) gives the output its stem and
-    is compared with the detected type; it never decides the type. `password` opens an
+    """Sanitize one file into `output_dir` with `policy` (the one a job resolved; default:
+    the built-in of `mode`, a shortcut for callers without a policy, see `policy.resolve`).
+    Bad input never raises: the result is 'rejected' with a reason. `original_name`
+    (default: the input's name) gives the output its stem and is compared with the detected
+    type; it never decides the type. `password` opens an
     encrypted input (PDF, OOXML, ZIP; see decrypt.py); it is never part of the result.
     `ocr_languages` (tesseract's, "eng+deu") recognise the text layer of pages rebuilt from
     pixels when the policy's output is "pdf+ocr" (SANITAS_OCR_LANGUAGES)."""
     started = time.perf_counter()
     input_path, output_dir = Path(input_path), Path(output_dir)
     name = original_name or input_path.name
-    if mode not in ("basic", "advanced"):
-        raise ValueError(f"unknown mode {mode!r}")
-    policy = effective(mode, policy)  # `mode` is a shortcut; the policy's output decides
-    ctx = Context(mode=policy.mode, policy=policy, on_progress=on_progress,
-                  password=password or None, ocr_languages=ocr_languages)
+    if mode is not None or policy is None:
+        policy = resolve(policy, mode)  # ValueError for an unknown mode
+    # (Context.mode: report.Mode, the same two words; nested members run basic)
+    ctx = Context(mode="advanced" if policy.mode is Mode.ADVANCED else "basic", policy=policy,
+                  on_progress=on_progress, password=password or None,
+                  ocr_languages=ocr_languages)
     result = Result(input=name, status="rejected")
     with tempfile.TemporaryDirectory(dir=workdir, prefix="sanitas-") as scratch:
         ctx.workdir = Path(scratch)

@@ -16,7 +16,11 @@ and the sandbox job message use:
 
 Missing rules take the built-in basic policy's action; unknown keys and actions a rule does not
 offer are errors (`PolicyError`, naming the field). The built-ins BASIC and ADVANCED are the
-product's two modes.
+product's two modes (`Mode`); a policy's mode follows from its output (`Policy.mode`).
+
+`resolve` is the one place a mode and a policy meet: a caller holding both (the engine's and the
+sandbox's `mode=` shortcut, ICAP's advanced service) gets the one policy the job runs with; a
+caller holding a policy passes only that.
 """
 
 from __future__ import annotations
@@ -25,6 +29,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
+
+
+class Mode(StrEnum):
+    """How thoroughly a file is cleaned; each plan allows some modes (config)."""
+
+    BASIC = "basic"  # the file keeps its format, minus what the rules remove
+    ADVANCED = "advanced"  # documents rebuilt from pixels as PDF (a policy's output "pdf...")
 
 
 class Action(StrEnum):
@@ -86,10 +97,8 @@ BASIC_RULES: dict[Rule, Action] = {
     Rule.CHAPTERS: Action.REMOVE,
 }
 
-# What a policy makes of a file: the same type, or its pages as pixels in a PDF (with a text
-# layer by OCR). Not `formats.Output`, which is one output format of the format table.
-OutputChoice = Literal["same", "pdf", "pdf+ocr"]
-OUTPUTS: tuple[OutputChoice, ...] = ("same", "pdf", "pdf+ocr")
+Output = Literal["same", "pdf", "pdf+ocr"]
+OUTPUTS: tuple[Output, ...] = ("same", "pdf", "pdf+ocr")
 MAX_PAGES_LIMIT = 5000  # the most pages any policy may rebuild from pixels
 
 
@@ -107,16 +116,16 @@ class Policy:
 
     rules: Mapping[Rule, Action] = field(default_factory=lambda: dict(BASIC_RULES))
     allowed_types: frozenset[str] | None = None  # kinds or families; None: every type
-    output: OutputChoice = "same"
+    output: Output = "same"
     max_pages: int | None = None  # None: the engine's own limit (MAX_PAGES_LIMIT)
 
     def action(self, rule: Rule) -> Action:
         return self.rules.get(rule, BASIC_RULES[rule])
 
     @property
-    def mode(self) -> Literal["basic", "advanced"]:
+    def mode(self) -> Mode:
         """The engine mode this policy's output means: pixels are advanced mode."""
-        return "basic" if self.output == "same" else "advanced"
+        return Mode.BASIC if self.output == "same" else Mode.ADVANCED
 
     # The engine's older switches, read from the rules.
     @property
@@ -202,15 +211,22 @@ class Policy:
 
 BASIC = Policy()
 ADVANCED = Policy(output="pdf")
-BUILT_IN: dict[str, Policy] = {"basic": BASIC, "advanced": ADVANCED}
+BUILT_IN: dict[str, Policy] = {Mode.BASIC: BASIC, Mode.ADVANCED: ADVANCED}
 
 
-def effective(mode: str, policy: Policy | None) -> Policy:
-    """The policy a job runs with: `mode` ("basic"/"advanced") is a shortcut for the built-in
-    of that name when no policy is given; "advanced" with a policy whose output is "same"
-    upgrades it to "pdf". Otherwise the policy's output decides (its `mode`)."""
+def resolve(policy: Policy | None, mode: Mode | str | None = None, *,
+            ocr: bool = False) -> Policy:
+    """The one policy a job runs with, from a policy and/or a mode: without a policy, the
+    built-in of `mode` (basic when None); `mode` advanced with a policy whose output is "same"
+    upgrades it to pixels; otherwise the policy's output decides (its `mode`). `ocr`
+    (SANITAS_OCR): the pages that advanced *mode* rebuilds (the built-in, an upgrade) also get
+    an OCR text layer; a policy that names its output keeps it. ValueError for another mode."""
+    if mode is not None and mode not in tuple(Mode):
+        raise ValueError(f"unknown mode {mode!r}")
+    mode = Mode(mode) if mode is not None else None
+    pixels: Output = "pdf+ocr" if ocr else "pdf"
     if policy is None:
-        return BUILT_IN["advanced" if mode == "advanced" else "basic"]
-    if mode == "advanced" and policy.output == "same":
-        return replace(policy, output="pdf")
+        return replace(ADVANCED, output=pixels) if mode is Mode.ADVANCED else BASIC
+    if mode is Mode.ADVANCED and policy.output == "same":
+        return replace(policy, output=pixels)
     return policy

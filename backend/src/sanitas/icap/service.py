@@ -55,9 +55,9 @@ class ServicePolicy:
     @property
     def rebuilds(self) -> bool:
         """Whether every output is rebuilt from pixels (advanced): never "clean" then."""
-        from sanitas.engine.policy import effective
+        from sanitas.engine.policy import resolve
 
-        return effective(self.mode, self.policy).output != "same"
+        return resolve(self.policy, self.mode).output != "same"
 
 
 def resolve(factory: sessionmaker[Session] | None, service: str,

@@ -1,6 +1,6 @@
 """Runs the engine on one file in a sandbox (see bwrap.py). The service calls only this.
 
-    run_sanitizer(input_path, output_dir, mode=..., settings=..., on_progress=...,
+    run_sanitizer(input_path, output_dir, policy=..., settings=..., on_progress=...,
                   password=None) -> Result
         `password` opens an encrypted input; it reaches the sandbox only in the job message
         over the job socket (never argv, the environment, a file or a log).
@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sanitas.config import Settings
-    from sanitas.engine.report import Mode, Policy, Result
+    from sanitas.engine.policy import Mode, Policy
+    from sanitas.engine.report import Result
     from sanitas.sandbox.bwrap import SandboxLimits
 
 __all__ = ["PreviewRequest", "SandboxError", "require_working_sandbox", "run_sanitizer"]
@@ -43,12 +44,16 @@ class PreviewRequest:
     seconds: float
 
 
-def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str = "basic",
-                  settings: Settings, on_progress: Callable[[int], None] | None = None,
-                  original_name: str | None = None, policy: Policy | None = None,
-                  limits: SandboxLimits | None = None, prewarm: bool = True,
-                  password: str | None = None, preview: PreviewRequest | None = None) -> Result:
-    """Sanitize `input_path` into `output_dir` in a fresh sandbox.
+def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, settings: Settings,
+                  policy: Policy | None = None, mode: Mode | str | None = None,
+                  on_progress: Callable[[int], None] | None = None,
+                  original_name: str | None = None, limits: SandboxLimits | None = None,
+                  prewarm: bool = True, password: str | None = None,
+                  preview: PreviewRequest | None = None) -> Result:
+    """Sanitize `input_path` into `output_dir` in a fresh sandbox, with `policy`: the one a
+    job resolved (intake.py, processing), passed on as it is. Callers without one (the CLI,
+    tests) may give `mode` instead, or both (engine.policy.resolve: advanced upgrades a
+    policy whose output is "same"; SANITAS_OCR then adds a text layer).
 
     The output is named after `original_name` (default: the input's name) with the safe
     extension. `limits` overrides the per-job limits (tests); `prewarm` keeps one started
@@ -57,16 +62,10 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str =
     `preview.path` (engine/preview.py), within its own time budget; the file is missing when
     there is none (a type without previews, a failure, the budget ran out)."""
     input_path, output_dir = Path(input_path), Path(output_dir)
-    if mode not in ("basic", "advanced"):
-        raise ValueError(f"unknown mode {mode!r}")
-    from sanitas.engine.policy import ADVANCED, effective
+    if mode is not None or policy is None:
+        from sanitas.engine.policy import resolve
 
-    if settings.ocr and mode == "advanced" and (policy is None or policy.output == "same"):
-        # SANITAS_OCR (on by default): advanced mode's pages get an OCR text layer, unless a
-        # policy's output says "pdf" (pixels only).
-        policy = replace(policy or ADVANCED, output="pdf+ocr")
-    policy = effective(mode, policy)  # the policy's output decides pixels; mode is a shortcut
-    mode = policy.mode
+        policy = resolve(policy, mode, ocr=settings.ocr)  # ValueError for an unknown mode
     if settings.sandbox == "none":
         if not settings.allow_unsandboxed:
             raise SandboxError("Processing without a sandbox is disabled; set "
@@ -77,18 +76,18 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, mode: str =
         from sanitas.engine import sanitize_file
 
         output_dir.mkdir(parents=True, exist_ok=True)
-        engine_mode: Mode = "advanced" if mode == "advanced" else "basic"  # checked above
-        result = sanitize_file(input_path, output_dir, mode=engine_mode, policy=policy,
-                               on_progress=on_progress, original_name=original_name,
-                               password=password, ocr_languages=settings.ocr_languages)
+        result = sanitize_file(input_path, output_dir, policy=policy, on_progress=on_progress,
+                               original_name=original_name, password=password,
+                               ocr_languages=settings.ocr_languages)
         if preview is not None and result.status == "ok" and result.output:
             _preview_unsandboxed(Path(result.output), result.output_type, preview)
         return result
     from sanitas.sandbox.bwrap import run_in_bwrap
 
-    return run_in_bwrap(input_path, output_dir, mode=mode, settings=settings,
-                        on_progress=on_progress, original_name=original_name, policy=policy,
-                        limits=limits, prewarm=prewarm, password=password, preview=preview)
+    return run_in_bwrap(input_path, output_dir, mode=policy.mode, policy=policy,
+                        settings=settings, on_progress=on_progress,
+                        original_name=original_name, limits=limits, prewarm=prewarm,
+                        password=password, preview=preview)
 
 
 def _preview_unsandboxed(output: Path, output_type: str | None,

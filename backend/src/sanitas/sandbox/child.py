@@ -198,8 +198,8 @@ def main() -> int:
     policy = Policy.from_json(job.get("policy") or {})
     password = job.pop("password", None)
     languages = job.get("ocr_languages")
-    result = sanitize_file(input_path, f"{work}/out", mode=job.get("mode", "basic"),
-                           policy=policy, on_progress=on_progress, workdir=work,
+    result = sanitize_file(input_path, f"{work}/out", policy=policy, on_progress=on_progress,
+                           workdir=work,
                            original_name=job.get("name") or "file",
                            password=password if isinstance(password, str) else None,
                            ocr_languages=languages if isinstance(languages, str) else "eng")
