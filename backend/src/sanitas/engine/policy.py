@@ -97,8 +97,10 @@ BASIC_RULES: dict[Rule, Action] = {
     Rule.CHAPTERS: Action.REMOVE,
 }
 
-Output = Literal["same", "pdf", "pdf+ocr"]
-OUTPUTS: tuple[Output, ...] = ("same", "pdf", "pdf+ocr")
+# What a policy makes of a file: the same type, or its pages as pixels in a PDF (with a text
+# layer by OCR). Not `formats.Output`, which is one output format of the format table.
+OutputChoice = Literal["same", "pdf", "pdf+ocr"]
+OUTPUTS: tuple[OutputChoice, ...] = ("same", "pdf", "pdf+ocr")
 MAX_PAGES_LIMIT = 5000  # the most pages any policy may rebuild from pixels
 
 
@@ -116,7 +118,7 @@ class Policy:
 
     rules: Mapping[Rule, Action] = field(default_factory=lambda: dict(BASIC_RULES))
     allowed_types: frozenset[str] | None = None  # kinds or families; None: every type
-    output: Output = "same"
+    output: OutputChoice = "same"
     max_pages: int | None = None  # None: the engine's own limit (MAX_PAGES_LIMIT)
 
     def action(self, rule: Rule) -> Action:
@@ -224,7 +226,7 @@ def resolve(policy: Policy | None, mode: Mode | str | None = None, *,
     if mode is not None and mode not in tuple(Mode):
         raise ValueError(f"unknown mode {mode!r}")
     mode = Mode(mode) if mode is not None else None
-    pixels: Output = "pdf+ocr" if ocr else "pdf"
+    pixels: OutputChoice = "pdf+ocr" if ocr else "pdf"
     if policy is None:
         return replace(ADVANCED, output=pixels) if mode is Mode.ADVANCED else BASIC
     if mode is Mode.ADVANCED and policy.output == "same":
