@@ -175,6 +175,36 @@ def icap(host: str | None, port: int | None, no_migrate: bool) -> None:
 
 
 @main.command()
+@click.option("--listen", default=None, help="host:port to listen on (default SANITAS_MAIL_LISTEN, "
+                                            "127.0.0.1:10025).")
+@click.option("--next-hop", default=None, help="host:port cleaned messages are re-injected to "
+                                              "(default SANITAS_MAIL_NEXT_HOP, 127.0.0.1:10026).")
+@click.option("--policy", "policy_id", default=None,
+              help="'basic', 'advanced' or an organisation-wide policy's id (default "
+                   "SANITAS_MAIL_POLICY, basic).")
+@click.option("--no-migrate", is_flag=True, help="Do not apply migrations on start.")
+def mail(listen: str | None, next_hop: str | None, policy_id: str | None,
+         no_migrate: bool) -> None:
+    """Run the mail filter: an SMTP after-queue content filter for Postfix that cleans every
+    message's attachments and re-injects it; see docs/mail.md."""
+    from sanitas.mailfilter import relay, service
+    from sanitas.mailfilter.server import run
+
+    settings = _service_settings()
+    try:
+        relay.parse_hop(listen or settings.mail_listen)
+        relay.parse_hop(next_hop or settings.mail_next_hop)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    _require_sandbox(settings)
+    try:
+        run(settings, listen or settings.mail_listen, next_hop or settings.mail_next_hop,
+            policy_id or settings.mail_policy, migrate=not no_migrate)
+    except service.UnknownPolicy as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as one JSON object.")
 def doctor(as_json: bool) -> None:
     """Check what this deployment needs (sandbox, LibreOffice, fonts, database, storage,

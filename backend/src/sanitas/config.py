@@ -211,6 +211,29 @@ class Settings(BaseSettings):
     icap_audit: bool = False
     icap_service_account: str = "icap@sanitas.local"
 
+    # Mail filter (`sanitas mail`, sanitas/mailfilter/; docs/mail.md): an after-queue SMTP
+    # content filter. It listens on mail_listen and re-injects each cleaned message to
+    # mail_next_hop (host:port) with the original envelope.
+    mail_listen: str = "127.0.0.1:10025"
+    mail_next_hop: str = "127.0.0.1:10026"
+    mail_policy: str = "basic"  # 'basic', 'advanced' or an organisation-wide policy's id
+    # Messages above this size are refused at SMTP (552; announced with SIZE).
+    mail_max_message_bytes: int = Field(default=50 * MB, ge=1024, le=64 * MB)
+    mail_workers: int = 0  # messages cleaned at once; 0: SANITAS_EXECUTOR_WORKERS
+    mail_max_connections: int = Field(default=32, ge=1)
+    mail_timeout_seconds: float = 300.0  # idle time allowed on an SMTP connection
+    mail_next_hop_timeout_seconds: float = 60.0  # each step of the re-injection
+    # A footer (a short text part) saying in words what was done to the message.
+    mail_footer: bool = False
+    # Originals are kept sealed (AES-256-GCM) in storage this many days, for release by an
+    # admin; 0 keeps none.
+    mail_hold_days: int = Field(default=14, ge=0)
+    # Audit: each message becomes a file history row of mail_service_account (as ICAP's).
+    mail_audit: bool = False
+    mail_service_account: str = "mail@sanitas.local"
+    # `GET /metrics` of the mail filter (sanitas_mail_*), on metrics_host; 0: not served.
+    mail_metrics_port: int = 0
+
     # Plans (sanitas/plans.py: labels, prices, limits, capabilities per role). A JSON or TOML
     # file merged over the defaults; and, per role, limits as JSON (SANITAS_ROLE_LIMITS, every
     # field optional: uploads_per_month, max_file_size, storage_quota, max_files_per_upload,

@@ -22,6 +22,7 @@ from sanitas.files import admin_routes as files_admin_routes
 from sanitas.files import download_routes as files_download_routes
 from sanitas.files import routes as files_routes
 from sanitas.logs import RequestIdMiddleware, install_record_factory
+from sanitas.mailfilter import routes as mail_routes
 from sanitas.policies import routes as policies_routes
 from sanitas.processing import executor_connections
 from sanitas.processing import routes as queue_routes
@@ -108,7 +109,7 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     for module in (auth_routes, users_routes, files_routes, files_download_routes,
                    files_admin_routes, queue_routes,
                    usage_routes, contact_routes, policies_routes, audit_routes, reports_routes,
-                   apikeys_routes, webhooks_routes, plans_routes):
+                   apikeys_routes, webhooks_routes, plans_routes, mail_routes):
         app.include_router(module.router, prefix="/api", responses=COMMON_RESPONSES)
     app.include_router(apikeys_routes.admin_router, prefix="/api", responses=COMMON_RESPONSES)
     install_docs(app)  # Swagger UI from a local copy, before the /api catch-all below

@@ -7,6 +7,7 @@ from sanitas.models.contact_message import ContactMessage
 from sanitas.models.email_token import EmailToken
 from sanitas.models.file import FILE_STATUSES, File, FileStatus, ProcessingMode, StatusFilter
 from sanitas.models.file_rollup import EVERYONE, FileRollup
+from sanitas.models.held_message import HELD_STATUSES, HeldMessage, HeldStatus
 from sanitas.models.job import JOB_STATES, Job, JobState
 from sanitas.models.policy import PolicyDefault, PolicyVersion, StoredPolicy
 from sanitas.models.queue_state import QueueState
@@ -36,6 +37,9 @@ __all__ = [
     "File",
     "FileRollup",
     "FileStatus",
+    "HELD_STATUSES",
+    "HeldMessage",
+    "HeldStatus",
     "Job",
     "JobState",
     "PolicyDefault",

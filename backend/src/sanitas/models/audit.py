@@ -40,6 +40,7 @@ class AuditAction(StrEnum):
     WEBHOOK_CREATED = "webhook.created"
     WEBHOOK_UPDATED = "webhook.updated"
     WEBHOOK_DELETED = "webhook.deleted"
+    MAIL_RELEASED = "mail.released"
 
 
 class AuditEntry(Base):

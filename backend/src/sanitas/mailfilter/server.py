@@ -1,0 +1,282 @@
+"""The mail filter (`sanitas mail`): an SMTP server (aiosmtpd) in the shape of Postfix's
+after-queue content filter. For each message:
+
+  1. the SIZE limit is announced and enforced while DATA arrives (552 beyond it);
+  2. a retry of a message already delivered (same envelope and bytes) is answered 250
+     without a second delivery;
+  3. the original is sealed into storage for the retention period (held.py, vault.py);
+  4. the whole message is cleaned by the engine in the sandbox (service.run_engine): a
+     message the engine refuses (over a limit, unreadable, refused by the policy) is answered
+     554 with the reason, so Postfix bounces it to its sender;
+  5. the cleaned copy, with the original's trace fields and `X-Sanitas`, is re-injected to the
+     next hop with the original envelope (relay.py), and only once the next hop accepted it
+     the answer is 250. An internal fault, a sandbox fault or a next hop that cannot be reached
+     or answers 4xx is answered 451: Postfix keeps the message queued and tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import time
+from typing import Any
+
+from aiosmtpd.smtp import SMTP, Envelope, Session
+from sqlalchemy.orm import Session as DbSession
+from sqlalchemy.orm import sessionmaker
+
+from sanitas.config import Settings
+from sanitas.datadir.scratch import JobScratch
+from sanitas.engine.report import Result
+from sanitas.mailfilter import audit, headers, held, relay, service
+from sanitas.mailfilter import metrics as mail_metrics
+from sanitas.models import HeldStatus
+from sanitas.storage import Storage
+
+log = logging.getLogger(__name__)
+
+SWEEP_SECONDS = 3600.0
+
+
+class Reply(Exception):
+    """The answer to the message: an SMTP reply line."""
+
+    def __init__(self, line: str, outcome: str) -> None:
+        super().__init__(line)
+        self.line, self.outcome = line, outcome
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return "".join(c if " " <= c <= "~" else "?" for c in text)[:limit]
+
+
+class MailFilter:
+    """aiosmtpd's handler: handle_DATA answers each message."""
+
+    def __init__(self, settings: Settings, factory: sessionmaker[DbSession] | None,
+                 storage: Storage | None, policy_id: str, next_hop: str,
+                 audit_user: str | None = None) -> None:
+        self.settings, self.factory, self.storage = settings, factory, storage
+        self.policy_id, self.next_hop = policy_id, next_hop
+        self.audit_user = audit_user
+        workers = settings.mail_workers or settings.executor_workers or 1
+        self.jobs = asyncio.Semaphore(max(1, workers))
+        self.connections = 0
+
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        started = time.monotonic()
+        data = envelope.original_content or b""
+        try:
+            line, outcome = await self._message(envelope, data, started)
+        except Reply as reply:
+            line, outcome = reply.line, reply.outcome
+        except Exception:
+            log.exception("mail: a message failed")
+            line, outcome = "451 4.3.0 Sanitas failed on this message; try again later", \
+                "deferred"
+        mail_metrics.message(outcome, time.monotonic() - started)
+        log.info("mail: %s from=<%s> rcpts=%d size=%d: %s", outcome,
+                 _one_line(envelope.mail_from or "", 100), len(envelope.rcpt_tos), len(data),
+                 line)
+        return line
+
+    async def _message(self, env: Envelope, data: bytes, started: float) -> tuple[str, str]:
+        envelope = relay.Envelope(env.mail_from or "", list(env.rcpt_tos),
+                                  list(env.mail_options))
+        head = headers.read(data)
+        digest = held.digest_of(envelope, data)
+        chosen = await asyncio.to_thread(service.resolve, self.factory, self.policy_id)
+        begun = None
+        if self.factory is not None:
+            begun = await asyncio.to_thread(held.begin, self.factory, digest, envelope,
+                                            len(data), head, chosen.applied.id)
+            if begun.duplicate:
+                return "250 2.0.0 Ok: already delivered (a retry of the same message)", \
+                    "duplicate"
+            if not begun.kept and self.storage is not None:
+                await asyncio.to_thread(held.keep_original, self.settings, self.storage,
+                                        self.factory, begun.id, data)
+        held_id = begun.id if begun else None
+        scratch = JobScratch(self.settings, "mail" + secrets.token_hex(2))
+        try:
+            source = scratch.path / service.MESSAGE_NAME
+            await asyncio.to_thread(source.write_bytes, data)
+            done = await self._clean(chosen, source, scratch.path / "out")
+            result = done.result
+            if done.output is None or result.output_type != "eml":
+                reason = result.reason or "the message could not be read as a mail message"
+                self._finish(held_id, started, status=HeldStatus.REFUSED, result=result,
+                             reason=reason)
+                self._audit(env, data, digest, chosen, result, started, "blocked", reason)
+                raise Reply(f"554 5.6.0 Refused by Sanitas: {_one_line(reason)}", "refused")
+            cleaned = await asyncio.to_thread(done.output.read_bytes)
+            listed = await asyncio.to_thread(service.attachments, cleaned, result.findings)
+            outcome = result.outcome()
+            if self.settings.mail_footer:
+                cleaned = await asyncio.to_thread(service.with_footer, cleaned,
+                                                  service.footer_text(outcome))
+            outgoing = service.outgoing(head, cleaned, service.x_sanitas(result, len(listed)))
+        finally:
+            scratch.close()
+        sent = await asyncio.to_thread(relay.send, self.next_hop, envelope, outgoing,
+                                       timeout=self.settings.mail_next_hop_timeout_seconds)
+        if not sent.accepted:
+            kind = "unreachable" if "could not be reached" in sent.reply else \
+                "temporary" if sent.temporary else "permanent"
+            mail_metrics.next_hop_failed(kind)
+            self._finish(held_id, started, status=HeldStatus.DEFERRED, result=result,
+                         reason=sent.reply, listed=listed)
+            if sent.temporary:
+                raise Reply(f"451 4.4.1 Not delivered, try again later: {_one_line(sent.reply)}",
+                            "deferred")
+            raise Reply(f"554 5.4.0 Not delivered: {_one_line(sent.reply)}", "refused")
+        mail_metrics.cleaned(outcome.verdict.value, [a["verdict"] for a in listed])
+        self._finish(held_id, started, status=HeldStatus.DELIVERED, result=result,
+                     listed=listed, refused=sent.refused)
+        self._audit(env, data, digest, chosen, result, started, "sanitized", None)
+        note = f"; {len(sent.refused)} recipient(s) refused by the next hop" \
+            if sent.refused else ""
+        return f"250 2.0.0 Ok: cleaned, verdict {outcome.verdict.value}{note}", "delivered"
+
+    async def _clean(self, chosen: service.Chosen, source: Any, out: Any) -> service.Cleaned:
+        from sanitas.sandbox import SandboxError
+
+        async with self.jobs:
+            try:
+                return await asyncio.to_thread(service.run_engine, self.settings, chosen,
+                                               source, out)
+            except SandboxError as exc:
+                log.error("mail: the sandbox failed: %s", exc)
+                raise Reply("451 4.3.0 The sandbox failed on this message; try again later",
+                            "deferred") from exc
+
+    def _finish(self, held_id: str | None, started: float, *, status: str,
+                result: Result | None, reason: str | None = None,
+                listed: list[dict[str, Any]] | None = None,
+                refused: dict[str, str] | None = None) -> None:
+        if held_id is None or self.factory is None:
+            return
+        outcome = result.outcome() if result is not None else None
+        values: dict[str, Any] = {"status": status, "duration": round(time.monotonic() -
+                                                                        started, 3)}
+        if outcome is not None:
+            values.update(verdict=outcome.verdict.value,
+                          verdict_counts=outcome.counts.to_json(), summary=outcome.summary)
+        if reason is not None:
+            values["reason"] = reason[:2000]
+        if listed is not None:
+            values["attachments"] = listed
+        if refused:
+            values["refused_recipients"] = [f"{r}: {t}"[:400] for r, t in refused.items()]
+        held.finish(self.factory, held_id, **values)
+
+    def _audit(self, env: Envelope, data: bytes, digest: str, chosen: service.Chosen,
+               result: Result, started: float, outcome: str, reason: str | None) -> None:
+        """A history row of the mail service account (SANITAS_MAIL_AUDIT), as ICAP's."""
+        if self.audit_user is None or self.factory is None:
+            return
+        rec = audit.Record(sender=env.mail_from or "", recipients=list(env.rcpt_tos),
+                           digest=digest, size=len(data), applied=chosen.applied,
+                           mode=chosen.mode, outcome=outcome, reason=reason, result=result,
+                           duration=time.monotonic() - started, sha256=audit.sha256_of(data))
+        asyncio.get_running_loop().run_in_executor(None, audit.record, self.factory,
+                                                   self.audit_user, rec)
+
+
+class FilterSMTP(SMTP):
+    """aiosmtpd's server with a cap on connections (421 beyond it)."""
+
+    def __init__(self, handler: MailFilter, **kwargs: Any) -> None:
+        super().__init__(handler, **kwargs)
+        self.filter = handler
+        self._counted = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.filter.connections += 1
+        self._counted = True
+        if self.filter.connections > self.filter.settings.mail_max_connections:
+            transport.write(b"421 4.3.2 Too many connections; try again later\r\n")  # type: ignore[attr-defined]
+            transport.close()
+            return
+        super().connection_made(transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._counted:
+            self.filter.connections -= 1
+            self._counted = False
+        super().connection_lost(exc)
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    return relay.parse_hop(value)
+
+
+# -- running it --------------------------------------------------------------------------------
+def run(settings: Settings, listen: str, next_hop: str, policy_id: str, *,
+        migrate: bool = True) -> None:
+    """Serve SMTP on `listen` until SIGTERM or SIGINT."""
+    from sanitas.datadir import scratch
+    from sanitas.db import make_engine, make_sessionmaker
+    from sanitas.storage import make_storage
+
+    logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd's every command
+    if migrate:
+        from sanitas.migrate import upgrade_to_head
+
+        upgrade_to_head(str(settings.database_url))
+    factory = make_sessionmaker(make_engine(str(settings.database_url)))
+    service.resolve(factory, policy_id)  # an unknown policy stops the start
+    storage = make_storage(settings)
+    audit_user = audit.service_account(factory, settings.mail_service_account) \
+        if settings.mail_audit else None
+    scratch.sweep(settings)
+    if settings.sandbox != "none":
+        from sanitas.sandbox.bwrap import prestart
+
+        prestart(settings)
+    if settings.metrics_token and settings.mail_metrics_port:
+        from sanitas.web.metrics import serve_worker_metrics
+
+        serve_worker_metrics(settings.model_copy(update={
+            "metrics_port": settings.mail_metrics_port}))
+    asyncio.run(_serve(settings, factory, storage, audit_user, listen, next_hop, policy_id))
+
+
+async def _serve(settings: Settings, factory: sessionmaker[DbSession], storage: Storage,
+                 audit_user: str | None, listen: str, next_hop: str, policy_id: str) -> None:
+    handler = MailFilter(settings, factory, storage, policy_id, next_hop, audit_user)
+    host, port = parse_listen(listen)
+    loop = asyncio.get_running_loop()
+
+    def factory_smtp() -> SMTP:
+        return FilterSMTP(handler, data_size_limit=settings.mail_max_message_bytes,
+                          enable_SMTPUTF8=True, decode_data=False,
+                          hostname="sanitas-mail", ident="Sanitas mail filter",
+                          timeout=settings.mail_timeout_seconds)
+
+    server = await loop.create_server(factory_smtp, host, port, reuse_address=True)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+    async def sweeper() -> None:
+        while True:
+            with contextlib.suppress(Exception):
+                removed = await asyncio.to_thread(held.sweep, factory, storage)
+                if removed:
+                    log.info("mail: %d held original(s) past retention deleted", removed)
+            await asyncio.sleep(SWEEP_SECONDS)
+
+    sweeping = asyncio.create_task(sweeper())
+    log.info("mail: listening on %s:%d, next hop %s, policy %s (pid %d; audit %s)", host,
+             port, next_hop, policy_id, os.getpid(), "on" if audit_user else "off")
+    print(f"Sanitas mail filter listening on {host}:{port}", flush=True)
+    async with server:
+        await stop.wait()
+    sweeping.cancel()
+    log.info("mail: stopping")

@@ -1,0 +1,187 @@
+"""What the mail filter decides, apart from the SMTP wire: the policy, the one engine call for
+a message, the outgoing message (trace fields kept, `X-Sanitas`, an optional footer) and the
+list of attachments with their verdicts."""
+
+from __future__ import annotations
+
+import email
+import email.message
+import email.policy
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from sanitas.config import Settings
+from sanitas.engine import verdict as verdicts
+from sanitas.engine.policy import BUILT_IN, Policy
+from sanitas.engine.report import Finding, Result
+from sanitas.mailfilter import headers
+from sanitas.policies.applied import AppliedPolicy, applied_built_in
+
+MESSAGE_NAME = "message.eml"
+
+
+class UnknownPolicy(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Chosen:
+    applied: AppliedPolicy  # recorded with the message
+    policy: Policy  # what the engine runs
+    mode: str
+
+
+def resolve(factory: sessionmaker[Session] | None, policy_id: str) -> Chosen:
+    """'basic', 'advanced' or the id of an organisation-wide policy (UnknownPolicy)."""
+    policy_id = (policy_id or "basic").strip()
+    if policy_id in BUILT_IN:
+        applied = applied_built_in(policy_id)
+        return Chosen(applied, BUILT_IN[policy_id], applied.mode)
+    stored = None
+    if factory is not None and len(policy_id) <= 36:
+        from sanitas.models import StoredPolicy
+
+        with factory() as session:
+            stored = session.scalar(select(StoredPolicy).where(
+                StoredPolicy.id == policy_id, StoredPolicy.deleted_at.is_(None),
+                StoredPolicy.owner_id.is_(None)))
+            if stored is not None:
+                session.expunge(stored)
+    if stored is None:
+        raise UnknownPolicy(f"Unknown policy {policy_id[:40]!r}: the mail policy must be "
+                            "'basic', 'advanced' or the id of an organisation-wide policy.")
+    policy = Policy.from_json(stored.body)
+    applied = AppliedPolicy(id=stored.id, version=stored.version, name=stored.name,
+                            body=stored.body, mode=policy.mode, built_in=False)
+    return Chosen(applied, policy, policy.mode)
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    result: Result
+    output: Path | None  # the cleaned message, when the engine accepted it
+
+
+def run_engine(settings: Settings, chosen: Chosen, source: Path, out: Path) -> Cleaned:
+    """The one place a message meets the engine: the whole message (`source`, an .eml) is
+    cleaned in the sandbox by the .eml cleaner (engine/mail.py: every attachment, nested
+    messages included, under the message limits) into the new folder `out`. SandboxError
+    for a fault of the sandbox itself."""
+    from sanitas.sandbox import run_sanitizer
+
+    out.mkdir()
+    result = run_sanitizer(source, out, mode=chosen.mode, settings=settings,
+                           original_name=MESSAGE_NAME, policy=chosen.policy)
+    output = None
+    if result.status == "ok" and result.output:
+        output = Path(result.output)
+        output = output if output.is_absolute() else out / output
+    return Cleaned(result, output)
+
+
+def x_sanitas(result: Result, attachments: int) -> str:
+    """The `X-Sanitas` value, in the words of the ICAP channel's header: `sanitized;
+    findings=N; verdict=...; threats=...; ...` and the number of attachments."""
+    from sanitas.icap.service import verdict_tokens
+
+    findings = sum(1 for f in result.findings if f.action != "kept")
+    return f"sanitized; findings={findings}; {verdict_tokens([result])}; " \
+        f"attachments={attachments}"
+
+
+def footer_text(outcome: verdicts.Outcome) -> str:
+    return ("This message was checked by Sanitas before delivery. Verdict: "
+            f"{outcome.verdict.value}. {outcome.summary}.\n")
+
+
+def _split(data: bytes) -> tuple[bytes, bytes]:
+    """A message we wrote (CRLF lines) as its header block (with the blank line) and body."""
+    end = data.find(b"\r\n\r\n")
+    if end < 0:
+        return data, b""
+    return data[:end + 4], data[end + 4:]
+
+
+def with_footer(cleaned: bytes, text: str) -> bytes:
+    """The cleaned message (the engine's output) with a short inline text part at the end:
+    added to a multipart/mixed, or the body wrapped in one with the footer beside it."""
+    from email.mime.text import MIMEText
+
+    from sanitas.engine.mail import serialise
+
+    message = email.message_from_bytes(cleaned, policy=email.policy.compat32)
+    footer = MIMEText(text, "plain", "utf-8")
+    footer.add_header("Content-Disposition", "inline")
+    if message.get_content_type() == "multipart/mixed":
+        message.attach(footer)
+        return serialise(message)
+    body = email.message.Message()
+    for name, value in message.items():
+        if name.lower().startswith("content-"):
+            body[name] = value
+    body.set_payload(message.get_payload())
+    for name in {n for n in message if n.lower().startswith("content-")}:
+        del message[name]
+    message["Content-Type"] = "multipart/mixed"
+    message.set_payload([body, footer])
+    return serialise(message)
+
+
+def outgoing(head: headers.Head, cleaned: bytes, sanitas_value: str) -> bytes:
+    """What goes to the next hop: the original's trace fields (Return-Path, Received,
+    Authentication-Results... as received, unless the cleaned copy kept its own), the
+    `X-Sanitas` field, then the cleaned message (any X-Sanitas field in it removed: only the
+    filter writes one)."""
+    block, body = _split(cleaned)
+    kept = [whole for name, whole in headers.fields(block) if not name.startswith(b"x-sanitas")]
+    present = {name for name, _ in headers.fields(block)}
+    trace = [f for f in head.trace if f.split(b":", 1)[0].strip().lower() not in present]
+    value = sanitas_value.encode("ascii", "replace")
+    return (b"".join(trace) + b"X-Sanitas: " + value + b"\r\n" + b"".join(kept) + b"\r\n"
+            + body)
+
+
+def attachments(cleaned: bytes, findings: list[Finding]) -> list[dict[str, Any]]:
+    """The attachments of the cleaned message (the engine's output), each with its name, the
+    name it came with, its verdict and sentence: `refused` for one replaced by the note."""
+    from sanitas.engine import safe_output_name
+
+    removed: dict[str, tuple[str, str]] = {}  # note name -> (label, reason)
+    renamed: dict[str, str] = {}  # new name -> label
+    for f in findings:
+        label = f.location.removeprefix("(nested) ")
+        if f.kind == "archive_member" and f.action == "removed" and ": " not in f.location:
+            removed[safe_output_name(label, "removed.txt")] = (label, f.detail)
+        elif f.kind == "renamed" and f.detail.startswith("attached as "):
+            new = f.detail[len("attached as "):].split(" (was", 1)[0]
+            renamed[new] = label
+    message = email.message_from_bytes(cleaned, policy=email.policy.compat32)
+    out: list[dict[str, Any]] = []
+    for part in message.walk():
+        if part.is_multipart():
+            continue
+        try:
+            name = part.get_filename()
+        except (LookupError, ValueError, UnicodeError):
+            name = None
+        if not name:
+            continue
+        if name in removed:
+            label, reason = removed[name]
+            out.append({"name": label[:255], "deliveredAs": name[:255], "verdict": "refused",
+                        "summary": f"Removed: {reason}"[:500]})
+            continue
+        label = renamed.get(name, name)
+        own = [asdict(f) for f in findings
+               if f.location.removeprefix("(nested) ") == label
+               or f.location.removeprefix("(nested) ").startswith(label + ": ")]
+        outcome = verdicts.of_findings(own)
+        out.append({"name": label[:255], "deliveredAs": name[:255],
+                    "verdict": outcome.verdict.value, "summary": outcome.summary[:500]})
+        if len(out) >= 200:
+            break
+    return out

@@ -1,0 +1,40 @@
+"""Fixtures of the mail tests: sample attachments, a sink standing for the next hop and a
+`sanitas mail` subprocess re-injecting to it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.mail.mailkit import MailFilter, Sink, samples, start_filter, stop_filter
+
+
+@pytest.fixture(scope="session")
+def attachments(tmp_path_factory) -> dict[str, bytes]:
+    return samples(tmp_path_factory.mktemp("mail-samples"))
+
+
+@pytest.fixture(scope="module")
+def sink() -> Iterator[Sink]:
+    with Sink() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def mail_filter(tmp_path_factory, sink) -> Iterator[MailFilter]:
+    data_dir: Path = tmp_path_factory.mktemp("mail-data")
+    server = start_filter(data_dir, sink.port, mail_workers=2)
+    try:
+        yield server
+    finally:
+        stop_filter(server)
+
+
+@pytest.fixture(autouse=True)
+def _empty_sink(request) -> None:
+    if "sink" in request.fixturenames:
+        sink = request.getfixturevalue("sink")
+        sink.handler.messages.clear()
+        sink.handler.answer = None

@@ -1,0 +1,221 @@
+"""The mail filter at its own level (issue 24): `sanitas mail` as a process, driven with
+smtplib as Postfix's smtp client would, re-injecting to a real SMTP server (the sink). What
+arrives is cleaned (macros, GPS data, PDF JavaScript, the executable, the tracking pixel),
+under the original envelope, with `X-Sanitas` and the trace fields received; the answer is
+250 only once the next hop took the message, 451 when it did not; hostile or broken input
+gets a clear reply or a clean pass while the filter keeps serving others."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import io
+import smtplib
+import sqlite3
+import threading
+import time
+import zipfile
+
+import pikepdf
+import pytest
+from PIL import Image
+
+from tests.mail.mailkit import TRACKING_HTML, message
+
+RCPTS = ["bob@example.net", "carol@example.net"]
+
+
+def send(port: int, data: bytes, *, sender: str = "alice@example.org",
+         rcpts: list[str] = RCPTS, options: tuple[str, ...] = ("BODY=8BITMIME",),
+         ) -> tuple[int, str]:
+    """One transaction; the DATA reply (code, text)."""
+    with smtplib.SMTP("127.0.0.1", port, timeout=300) as client:
+        client.ehlo("postfix.test")
+        client.mail(sender, list(options))
+        for rcpt in rcpts:
+            client.rcpt(rcpt)
+        code, text = client.data(data)
+        return code, text.decode("utf-8", "replace")
+
+
+def parts(data: bytes) -> dict[str, bytes]:
+    """The attachments of a delivered message by name."""
+    msg = email.message_from_bytes(data, policy=email.policy.default)
+    out = {}
+    for part in msg.walk():
+        name = part.get_filename()
+        if name:
+            out[name] = part.get_payload(decode=True)
+    return out
+
+
+def held_rows(mail_filter) -> list[sqlite3.Row]:
+    with sqlite3.connect(mail_filter.data_dir / "sanitas.db") as db:
+        db.row_factory = sqlite3.Row
+        return db.execute("SELECT * FROM held_messages ORDER BY created_at").fetchall()
+
+
+def test_a_hostile_message_arrives_clean(mail_filter, sink, attachments):
+    data = message(attachments)
+    code, text = send(mail_filter.port, data)
+    assert code == 250, text
+    assert "verdict partial" in text  # tool.exe went
+    [got] = sink.handler.wait(1)
+    assert got.sender == "alice@example.org" and got.recipients == RCPTS
+    assert "BODY=8BITMIME" in got.mail_options
+    head = got.data.split(b"\r\n\r\n", 1)[0].decode()
+    assert "Authentication-Results: mx.example.net; spf=pass" in head
+    assert "Received:\r\n from client.example.org" in head
+    assert "X-Sanitas: sanitized; findings=" in head
+    assert "verdict=partial" in head and "filesDropped=" in head
+    assert "attachments=5" in head
+    files = parts(got.data)
+    # The macro document: no VBA project left.
+    docm = next(v for k, v in files.items() if k.startswith("macro."))
+    with zipfile.ZipFile(io.BytesIO(docm)) as zf:
+        assert not any("vbaproject" in n.lower() for n in zf.namelist())
+    # The photo: no GPS data.
+    photo = Image.open(io.BytesIO(files["photo.jpg"]))
+    assert 0x8825 not in photo.getexif()
+    # The PDF: no JavaScript.
+    pdf = pikepdf.open(io.BytesIO(files["script.pdf"]))
+    assert "/OpenAction" not in pdf.Root and "/JavaScript" not in str(pdf.Root.get("/Names"))
+    # The executable: replaced by the note saying why.
+    note = next(v for k, v in files.items() if k.startswith("tool."))
+    assert b"Sanitas removed the attachment" in note and b"MZ" not in note
+    # The ZIP: its executable member dropped.
+    bundle = zipfile.ZipFile(io.BytesIO(files["bundle.zip"]))
+    assert "notes.txt" in bundle.namelist() and "tool.exe" not in bundle.namelist()
+    # The HTML body: no script, no tracking pixel.
+    assert b"tracker.example" not in got.data and b"alert(1)" not in got.data
+    assert "pixel" in TRACKING_HTML
+    row = held_rows(mail_filter)[-1]
+    assert row["status"] == "delivered" and row["verdict"] == "partial"
+    assert row["subject"] == "Quarterly figures" and row["original_key"]
+    assert row["message_id"] == "<test-1@example.org>"
+    listed = {a["name"]: a["verdict"] for a in __import__("json").loads(row["attachments"])}
+    assert listed["tool.exe"] == "refused" and listed["macro.docm"] == "cleaned"
+    assert listed["photo.jpg"] == "cleaned"
+
+
+def test_smtputf8_envelope_kept(mail_filter, sink):
+    data = message({}, html=None, subject="Grüße").replace(b"bob@example.net", b"bob@example.net")
+    code, text = send(mail_filter.port, data, sender="jürgen@example.org",
+                      rcpts=["zoë@example.net"], options=("SMTPUTF8", "BODY=8BITMIME"))
+    assert code == 250, text
+    [got] = sink.handler.wait(1)
+    assert got.sender == "jürgen@example.org" and got.recipients == ["zoë@example.net"]
+    assert "SMTPUTF8" in got.mail_options
+
+
+def test_next_hop_down_is_451_then_delivered_once(mail_filter, sink, attachments):
+    data = message({"photo.jpg": attachments["photo.jpg"]}, subject="retry me")
+    sink.handler.answer = "451 4.3.0 busy"
+    code, text = send(mail_filter.port, data)
+    assert code == 451 and "try again later" in text
+    assert sink.handler.messages == []
+    sink.handler.answer = None
+    code, text = send(mail_filter.port, data)  # Postfix's retry: the same bytes
+    assert code == 250, text
+    code, text = send(mail_filter.port, data)  # a retry after a lost 250: not sent twice
+    assert code == 250 and "already delivered" in text
+    assert len(sink.handler.wait(1)) == 1
+    time.sleep(0.5)
+    assert len(sink.handler.messages) == 1
+    row = [r for r in held_rows(mail_filter) if r["subject"] == "retry me"]
+    assert len(row) == 1 and row[0]["attempts"] == 2 and row[0]["status"] == "delivered"
+
+
+def test_next_hop_refusing_for_good_is_554(mail_filter, sink):
+    sink.handler.answer = "554 5.7.1 no thanks"
+    code, text = send(mail_filter.port, message({}, subject="refused"))
+    assert code == 554 and "no thanks" in text
+
+
+def _nested(levels: int) -> bytes:
+    inner = b"Content-Type: text/plain\r\n\r\ndeep\r\n"
+    for level in range(levels):
+        boundary = f"b{level}".encode()
+        inner = (b"Content-Type: multipart/mixed; boundary=" + boundary + b"\r\n\r\n--" +
+                 boundary + b"\r\n" + inner + b"\r\n--" + boundary + b"--\r\n")
+    return (b"From: a@example.org\r\nTo: b@example.net\r\nSubject: nested\r\n"
+            b"MIME-Version: 1.0\r\n" + inner)
+
+
+def _many_parts(count: int) -> bytes:
+    body = b"".join(b"--x\r\nContent-Type: text/plain\r\n\r\npart %d\r\n" % i
+                    for i in range(count))
+    return (b"From: a@example.org\r\nTo: b@example.net\r\nSubject: parts\r\n"
+            b"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=x\r\n\r\n" +
+            body + b"--x--\r\n")
+
+
+HEAD = (b"From: a@example.org\r\nTo: b@example.net\r\nSubject: %s\r\nMIME-Version: 1.0\r\n")
+BAD_INPUTS = {
+    "malformed MIME": HEAD % b"malformed" +
+    b"Content-Type: multipart/mixed; boundary=\"zz\r\n\r\n--zz\r\nContent-Type: text/plain\r\n"
+    b"\r\nno end\r\n--zz\r\nContent-Type",
+    "bad base64": HEAD % b"base64" +
+    b"Content-Type: multipart/mixed; boundary=q\r\n\r\n--q\r\nContent-Type: text/plain\r\n\r\n"
+    b"hi\r\n--q\r\nContent-Type: application/pdf; name=a.pdf\r\n"
+    b"Content-Transfer-Encoding: base64\r\nContent-Disposition: attachment; filename=a.pdf\r\n"
+    b"\r\n!!!!not*base64$$$===\r\n--q--\r\n",
+    "1,000 parts": _many_parts(1000),
+    "50 levels of nesting": _nested(50),
+    "1 MB header": HEAD % b"big header" + b"X-Big: " +
+    b"\r\n ".join([b"y" * 900] * 1200) + b"\r\n\r\nbody\r\n",
+    "NUL bytes": HEAD % b"nul" + b"Content-Type: text/plain\r\n\r\nbefore\x00after\x00\r\n",
+    "encoded-word names with path separators": HEAD % b"names" +
+    b"Content-Type: multipart/mixed; boundary=q\r\n\r\n--q\r\nContent-Type: text/plain\r\n\r\n"
+    b"hi\r\n--q\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; "
+    b"filename=\"=?utf-8?q?=2E=2E=2F=2E=2E=2Fetc=2Fpasswd=5C..=5Cboot.txt?=\"\r\n\r\n"
+    b"root:x:0:0\r\n--q--\r\n",
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_input_gets_a_clear_answer(mail_filter, sink, case):
+    code, text = send(mail_filter.port, BAD_INPUTS[case])
+    assert code in (250, 554), text
+    if code == 554:
+        assert text.startswith("5.6.0 Refused by Sanitas: ") and len(text) > 30, text
+        assert sink.handler.messages == []
+    else:
+        [got] = sink.handler.wait(1)
+        assert b"X-Sanitas: sanitized" in got.data
+        assert b"\x00" not in got.data
+        for name in parts(got.data):
+            assert "/" not in name and "\\" not in name
+    if case in ("1,000 parts", "50 levels of nesting", "1 MB header"):
+        assert code == 554, text
+    if case == "NUL bytes" and code == 250:  # if it passes, the NULs are gone
+        assert b"beforeafter" in sink.handler.messages[0].data.replace(b"=\r\n", b"")
+    # and the next message passes
+    sink.handler.messages.clear()
+    code, text = send(mail_filter.port, message({}, subject="after " + case))
+    assert code == 250, text
+
+
+def test_over_the_size_limit_is_552_while_others_are_served(mail_filter, sink):
+    big = HEAD % b"huge" + b"Content-Type: text/plain\r\n\r\n" + \
+        (b"z" * 998 + b"\r\n") * (100 * 1024)  # 100 MB
+    answers: dict[str, tuple[int, str]] = {}
+
+    def send_big() -> None:
+        try:
+            answers["big"] = send(mail_filter.port, big)
+        except smtplib.SMTPException as exc:
+            answers["big"] = (getattr(exc, "smtp_code", 0), str(exc))
+
+    worker = threading.Thread(target=send_big)
+    worker.start()
+    time.sleep(0.2)
+    small = send(mail_filter.port, message({}, subject="small meanwhile"))
+    worker.join(300)
+    assert small[0] == 250, small
+    assert answers["big"][0] == 552, answers
+    with smtplib.SMTP("127.0.0.1", mail_filter.port, timeout=30) as client:
+        _, features = client.ehlo()
+        assert b"SIZE 52428800" in features  # announced
+        code, _ = client.mail("a@example.org", ["SIZE=104857600"])  # refused before DATA
+        assert code == 552
