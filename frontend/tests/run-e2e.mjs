@@ -296,7 +296,13 @@ async function main() {
       await shots(page, 'upload');
       // A type the server does not accept is refused in the page, next to the drop zone.
       await page.getByTestId('file-input').setInputFiles({ name: 'tool.exe', mimeType: 'application/octet-stream', buffer: Buffer.from('MZ') });
-      await page.getByRole('status').filter({ hasText: 'Some files were not accepted' }).getByText('tool.exe').waitFor();
+      // The refusal says the accepted kinds and the server's own reason for the name (its
+      // refusedFormats), and the drop zone is not left painted as an error.
+      const refusal = page.getByTestId('upload-refusals').getByRole('alert');
+      await refusal.filter({ hasText: 'The file was not accepted' }).getByText('tool.exe').waitFor();
+      const refusalText = await refusal.innerText();
+      assert(/File type must be one of the supported kinds: documents, .*images.* Executables and scripts are not accepted \(\.exe\)\./.test(refusalText), `refusal: ${refusalText}`);
+      assert(!/red/.test(await page.getByTestId('dropzone').getAttribute('class')), 'the drop zone is painted red after the drop');
       await checkA11y(page, 'upload with a refused file');
       await page.getByTestId('file-input').setInputFiles([path.join(fixtures, 'invoice-macro.docm'), path.join(fixtures, 'holiday-gps.jpg'),
         path.join(fixtures, 'bundle-with-tool.zip')]);

@@ -20,8 +20,8 @@ describe('upload limits', () => {
     const one = extensionValidator(['.pdf']);
     const many = extensionValidator(['.pdf', '.docx']);
     expect(one(new File(['x'], 'report.PDF'))).toBeNull();
-    expect(one(new File(['x'], 'evil.exe'))).toEqual({ code: 'file-invalid-type', message: 'File type must be .pdf' });
-    expect(many(new File(['x'], 'evil.exe'))?.message).toBe('File type must be one of .pdf, .docx');
+    expect(one(new File(['x'], 'notes.xyz'))).toEqual({ code: 'file-invalid-type', message: 'File type must be .pdf. .xyz files are not among them.' });
+    expect(many(new File(['x'], 'evil.exe'))?.message).toBe('File type must be one of .pdf, .docx. .exe files are not among them.');
     expect(many(new File(['x'], 'ok.docx'))).toBeNull();
   });
 });

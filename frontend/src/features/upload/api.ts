@@ -2,6 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { api } from '../../lib/api';
 import { ApiError } from '../../lib/api-client';
 import type { UploadResultItem } from '../../lib/types';
+import { typeRefusal } from './formats';
 
 /** The server answers one item or a list of items; both become a list. */
 export function normaliseUploadResult(data: unknown): UploadResultItem[] {
@@ -33,6 +34,8 @@ export interface UploadOutcome {
   file: File;
   items: UploadResultItem[];
   error?: string;
+  /** The server's error code when it refused the file (`quota_exceeded`, `unsupported_type`...). */
+  code?: string;
 }
 
 /** Uploads under way at once: the server refuses (429) more than a few calls at a time from
@@ -51,7 +54,7 @@ export async function uploadAll(files: File[], mode?: string, upload = uploadSin
       try {
         outcomes[i] = { file: files[i], items: await upload(files[i], mode, password, policyId) };
       } catch (reason) {
-        outcomes[i] = { file: files[i], items: [], error: failureReason(reason) };
+        outcomes[i] = { file: files[i], items: [], error: failureReason(reason), code: reason instanceof ApiError ? reason.code : undefined };
       }
     }
   }
@@ -72,15 +75,14 @@ export function useUploadFiles() {
   });
 }
 
-/** react-dropzone validator: the server's extensions, with its own "File type must be ..." wording. */
-export function extensionValidator(extensions: string[]) {
+/** react-dropzone validator: the server's extensions; a refusal opens with the SPEC's "File type
+ * must be ..." and goes on in words (./formats.ts: the accepted kinds, the server's reason for a
+ * name it refuses). */
+export function extensionValidator(extensions: string[], refused: ReadonlyMap<string, string> = new Map()) {
   return (file: File) => {
     if (!extensions.length || !(file instanceof File)) return null;
     const name = (file.name || '').toLowerCase();
     if (extensions.some((ext) => name.endsWith(ext))) return null;
-    return {
-      code: 'file-invalid-type',
-      message: `File type must be ${extensions.length > 1 ? `one of ${extensions.join(', ')}` : extensions[0]}`,
-    };
+    return { code: 'file-invalid-type', message: typeRefusal(file.name, extensions, refused) };
   };
 }

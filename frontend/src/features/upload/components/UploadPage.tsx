@@ -15,7 +15,32 @@ import { useCan } from '../../../lib/plans';
 import { usablePolicies, usePolicies } from '../../policies/api';
 import { useDownloadFile } from '../../files/api';
 import { DownloadAllButton } from '../../files';
-import { extensionValidator, useUploadFiles } from '../api';
+import { extensionValidator, useUploadFiles, type UploadOutcome } from '../api';
+import { acceptedFamilies, refusalText, refusedReasons } from '../formats';
+
+/** The server's codes for a refusal about the account rather than the file: the box links to
+ * the dashboard's usage. */
+const QUOTA_CODES = new Set(['quota_exceeded', 'storage_quota_exceeded']);
+
+/** What the box under the drop zone says about the last drop: each reason once, with the files
+ * it refused; `uploaded` files of the same drop got through (or are on their way). */
+export interface DropRefusals {
+  reasons: { reason: string; names: string[]; quota: boolean }[];
+  uploaded: number;
+}
+
+/** Group the drop's refusals, the browser's (type, size, count) and the server's, by reason. */
+export function groupRefusals(client: { name: string; reason: string }[], server: UploadOutcome[], uploaded: number): DropRefusals {
+  const reasons: DropRefusals['reasons'] = [];
+  const add = (name: string, reason: string, quota = false) => {
+    const found = reasons.find((r) => r.reason === reason);
+    if (found) found.names.push(name);
+    else reasons.push({ reason, names: [name], quota });
+  };
+  for (const c of client) add(c.name, c.reason);
+  for (const o of server) if (o.error) add(o.file.name, o.error, QUOTA_CODES.has(o.code ?? ''));
+  return { reasons, uploaded };
+}
 
 /** One text per mode of the API (a mode the API adds fails the type check until it has one). */
 const MODE_TEXT: Record<Mode, string> = {
@@ -40,11 +65,13 @@ export default function UploadPage() {
   const canAuthor = useCan('policyAuthoring');
   const upload = useUploadFiles();
   const [results, setResults] = useState<UploadResultItem[]>([]);
-  const [rejections, setRejections] = useState<FileRejection[]>([]);
+  const [refusals, setRefusals] = useState<DropRefusals | null>(null);
   const [mode, setMode] = useState('');
   const [password, setPassword] = useState('');
   const warned = useRef(false);
   const limits = useMemo(() => dropLimits(info.data), [info.data]);
+  const refused = useMemo(() => refusedReasons(info.data), [info.data]);
+  const families = useMemo(() => acceptedFamilies(limits.extensions), [limits.extensions]);
   const modes = useMemo(() => info.data?.modes ?? [], [info.data]);
   const policies = usePolicies(info.isSuccess);
   const usable = useMemo(() => usablePolicies(policies.data, modes), [policies.data, modes]);
@@ -78,8 +105,10 @@ export default function UploadPage() {
   }, [picker, policyId, usable, info.data?.defaultPolicyId]);
 
   const onDrop = useCallback(async (accepted: File[], rejected: FileRejection[]) => {
-    setRejections(rejected);
-    for (const r of rejected) toast.error(`${r.file.name}: ${r.errors.map((e) => e.message).join('; ')}`);
+    // The browser's refusals show at once in the box under the drop zone; the server's join
+    // them when the uploads have answered.
+    const client = rejected.map((r) => ({ name: r.file.name, reason: refusalText(r, limits, refused) }));
+    setRefusals(client.length ? groupRefusals(client, [], accepted.length) : null);
     if (!accepted.length) return;
     try {
       const outcomes = await upload.mutateAsync({
@@ -88,23 +117,29 @@ export default function UploadPage() {
       });
       const uploaded = outcomes.flatMap((o) => o.items);
       for (const o of outcomes) if (o.error) toast.error(`Failed to upload ${o.file.name}: ${o.error}`);
+      if (outcomes.some((o) => o.error) || client.length) setRefusals(groupRefusals(client, outcomes, uploaded.length));
       if (uploaded.length) {
         setResults((prev) => [...uploaded, ...prev]);
         toast.success(`Successfully uploaded ${uploaded.length} file(s). Files are being processed. You can check their status below.`);
       }
     } catch {
       toast.error('Upload failed. Please try again later.');
+      setRefusals(groupRefusals(client, accepted.map((file) => ({ file, items: [], error: 'Upload failed. Please try again later.' })), 0));
     }
-  }, [upload, mode, modes.length, password, picker, policyId]);
+  }, [upload, mode, modes.length, password, picker, policyId, limits, refused]);
 
   const { getRootProps, getInputProps, isDragActive, isDragReject } = useDropzone({
     onDrop: (accepted, rejected) => void onDrop(accepted, rejected),
     maxFiles: limits.maxFiles,
     maxSize: limits.maxSize,
-    validator: extensionValidator(limits.extensions),
+    validator: extensionValidator(limits.extensions, refused),
     disabled: !ready || upload.isPending,
     multiple: limits.maxFiles > 1,
   });
+
+  // Red only while files are dragged over and none of them would be taken (react-dropzone
+  // keeps isDragReject after a drop with any refusal, even when others were accepted).
+  const dragRefused = isDragActive && isDragReject;
 
   // The policies are part of the configuration: nothing is accepted before both are known.
   if (info.isPending || (info.isSuccess && policies.isPending)) return <PageSpinner label="Loading upload configuration" />;
@@ -159,9 +194,9 @@ export default function UploadPage() {
             'aria-disabled': !ready || upload.isPending,
             className: `card flex min-h-64 cursor-pointer flex-col items-center justify-center border-2 border-dashed p-8 text-center transition-colors ${
               !ready || upload.isPending ? 'cursor-not-allowed border-slate-200 bg-slate-50'
-                : isDragReject ? 'border-red-400 bg-red-50'
+                : dragRefused ? 'border-red-400 bg-red-50'
                   : isDragActive ? 'border-brand-600 bg-brand-50' : 'border-slate-300 hover:border-brand-600 hover:bg-brand-50/40'}`,
-          })} data-testid="dropzone">
+          })} data-testid="dropzone" data-refused={dragRefused || undefined}>
             <input {...getInputProps({ accept: limits.extensions.join(',') || undefined, disabled: !ready || upload.isPending, 'aria-label': 'Choose files to upload' })} data-testid="file-input" />
             {upload.isPending ? (
               <>
@@ -173,8 +208,8 @@ export default function UploadPage() {
                 <span className="flex h-14 w-14 items-center justify-center rounded-2xl bg-brand-50 text-brand-700">
                   <svg className="h-8 w-8" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" aria-hidden="true"><path d="M12 16V4m0 0l-4 4m4-4l4 4M4 16v2a2 2 0 002 2h12a2 2 0 002-2v-2" strokeLinecap="round" strokeLinejoin="round" /></svg>
                 </span>
-                <p className="mt-4 text-base font-semibold text-slate-900">
-                  {isDragActive ? 'Drop the files here' : 'Drag & drop files here, or click to select'}
+                <p className={`mt-4 text-base font-semibold ${dragRefused ? 'text-red-800' : 'text-slate-900'}`}>
+                  {dragRefused ? `Too many files: up to ${limits.maxFiles} at once` : isDragActive ? 'Drop the files here' : 'Drag & drop files here, or click to select'}
                 </p>
                 <p className="mt-1 text-sm text-slate-600">
                   Up to {limits.maxFiles} files, {formatBytes(limits.maxSize)} each
@@ -183,13 +218,7 @@ export default function UploadPage() {
             )}
           </div>
 
-          {rejections.length > 0 && (
-            <Alert tone="warning" title="Some files were not accepted">
-              <ul className="list-disc space-y-1 pl-5">
-                {rejections.map((r, i) => <li key={`${r.file.name}-${i}`}><span className="font-medium">{r.file.name}</span>: {r.errors.map((e) => e.message).join('; ')}</li>)}
-              </ul>
-            </Alert>
-          )}
+          {refusals && refusals.reasons.length > 0 && <RefusalBox refusals={refusals} />}
 
           {results.length > 0 && (
             <section className="card overflow-hidden" aria-labelledby="uploaded-heading">
@@ -212,10 +241,24 @@ export default function UploadPage() {
               <div className="flex justify-between gap-4"><dt className="text-slate-500">Max files per upload</dt><dd className="font-medium text-slate-900">{limits.maxFiles}</dd></div>
               <div>
                 <dt className="text-slate-500">Supported formats</dt>
-                <dd className="mt-2 flex flex-wrap gap-1.5">
-                  {limits.extensions.length ? limits.extensions.map((ext) => (
-                    <span key={ext} className="rounded-md bg-slate-100 px-2 py-0.5 font-mono text-xs text-slate-700">{ext}</span>
-                  )) : <span className="text-slate-500">—</span>}
+                <dd className="mt-2" data-testid="supported-families">
+                  {families.length ? (
+                    <>
+                      <ul className="flex flex-wrap gap-1.5">
+                        {families.map((f) => (
+                          <li key={f.id} className="rounded-md bg-slate-100 px-2 py-0.5 text-xs font-medium text-slate-800">{capitalise(f.id === 'other' ? 'other formats' : f.label)}</li>
+                        ))}
+                      </ul>
+                      <details className="mt-2 text-xs text-slate-600">
+                        <summary className="cursor-pointer text-brand-700">All {limits.extensions.length} file extensions</summary>
+                        <dl className="mt-2 space-y-1">
+                          {families.map((f) => (
+                            <div key={f.id}><dt className="inline font-medium text-slate-800">{capitalise(f.id === 'other' ? 'other formats' : f.label)}: </dt><dd className="inline font-mono">{f.extensions.join(' ')}</dd></div>
+                          ))}
+                        </dl>
+                      </details>
+                    </>
+                  ) : <span className="text-slate-500">—</span>}
                 </dd>
               </div>
             </dl>
@@ -268,5 +311,29 @@ function UploadRow({ item }: { item: UploadResultItem }) {
         <Link to={`/status/${item.fileId}`} className="btn-secondary">View Status</Link>
       </div>
     </li>
+  );
+}
+
+const capitalise = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** The last drop's refusals, each reason once with the files it refused. An alert when nothing
+ * of the drop got through, a calmer status box when others were uploaded. */
+function RefusalBox({ refusals }: { refusals: DropRefusals }) {
+  const count = refusals.reasons.reduce((n, r) => n + r.names.length, 0);
+  const title = refusals.uploaded > 0 ? 'Some files were not accepted'
+    : count === 1 ? 'The file was not accepted' : 'No files were accepted';
+  return (
+    <div data-testid="upload-refusals">
+      <Alert tone={refusals.uploaded > 0 ? 'warning' : 'error'} title={title}>
+        <ul className="list-disc space-y-1 pl-5">
+          {refusals.reasons.map((r) => (
+            <li key={r.reason}>
+              <span className="font-medium break-all">{r.names.join(', ')}</span>: {r.reason}
+              {r.quota && <> <Link to="/dashboard" className="font-medium underline">See your usage on the dashboard</Link>.</>}
+            </li>
+          ))}
+        </ul>
+      </Alert>
+    </div>
   );
 }
