@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { toast } from 'react-toastify';
 import { Pager } from '../../../components/Pager';
-import { Alert, ScrollArea, PageSpinner, Spinner } from '../../../components/ui';
+import { DataTable } from '../../../components/DataTable';
+import { Alert, PageSpinner, Spinner } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { formatDateTime } from '../../../lib/format';
 import {
@@ -29,6 +30,12 @@ export function AuditTab() {
     setUser(picked);
     update({ userId: picked?.id ?? '' });
   };
+  // Who did it: a button that filters to that user, or plain text for an anonymous actor.
+  const actor = (e: AuditEntry, plain: string) => (e.actorId ? (
+    <button type="button" className="link text-left" title="Show only this user’s entries" onClick={() => onUser({ id: e.actorId ?? '', email: e.actorEmail ?? e.actorId ?? '' })}>
+      {e.actorEmail ?? e.actorId}
+    </button>
+  ) : <span className={plain}>{e.actorEmail ?? '—'}</span>);
 
   const onExport = async () => {
     setExporting(true);
@@ -76,63 +83,38 @@ export function AuditTab() {
         ) : rows.length === 0 ? (
           <p className="px-6 py-12 text-center text-slate-600">No entries match these filters.</p>
         ) : (
-          <>
-          <ul className="divide-y divide-slate-100 md:hidden" aria-label="Audit entries">
-            {rows.map((e) => (
-              <li key={e.id} className="space-y-1 px-4 py-4 text-sm" data-testid="audit-card" data-action={e.action}>
+          <DataTable rows={rows} rowKey={(e) => String(e.id)} label="Audit log table" cardsLabel="Audit entries"
+            bodyProps={{ 'data-testid': 'audit-rows' }}
+            rowProps={(e) => ({ 'data-testid': 'audit-row', 'data-action': e.action })}
+            cardClassName="space-y-1 px-4 py-4 text-sm" cardProps={(e) => ({ 'data-testid': 'audit-card', 'data-action': e.action })}
+            card={(e) => (
+              <>
                 <div className="flex flex-wrap items-baseline justify-between gap-x-3">
                   <p className="font-medium text-slate-900">{AUDIT_ACTIONS[e.action] ?? e.action}</p>
                   <p className="text-xs text-slate-600">{formatDateTime(e.createdAt)}</p>
                 </div>
                 <p className="break-words">
-                  {e.actorId ? (
-                    <button type="button" className="link text-left" title="Show only this user’s entries" onClick={() => onUser({ id: e.actorId ?? '', email: e.actorEmail ?? e.actorId ?? '' })}>
-                      {e.actorEmail ?? e.actorId}
-                    </button>
-                  ) : <span className="text-slate-600">{e.actorEmail ?? '—'}</span>}
+                  {actor(e, 'text-slate-600')}
                   {e.ip && <span className="font-mono text-xs text-slate-600"> · {e.ip}</span>}
                 </p>
                 <p className="break-words text-slate-700">
                   {e.targetType && <span className="text-slate-600">{e.targetType} <code className="break-all text-xs">{e.targetId}</code> </span>}
                   {detailText(e.detail)}
                 </p>
-              </li>
-            ))}
-          </ul>
-          <ScrollArea label="Audit log table" className="hidden md:block">
-            <table className="min-w-full divide-y divide-slate-200 text-sm">
-              <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
-                <tr>
-                  <th scope="col" className="px-4 py-3">When</th>
-                  <th scope="col" className="px-4 py-3">Action</th>
-                  <th scope="col" className="px-4 py-3">Who</th>
-                  <th scope="col" className="px-4 py-3">From</th>
-                  <th scope="col" className="px-4 py-3">What</th>
-                </tr>
-              </thead>
-              <tbody className="divide-y divide-slate-100" data-testid="audit-rows">
-                {rows.map((e) => (
-                  <tr key={e.id} data-testid="audit-row" data-action={e.action}>
-                    <td className="whitespace-nowrap px-4 py-3 text-slate-600">{formatDateTime(e.createdAt)}</td>
-                    <td className="whitespace-nowrap px-4 py-3 font-medium text-slate-900">{AUDIT_ACTIONS[e.action] ?? e.action}</td>
-                    <td className="px-4 py-3">
-                      {e.actorId ? (
-                        <button type="button" className="link text-left" title="Show only this user’s entries" onClick={() => onUser({ id: e.actorId ?? '', email: e.actorEmail ?? e.actorId ?? '' })}>
-                          {e.actorEmail ?? e.actorId}
-                        </button>
-                      ) : <span className="text-slate-500">{e.actorEmail ?? '—'}</span>}
-                    </td>
-                    <td className="whitespace-nowrap px-4 py-3 font-mono text-xs text-slate-600">{e.ip ?? '—'}</td>
-                    <td className="max-w-md px-4 py-3 text-slate-700">
-                      {e.targetType && <span className="text-slate-500">{e.targetType} <code className="text-xs">{e.targetId}</code> </span>}
-                      <span className="break-words">{detailText(e.detail)}</span>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollArea>
-          </>
+              </>
+            )}
+            columns={[
+              { key: 'when', header: 'When', cellClassName: 'whitespace-nowrap text-slate-600', cell: (e) => formatDateTime(e.createdAt) },
+              { key: 'action', header: 'Action', cellClassName: 'whitespace-nowrap font-medium text-slate-900', cell: (e) => AUDIT_ACTIONS[e.action] ?? e.action },
+              { key: 'who', header: 'Who', cell: (e) => actor(e, 'text-slate-500') },
+              { key: 'from', header: 'From', cellClassName: 'whitespace-nowrap font-mono text-xs text-slate-600', cell: (e) => e.ip ?? '—' },
+              { key: 'what', header: 'What', cellClassName: 'max-w-md text-slate-700', cell: (e) => (
+                <>
+                  {e.targetType && <span className="text-slate-500">{e.targetType} <code className="text-xs">{e.targetId}</code> </span>}
+                  <span className="break-words">{detailText(e.detail)}</span>
+                </>
+              ) },
+            ]} />
         )}
         <Pager pagination={audit.data?.pagination} label="Audit pages" noun="entries" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
       </section>

@@ -2,7 +2,8 @@ import { useCallback, useEffect, useState } from 'react';
 import { toast } from 'react-toastify';
 import { InlineConfirm, SidePanel } from '../../../components/Dialog';
 import { Pager } from '../../../components/Pager';
-import { Alert, ScrollArea, DetailRow, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
+import { DataTable } from '../../../components/DataTable';
+import { Alert, DetailRow, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { formatBytes, formatDateTime } from '../../../lib/format';
 import type { StatusFilter } from '../../../lib/types';
@@ -84,10 +85,11 @@ export function FilesTab() {
         ) : files.data.files.length === 0 ? (
           <p className="px-6 py-12 text-center text-slate-600" data-testid="admin-files-empty">No files match these filters.</p>
         ) : (
-          <>
-          <ul className="divide-y divide-slate-100 md:hidden" aria-label="Files">
-            {files.data.files.map((f) => (
-              <li key={f.id} className="space-y-2 px-4 py-4" data-testid={`admin-file-card-${f.id}`}>
+          <DataTable rows={files.data.files} rowKey={(f) => f.id} label="Files table" cardsLabel="Files"
+            rowProps={(f) => ({ 'data-testid': `admin-file-row-${f.id}` })}
+            cardClassName="space-y-2 px-4 py-4" cardProps={(f) => ({ 'data-testid': `admin-file-card-${f.id}` })}
+            card={(f) => (
+              <>
                 <div className="flex items-start justify-between gap-3">
                   <p className="min-w-0 break-words font-medium text-slate-900">{f.originalName}</p>
                   <StatusBadge status={f.status} />
@@ -99,44 +101,23 @@ export function FilesTab() {
                 </p>
                 <button type="button" className="btn-secondary w-full py-2" onClick={() => setSelected(f.id)}
                   aria-label={`Details of ${f.originalName}`}>Details</button>
-              </li>
-            ))}
-          </ul>
-          <ScrollArea label="Files table" className="hidden md:block">
-            <table className="min-w-full divide-y divide-slate-200 text-sm">
-              <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
-                <tr>
-                  <th scope="col" className="px-4 py-3">User</th>
-                  <th scope="col" className="px-4 py-3">File name</th>
-                  <th scope="col" className="px-4 py-3">Status</th>
-                  <th scope="col" className="hidden px-4 py-3 sm:table-cell">Type</th>
-                  <th scope="col" className="hidden px-4 py-3 md:table-cell">Size</th>
-                  <th scope="col" className="hidden px-4 py-3 lg:table-cell">Created</th>
-                  <th scope="col" className="px-4 py-3 text-right">Actions</th>
-                </tr>
-              </thead>
-              <tbody className="divide-y divide-slate-100">
-                {files.data.files.map((f) => (
-                  <tr key={f.id} data-testid={`admin-file-row-${f.id}`}>
-                    <td className="max-w-[12rem] px-4 py-3">
-                      <button type="button" className="max-w-full truncate text-left text-brand-700 hover:underline"
-                        onClick={() => onlyOwner(f)} aria-label={`Show only the files of ${f.userEmail}`}>{f.userEmail}</button>
-                    </td>
-                    <td className="max-w-[14rem] truncate px-4 py-3 font-medium text-slate-900" title={f.originalName}>{f.originalName}</td>
-                    <td className="px-4 py-3"><StatusBadge status={f.status} /></td>
-                    <td className="hidden px-4 py-3 text-slate-700 sm:table-cell">{f.detectedType ?? '—'}</td>
-                    <td className="hidden whitespace-nowrap px-4 py-3 text-slate-700 md:table-cell">{formatBytes(f.originalSize)}</td>
-                    <td className="hidden whitespace-nowrap px-4 py-3 text-slate-600 lg:table-cell">{formatDateTime(f.createdAt)}</td>
-                    <td className="whitespace-nowrap px-4 py-3 text-right">
-                      <button type="button" className="btn-secondary px-3 py-1.5" onClick={() => setSelected(f.id)}
-                        aria-label={`Details of ${f.originalName}`}>Details</button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollArea>
-          </>
+              </>
+            )}
+            columns={[
+              { key: 'user', header: 'User', className: 'max-w-[12rem]', cell: (f) => (
+                <button type="button" className="max-w-full truncate text-left text-brand-700 hover:underline"
+                  onClick={() => onlyOwner(f)} aria-label={`Show only the files of ${f.userEmail}`}>{f.userEmail}</button>
+              ) },
+              { key: 'name', header: 'File name', cellClassName: 'max-w-[14rem] truncate font-medium text-slate-900', title: (f) => f.originalName, cell: (f) => f.originalName },
+              { key: 'status', header: 'Status', cell: (f) => <StatusBadge status={f.status} /> },
+              { key: 'type', header: 'Type', className: 'hidden sm:table-cell', cellClassName: 'text-slate-700', cell: (f) => f.detectedType ?? '—' },
+              { key: 'size', header: 'Size', className: 'hidden md:table-cell', cellClassName: 'whitespace-nowrap text-slate-700', cell: (f) => formatBytes(f.originalSize) },
+              { key: 'created', header: 'Created', className: 'hidden lg:table-cell', cellClassName: 'whitespace-nowrap text-slate-600', cell: (f) => formatDateTime(f.createdAt) },
+              { key: 'actions', header: 'Actions', className: 'text-right', cellClassName: 'whitespace-nowrap', cell: (f) => (
+                <button type="button" className="btn-secondary px-3 py-1.5" onClick={() => setSelected(f.id)}
+                  aria-label={`Details of ${f.originalName}`}>Details</button>
+              ) },
+            ]} />
         )}
         <Pager pagination={files.data?.pagination} label="File pages" noun="files" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
       </section>

@@ -3,7 +3,8 @@ import { toast } from 'react-toastify';
 import { useQueryClient } from '@tanstack/react-query';
 import { ConfirmDialog } from '../../../components/Dialog';
 import { Pager } from '../../../components/Pager';
-import { Alert, ScrollArea, PageSpinner } from '../../../components/ui';
+import { DataTable } from '../../../components/DataTable';
+import { Alert, PageSpinner } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { ROLES } from '../../../lib/constants';
 import { formatDate } from '../../../lib/format';
@@ -115,79 +116,40 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
         ) : users.data.users.length === 0 ? (
           <p className="px-6 py-12 text-center text-slate-600">No users match these filters.</p>
         ) : (
-          <>
-          <ul className="divide-y divide-slate-100 md:hidden" aria-label="Users">
-            {users.data.users.map((u) => {
-              const name = [u.firstName, u.lastName].filter(Boolean).join(' ');
-              return (
-                <li key={u.id} className="space-y-3 px-4 py-4" data-testid={`user-card-${u.email}`}>
-                  <div className="min-w-0">
-                    <p className="truncate font-medium text-slate-900">{name || u.username || '—'}</p>
-                    <p className="truncate text-xs text-slate-500">{u.email}</p>
-                  </div>
-                  <div className="flex flex-wrap gap-1">
-                    <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${u.isActive ? 'bg-green-100 text-green-800' : 'bg-slate-200 text-slate-700'}`}>{u.isActive ? 'Active' : 'Inactive'}</span>
-                    <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${u.isEmailVerified ? 'bg-blue-100 text-blue-800' : 'bg-yellow-100 text-yellow-800'}`}>{u.isEmailVerified ? 'Verified' : 'Unverified'}</span>
-                    <span className="rounded-full bg-slate-100 px-2 py-0.5 text-xs text-slate-600">{u.fileCount ?? 0} files</span>
-                  </div>
-                  {rolePicker(u, `role-m-${u.id}`, 'input py-2')}
-                  <div className="grid grid-cols-2 gap-2">
-                    <button type="button" className={u.isActive ? 'btn-secondary py-2' : 'btn-primary py-2'} disabled={!!busy || u.id === currentUserId}
-                      onClick={() => askActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
-                    <button type="button" className="btn-secondary py-2" disabled={!!busy} onClick={() => setPending({ kind: 'quota', user: u })} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
-                    <button type="button" className="btn-secondary col-span-2 py-2" onClick={() => setKeysOf(u)} aria-label={`API keys of ${u.email}`}>API keys</button>
-                  </div>
-                </li>
-              );
-            })}
-          </ul>
-          <ScrollArea label="Users table" className="hidden md:block">
-            <table className="min-w-full divide-y divide-slate-200 text-sm">
-              <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
-                <tr>
-                  <th scope="col" className="px-4 py-3">User</th>
-                  <th scope="col" className="px-4 py-3">Role</th>
-                  <th scope="col" className="px-4 py-3">Status</th>
-                  <th scope="col" className="hidden px-4 py-3 lg:table-cell">Files</th>
-                  <th scope="col" className="hidden px-4 py-3 lg:table-cell">Joined</th>
-                  <th scope="col" className="px-4 py-3 text-right">Actions</th>
-                </tr>
-              </thead>
-              <tbody className="divide-y divide-slate-100">
-                {users.data.users.map((u) => {
-                  const name = [u.firstName, u.lastName].filter(Boolean).join(' ');
-                  return (
-                    <tr key={u.id} data-testid={`user-row-${u.email}`}>
-                      <td className="max-w-[14rem] px-4 py-3">
-                        <p className="truncate font-medium text-slate-900">{name || u.username || '—'}</p>
-                        <p className="truncate text-xs text-slate-500">{u.email}</p>
-                      </td>
-                      <td className="px-4 py-3">
-                        {rolePicker(u, `role-${u.id}`, 'input w-36 py-1.5')}
-                      </td>
-                      <td className="px-4 py-3">
-                        <div className="flex flex-wrap gap-1">
-                          <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${u.isActive ? 'bg-green-100 text-green-800' : 'bg-slate-200 text-slate-700'}`}>{u.isActive ? 'Active' : 'Inactive'}</span>
-                          <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${u.isEmailVerified ? 'bg-blue-100 text-blue-800' : 'bg-yellow-100 text-yellow-800'}`}>{u.isEmailVerified ? 'Verified' : 'Unverified'}</span>
-                        </div>
-                      </td>
-                      <td className="hidden px-4 py-3 text-slate-700 lg:table-cell">{u.fileCount ?? 0}</td>
-                      <td className="hidden whitespace-nowrap px-4 py-3 text-slate-600 lg:table-cell">{formatDate(u.createdAt)}</td>
-                      <td className="whitespace-nowrap px-4 py-3 text-right">
-                        <div className="flex justify-end gap-2">
-                          <button type="button" className={u.isActive ? 'btn-secondary px-3 py-1.5' : 'btn-primary px-3 py-1.5'} disabled={!!busy || u.id === currentUserId}
-                            onClick={() => askActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
-                          <button type="button" className="btn-ghost px-3 py-1.5" disabled={!!busy} onClick={() => setPending({ kind: 'quota', user: u })} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
-                          <button type="button" className="btn-ghost px-3 py-1.5" onClick={() => setKeysOf(u)} aria-label={`API keys of ${u.email}`}>Keys</button>
-                        </div>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </ScrollArea>
-          </>
+          <DataTable rows={users.data.users} rowKey={(u) => u.id} label="Users table" cardsLabel="Users"
+            rowProps={(u) => ({ 'data-testid': `user-row-${u.email}` })}
+            cardClassName="space-y-3 px-4 py-4" cardProps={(u) => ({ 'data-testid': `user-card-${u.email}` })}
+            card={(u) => (
+              <>
+                <NameAndEmail user={u} />
+                <div className="flex flex-wrap gap-1">
+                  <AccountBadges user={u} />
+                  <span className="rounded-full bg-slate-100 px-2 py-0.5 text-xs text-slate-600">{u.fileCount ?? 0} files</span>
+                </div>
+                {rolePicker(u, `role-m-${u.id}`, 'input py-2')}
+                <div className="grid grid-cols-2 gap-2">
+                  <button type="button" className={u.isActive ? 'btn-secondary py-2' : 'btn-primary py-2'} disabled={!!busy || u.id === currentUserId}
+                    onClick={() => askActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
+                  <button type="button" className="btn-secondary py-2" disabled={!!busy} onClick={() => setPending({ kind: 'quota', user: u })} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
+                  <button type="button" className="btn-secondary col-span-2 py-2" onClick={() => setKeysOf(u)} aria-label={`API keys of ${u.email}`}>API keys</button>
+                </div>
+              </>
+            )}
+            columns={[
+              { key: 'user', header: 'User', cellClassName: 'max-w-[14rem]', cell: (u) => <NameAndEmail user={u} /> },
+              { key: 'role', header: 'Role', cell: (u) => rolePicker(u, `role-${u.id}`, 'input w-36 py-1.5') },
+              { key: 'status', header: 'Status', cell: (u) => <div className="flex flex-wrap gap-1"><AccountBadges user={u} /></div> },
+              { key: 'files', header: 'Files', className: 'hidden lg:table-cell', cellClassName: 'text-slate-700', cell: (u) => u.fileCount ?? 0 },
+              { key: 'joined', header: 'Joined', className: 'hidden lg:table-cell', cellClassName: 'whitespace-nowrap text-slate-600', cell: (u) => formatDate(u.createdAt) },
+              { key: 'actions', header: 'Actions', className: 'text-right', cellClassName: 'whitespace-nowrap', cell: (u) => (
+                <div className="flex justify-end gap-2">
+                  <button type="button" className={u.isActive ? 'btn-secondary px-3 py-1.5' : 'btn-primary px-3 py-1.5'} disabled={!!busy || u.id === currentUserId}
+                    onClick={() => askActive(u)} aria-label={`${u.isActive ? 'Deactivate' : 'Activate'} ${u.email}`}>{u.isActive ? 'Deactivate' : 'Activate'}</button>
+                  <button type="button" className="btn-ghost px-3 py-1.5" disabled={!!busy} onClick={() => setPending({ kind: 'quota', user: u })} aria-label={`Reset quota of ${u.email}`}>Reset quota</button>
+                  <button type="button" className="btn-ghost px-3 py-1.5" onClick={() => setKeysOf(u)} aria-label={`API keys of ${u.email}`}>Keys</button>
+                </div>
+              ) },
+            ]} />
         )}
         <Pager pagination={users.data?.pagination} label="User pages" noun="users" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
       </section>
@@ -200,5 +162,26 @@ export function UsersTab({ currentUserId }: { currentUserId: string }) {
         </ConfirmDialog>
       )}
     </div>
+  );
+}
+
+/** A user's name (or username) over their email. */
+function NameAndEmail({ user }: { user: User }) {
+  const name = [user.firstName, user.lastName].filter(Boolean).join(' ');
+  return (
+    <div className="min-w-0">
+      <p className="truncate font-medium text-slate-900">{name || user.username || '—'}</p>
+      <p className="truncate text-xs text-slate-500">{user.email}</p>
+    </div>
+  );
+}
+
+/** Active or not, verified or not. */
+function AccountBadges({ user }: { user: User }) {
+  return (
+    <>
+      <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${user.isActive ? 'bg-green-100 text-green-800' : 'bg-slate-200 text-slate-700'}`}>{user.isActive ? 'Active' : 'Inactive'}</span>
+      <span className={`rounded-full px-2 py-0.5 text-xs font-semibold ${user.isEmailVerified ? 'bg-blue-100 text-blue-800' : 'bg-yellow-100 text-yellow-800'}`}>{user.isEmailVerified ? 'Verified' : 'Unverified'}</span>
+    </>
   );
 }

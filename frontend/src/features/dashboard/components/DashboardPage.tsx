@@ -2,7 +2,8 @@ import { Suspense, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
-import { Alert, PageHeader, PageSpinner, ProgressBar, ScrollArea, StatTile } from '../../../components/ui';
+import { DataTable } from '../../../components/DataTable';
+import { Alert, PageHeader, PageSpinner, ProgressBar, StatTile } from '../../../components/ui';
 import { VERDICTS, VERDICT_VALUES, type Verdict } from '../../../components/Verdict';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { roleDescription } from '../../../lib/constants';
@@ -132,23 +133,13 @@ export default function DashboardPage() {
             <button type="button" className="btn-secondary mt-3" onClick={() => history.refetch()}>Retry</button>
           </div>
         ) : (
-          <ScrollArea label="Usage history table">
-            <table className="min-w-full divide-y divide-slate-200 text-sm">
-              <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
-                <tr><th scope="col" className="px-6 py-3">Month</th><th scope="col" className="px-6 py-3">Uploads</th><th scope="col" className="px-6 py-3">Total size</th><th scope="col" className="px-6 py-3">Success rate</th></tr>
-              </thead>
-              <tbody className="divide-y divide-slate-100">
-                {history.data.map((m) => (
-                  <tr key={m.month}>
-                    <td className="whitespace-nowrap px-6 py-3 font-medium text-slate-900">{formatMonth(m.month)}</td>
-                    <td className="px-6 py-3 text-slate-700">{m.uploads}</td>
-                    <td className="px-6 py-3 text-slate-700">{formatBytes(m.totalSize)}</td>
-                    <td className="px-6 py-3 text-slate-700">{successRate(m)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollArea>
+          <DataTable layout="table" padding="px-6" rows={history.data} rowKey={(m) => m.month} label="Usage history table"
+            columns={[
+              { key: 'month', header: 'Month', cellClassName: 'whitespace-nowrap font-medium text-slate-900', cell: (m) => formatMonth(m.month) },
+              { key: 'uploads', header: 'Uploads', cellClassName: 'text-slate-700', cell: (m) => m.uploads },
+              { key: 'size', header: 'Total size', cellClassName: 'text-slate-700', cell: (m) => formatBytes(m.totalSize) },
+              { key: 'rate', header: 'Success rate', cellClassName: 'text-slate-700', cell: (m) => successRate(m) },
+            ]} />
         )}
       </section>
 

@@ -1,4 +1,4 @@
-import { ScrollArea } from '../../../components/ui';
+import { DataTable } from '../../../components/DataTable';
 import type { FileReport } from '../../../lib/types';
 
 const ACTION_STYLES: Record<string, string> = {
@@ -32,38 +32,29 @@ export function FindingsReport({ report }: { report: FileReport | null | undefin
       {findings.length === 0 ? (
         <p className="px-5 py-6 text-sm text-slate-600">The file was rebuilt and no active content or metadata needed removing.</p>
       ) : (
-        <>
-        <ul className="divide-y divide-slate-100 sm:hidden">
-          {findings.map((f, i) => (
-            <li key={`${f.kind}-${f.location}-${i}`} className="px-5 py-3 text-sm">
+        <DataTable rows={findings} rowKey={(f, i) => `${f.kind}-${f.location}-${i}`} label="Findings table" cardsLabel="Findings"
+          from="sm" padding="px-5" cardClassName="px-5 py-3 text-sm"
+          card={(f) => (
+            <>
               <div className="flex items-center justify-between gap-3">
                 <span className="font-medium text-slate-900">{kindLabel(f.kind)}</span>
-                <span className={`inline-flex rounded-full px-2 py-0.5 text-xs font-semibold capitalize ring-1 ring-inset ${ACTION_STYLES[f.action] ?? ACTION_STYLES.kept}`}>{f.action}</span>
+                <ActionBadge action={f.action} />
               </div>
               {f.location && <p className="mt-1 font-mono text-xs text-slate-500 [overflow-wrap:anywhere]">{f.location}</p>}
               {f.detail && <p className="mt-1 text-slate-600">{f.detail}</p>}
-            </li>
-          ))}
-        </ul>
-        <ScrollArea label="Findings table" className="hidden sm:block">
-          <table className="min-w-full divide-y divide-slate-200 text-sm">
-            <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
-              <tr><th scope="col" className="px-5 py-3">What</th><th scope="col" className="px-5 py-3">Where</th><th scope="col" className="px-5 py-3">Action</th><th scope="col" className="px-5 py-3">Detail</th></tr>
-            </thead>
-            <tbody className="divide-y divide-slate-100">
-              {findings.map((f, i) => (
-                <tr key={`${f.kind}-${f.location}-${i}`}>
-                  <td className="whitespace-nowrap px-5 py-3 font-medium text-slate-900">{kindLabel(f.kind)}</td>
-                  <td className="min-w-[9rem] px-5 py-3 font-mono text-xs text-slate-600 [overflow-wrap:anywhere]">{f.location || '—'}</td>
-                  <td className="px-5 py-3"><span className={`inline-flex rounded-full px-2 py-0.5 text-xs font-semibold capitalize ring-1 ring-inset ${ACTION_STYLES[f.action] ?? ACTION_STYLES.kept}`}>{f.action}</span></td>
-                  <td className="px-5 py-3 text-slate-600">{f.detail || '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </ScrollArea>
-        </>
+            </>
+          )}
+          columns={[
+            { key: 'what', header: 'What', cellClassName: 'whitespace-nowrap font-medium text-slate-900', cell: (f) => kindLabel(f.kind) },
+            { key: 'where', header: 'Where', cellClassName: 'min-w-[9rem] font-mono text-xs text-slate-600 [overflow-wrap:anywhere]', cell: (f) => f.location || '—' },
+            { key: 'action', header: 'Action', cell: (f) => <ActionBadge action={f.action} /> },
+            { key: 'detail', header: 'Detail', cellClassName: 'text-slate-600', cell: (f) => f.detail || '—' },
+          ]} />
       )}
     </section>
   );
+}
+
+function ActionBadge({ action }: { action: string }) {
+  return <span className={`inline-flex rounded-full px-2 py-0.5 text-xs font-semibold capitalize ring-1 ring-inset ${ACTION_STYLES[action] ?? ACTION_STYLES.kept}`}>{action}</span>;
 }

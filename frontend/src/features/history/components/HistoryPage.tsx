@@ -3,7 +3,8 @@ import { Link } from 'react-router-dom';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Pager } from '../../../components/Pager';
-import { Alert, ScrollArea, PageHeader, PageSpinner, Spinner, StatTile, StatusBadge } from '../../../components/ui';
+import { DataTable } from '../../../components/DataTable';
+import { Alert, PageHeader, PageSpinner, Spinner, StatTile, StatusBadge } from '../../../components/ui';
 import { VERDICTS, VERDICT_VALUES, VerdictBadge, isVerdict } from '../../../components/Verdict';
 import { messageOf } from '../../../lib/api-client';
 import { useAuth } from '../../../lib/auth/AuthProvider';
@@ -118,10 +119,9 @@ export default function HistoryPage() {
         ) : files.length === 0 ? (
           <p className="px-6 py-16 text-center text-slate-600" data-testid="history-empty">{emptyHistoryMessage(filters)}</p>
         ) : (
-          <>
-          <ul className="divide-y divide-slate-100 sm:hidden" aria-label="Files">
-            {files.map((f) => (
-              <li key={f.id} className="px-4 py-4">
+          <DataTable rows={files} rowKey={(f) => f.id} label="Files table" cardsLabel="Files" from="sm"
+            card={(f) => (
+              <>
                 <div className="flex items-start justify-between gap-3">
                   <span className="flex min-w-0 items-center gap-2">
                     {selectBox(f)}
@@ -140,54 +140,35 @@ export default function HistoryPage() {
                     <Link to={`/status/${f.id}`} className="btn-ghost w-full py-2">View Status</Link>
                   )}
                 </div>
-              </li>
-            ))}
-          </ul>
-          <ScrollArea label="Files table" className="hidden sm:block">
-            <table className="min-w-full divide-y divide-slate-200 text-sm">
-              <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
-                <tr>
-                  <th scope="col" className="w-10 px-4 py-3">
-                    <input type="checkbox" className="h-4 w-4 rounded border-slate-400 text-brand-700" checked={allOnPage} disabled={pageIds.length === 0}
-                      onChange={(e) => setSelected((ids) => (e.target.checked ? [...new Set([...ids, ...pageIds])] : ids.filter((id) => !pageIds.includes(id))))}
-                      aria-label="Select every completed file on this page" />
-                  </th>
-                  <th scope="col" className="px-4 py-3">File</th>
-                  <th scope="col" className="px-4 py-3">Size</th>
-                  <th scope="col" className="px-4 py-3">Status</th>
-                  <th scope="col" className="px-4 py-3">Verdict</th>
-                  <th scope="col" className="hidden px-4 py-3 md:table-cell">Uploaded</th>
-                  <th scope="col" className="px-4 py-3 text-right">Actions</th>
-                </tr>
-              </thead>
-              <tbody className="divide-y divide-slate-100">
-                {files.map((f) => (
-                  <tr key={f.id}>
-                    <td className="px-4 py-3">{selectBox(f)}</td>
-                    <td className="max-w-[12rem] px-4 py-3 sm:max-w-xs">
-                      <Link to={`/status/${f.id}`} className="block truncate font-medium text-slate-900 hover:text-brand-700" title={f.originalName}>{f.originalName}</Link>
-                      {f.sanitizedName && <p className="truncate text-xs text-slate-500">{f.sanitizedName}</p>}
-                      {f.policy && <p className="truncate text-xs text-slate-500">Policy: {f.policy.name} (v{f.policy.version})</p>}
-                    </td>
-                    <td className="whitespace-nowrap px-4 py-3 text-slate-700">{formatBytes(f.originalSize)}</td>
-                    <td className="px-4 py-3"><StatusBadge status={f.status} /></td>
-                    <td className="px-4 py-3" title={f.verdictSummary ?? undefined}><VerdictBadge verdict={f.verdict} /></td>
-                    <td className="hidden whitespace-nowrap px-4 py-3 text-slate-600 md:table-cell">{formatDateTime(f.createdAt)}</td>
-                    <td className="whitespace-nowrap px-4 py-3 text-right">
-                      {f.status === 'COMPLETED' && !f.isExpired ? (
-                        <button type="button" className="btn-secondary px-3 py-1.5" onClick={() => onDownload(f)} disabled={downloading === f.id} aria-label={`Download ${f.originalName}`}>
-                          {downloading === f.id && <Spinner label="Downloading" className="h-4 w-4" />}Download
-                        </button>
-                      ) : (
-                        <Link to={`/status/${f.id}`} className="btn-ghost px-3 py-1.5">Status</Link>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollArea>
-          </>
+              </>
+            )}
+            columns={[
+              { key: 'select', className: 'w-10', cell: (f) => selectBox(f), header: (
+                <input type="checkbox" className="h-4 w-4 rounded border-slate-400 text-brand-700" checked={allOnPage} disabled={pageIds.length === 0}
+                  onChange={(e) => setSelected((ids) => (e.target.checked ? [...new Set([...ids, ...pageIds])] : ids.filter((id) => !pageIds.includes(id))))}
+                  aria-label="Select every completed file on this page" />
+              ) },
+              { key: 'file', header: 'File', cellClassName: 'max-w-[12rem] sm:max-w-xs', cell: (f) => (
+                <>
+                  <Link to={`/status/${f.id}`} className="block truncate font-medium text-slate-900 hover:text-brand-700" title={f.originalName}>{f.originalName}</Link>
+                  {f.sanitizedName && <p className="truncate text-xs text-slate-500">{f.sanitizedName}</p>}
+                  {f.policy && <p className="truncate text-xs text-slate-500">Policy: {f.policy.name} (v{f.policy.version})</p>}
+                </>
+              ) },
+              { key: 'size', header: 'Size', cellClassName: 'whitespace-nowrap text-slate-700', cell: (f) => formatBytes(f.originalSize) },
+              { key: 'status', header: 'Status', cell: (f) => <StatusBadge status={f.status} /> },
+              { key: 'verdict', header: 'Verdict', title: (f) => f.verdictSummary ?? undefined, cell: (f) => <VerdictBadge verdict={f.verdict} /> },
+              { key: 'uploaded', header: 'Uploaded', className: 'hidden md:table-cell', cellClassName: 'whitespace-nowrap text-slate-600', cell: (f) => formatDateTime(f.createdAt) },
+              { key: 'actions', header: 'Actions', className: 'text-right', cellClassName: 'whitespace-nowrap', cell: (f) => (
+                f.status === 'COMPLETED' && !f.isExpired ? (
+                  <button type="button" className="btn-secondary px-3 py-1.5" onClick={() => onDownload(f)} disabled={downloading === f.id} aria-label={`Download ${f.originalName}`}>
+                    {downloading === f.id && <Spinner label="Downloading" className="h-4 w-4" />}Download
+                  </button>
+                ) : (
+                  <Link to={`/status/${f.id}`} className="btn-ghost px-3 py-1.5">Status</Link>
+                )
+              ) },
+            ]} />
         )}
         <Pager pagination={history.data?.pagination} label="Pagination" noun="files" onStep={(step) => setFilters((f) => ({ ...f, page: f.page + step }))} />
       </section>

@@ -2,7 +2,8 @@ import { useState, type FormEvent } from 'react';
 import { toast } from 'react-toastify';
 import { Container } from '../../../components/Layout';
 import { Pager } from '../../../components/Pager';
-import { Alert, ScrollArea, PageHeader, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
+import { DataTable } from '../../../components/DataTable';
+import { Alert, PageHeader, PageSpinner, Spinner, StatusBadge } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { useAuth } from '../../../lib/auth/AuthProvider';
 import { isPlanRequired, useCan } from '../../../lib/plans';
@@ -134,44 +135,31 @@ export default function ReportsPage() {
         ) : list.length === 0 ? (
           <p className="px-6 py-12 text-center text-slate-600">No reports yet.</p>
         ) : (
-          <ScrollArea label="Reports table">
-            <table className="min-w-full divide-y divide-slate-200 text-sm">
-              <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-500">
-                <tr>
-                  <th scope="col" className="px-4 py-3">Period</th>
-                  <th scope="col" className="px-4 py-3">Files of</th>
-                  <th scope="col" className="px-4 py-3">Format</th>
-                  <th scope="col" className="px-4 py-3">Status</th>
-                  <th scope="col" className="px-4 py-3">Files</th>
-                  <th scope="col" className="px-4 py-3">Requested</th>
-                  <th scope="col" className="px-4 py-3 text-right">Actions</th>
-                </tr>
-              </thead>
-              <tbody className="divide-y divide-slate-100" data-testid="report-rows">
-                {list.map((r) => (
-                  <tr key={r.id} data-testid="report-row" data-status={r.status}>
-                    <td className="whitespace-nowrap px-4 py-3">{formatPeriod(r.periodStart, r.periodEnd)}</td>
-                    <td className="px-4 py-3">{scopeText(r.scope)}</td>
-                    <td className="px-4 py-3 uppercase">{r.format}</td>
-                    <td className="px-4 py-3">
-                      <StatusBadge status={r.status} />
-                      {r.status === 'FAILED' && r.errorMessage && <p className="mt-1 text-xs text-red-700">{r.errorMessage}</p>}
-                    </td>
-                    <td className="px-4 py-3">{r.fileCount ?? '—'}</td>
-                    <td className="whitespace-nowrap px-4 py-3 text-slate-600">{formatDateTime(r.createdAt)}</td>
-                    <td className="whitespace-nowrap px-4 py-3 text-right">
-                      {r.status === 'COMPLETED' ? (
-                        <button type="button" className="btn-secondary px-3 py-1.5" disabled={downloading === r.id}
-                          aria-label={`Download ${r.format.toUpperCase()} report of ${formatDateTime(r.createdAt)}`} onClick={() => void onDownload(r)}>
-                          {downloading === r.id && <Spinner label="Downloading" className="h-4 w-4" />}Download{r.size != null ? ` (${formatBytes(r.size)})` : ''}
-                        </button>
-                      ) : isReportActive(r.status) ? <span className="text-xs text-slate-500">Generating…</span> : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollArea>
+          <DataTable rows={list} rowKey={(r) => r.id} label="Reports table" cardsLabel="Reports"
+            bodyProps={{ 'data-testid': 'report-rows' }}
+            rowProps={(r) => ({ 'data-testid': 'report-row', 'data-status': r.status })}
+            cardProps={(r) => ({ 'data-testid': 'report-card', 'data-status': r.status })}
+            columns={[
+              { key: 'period', header: 'Period', cellClassName: 'whitespace-nowrap', cell: (r) => formatPeriod(r.periodStart, r.periodEnd) },
+              { key: 'scope', header: 'Files of', cell: (r) => scopeText(r.scope) },
+              { key: 'format', header: 'Format', cellClassName: 'uppercase', cell: (r) => r.format },
+              { key: 'status', header: 'Status', cell: (r) => (
+                <>
+                  <StatusBadge status={r.status} />
+                  {r.status === 'FAILED' && r.errorMessage && <p className="mt-1 text-xs text-red-700">{r.errorMessage}</p>}
+                </>
+              ) },
+              { key: 'files', header: 'Files', cell: (r) => r.fileCount ?? '—' },
+              { key: 'requested', header: 'Requested', cellClassName: 'whitespace-nowrap text-slate-600', cell: (r) => formatDateTime(r.createdAt) },
+              { key: 'actions', header: 'Actions', className: 'text-right', cellClassName: 'whitespace-nowrap', cardLabel: '', cell: (r) => (
+                r.status === 'COMPLETED' ? (
+                  <button type="button" className="btn-secondary px-3 py-1.5" disabled={downloading === r.id}
+                    aria-label={`Download ${r.format.toUpperCase()} report of ${formatDateTime(r.createdAt)}`} onClick={() => void onDownload(r)}>
+                    {downloading === r.id && <Spinner label="Downloading" className="h-4 w-4" />}Download{r.size != null ? ` (${formatBytes(r.size)})` : ''}
+                  </button>
+                ) : isReportActive(r.status) ? <span className="text-xs text-slate-500">Generating…</span> : null
+              ) },
+            ]} />
         )}
         <Pager pagination={reports.data?.pagination} label="Report pages" noun="reports" onStep={(step) => setPage((p) => p + step)} />
       </section>
