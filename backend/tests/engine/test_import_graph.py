@@ -165,3 +165,24 @@ def test_detection_imports_no_sanitizer() -> None:
 def test_no_import_cycle_among_engine_modules() -> None:
     graph = {name: targets - {DISPATCHER} for name, targets in import_graph().items()}
     assert _cycles(graph) == []
+
+
+def test_engine_names_are_imported_under_their_own_name() -> None:
+    """One name for one thing: a class, function or constant of the engine keeps its name
+    wherever it is imported (no `Action as Decision`). A module may be bound to another name
+    (`pdf as pdf_family` beside a function called `pdf`); `X as X` marks a re-export."""
+    modules = _modules()
+    renamed = []
+    for name, (path, _is_package) in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith(
+                    PACKAGE):
+                continue
+            for alias in node.names:
+                if alias.asname in (None, alias.name) or \
+                        f"{node.module}.{alias.name}" in modules:
+                    continue
+                renamed.append(f"{name}: {alias.name} as {alias.asname}")
+    assert renamed == []
+

@@ -214,10 +214,9 @@ def clean_picture(data: bytes, fmt: str, ctx: Context, where: str) -> bytes | No
             fmt not in ("png", "jpeg", "webp"):
         return clean_raster(data, fmt)
     from sanitas.engine import image
-    from sanitas.engine.report import Context as Inner
     from sanitas.engine.report import Refused
 
-    inner = Inner(mode="basic", policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth)
+    inner = Context(mode="basic", policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth)
     try:
         cleaned = image.sanitize_bytes(data, fmt, inner)
     except Refused:
