@@ -56,6 +56,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/mail/held": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Held */
+        get: operations["list_held_api_admin_mail_held_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/mail/held/{held_id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Release Held */
+        post: operations["release_held_api_admin_mail_held__held_id__release_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -1363,7 +1397,7 @@ export interface components {
          * @description What an audit row records (`area.what`).
          * @enum {string}
          */
-        AuditAction: "auth.sign_in" | "auth.sign_in_failed" | "auth.sign_out" | "auth.password_changed" | "auth.password_reset" | "user.role_changed" | "user.activated" | "user.deactivated" | "user.quota_reset" | "queue.paused" | "queue.resumed" | "queue.cleared" | "file.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "policy.default_changed" | "report.requested" | "audit.exported" | "api_key.created" | "api_key.revoked" | "webhook.created" | "webhook.updated" | "webhook.deleted";
+        AuditAction: "auth.sign_in" | "auth.sign_in_failed" | "auth.sign_out" | "auth.password_changed" | "auth.password_reset" | "user.role_changed" | "user.activated" | "user.deactivated" | "user.quota_reset" | "queue.paused" | "queue.resumed" | "queue.cleared" | "file.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "policy.default_changed" | "report.requested" | "audit.exported" | "api_key.created" | "api_key.revoked" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "mail.released";
         /** AuditEntryOut */
         AuditEntryOut: {
             action: components["schemas"]["AuditAction"];
@@ -1757,6 +1791,34 @@ export interface components {
         /** Envelope[FindingRules] */
         Envelope_FindingRules_: {
             data?: components["schemas"]["FindingRules"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[HeldMessageList] */
+        Envelope_HeldMessageList_: {
+            data?: components["schemas"]["HeldMessageList"] | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Success
+             * @default true
+             */
+            success: boolean;
+        };
+        /** Envelope[HeldMessageOut] */
+        Envelope_HeldMessageOut_: {
+            data?: components["schemas"]["HeldMessageOut"] | null;
             /**
              * Message
              * @default
@@ -2429,6 +2491,77 @@ export interface components {
             /** Success */
             success: boolean;
         };
+        /** HeldAttachmentOut */
+        HeldAttachmentOut: {
+            /** Deliveredas */
+            deliveredAs: string;
+            /** Name */
+            name: string;
+            /** Summary */
+            summary: string;
+            /** Verdict */
+            verdict: string;
+        };
+        /** HeldMessageList */
+        HeldMessageList: {
+            /** Messages */
+            messages: components["schemas"]["HeldMessageOut"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** HeldMessageOut */
+        HeldMessageOut: {
+            /** Attachments */
+            attachments: components["schemas"]["HeldAttachmentOut"][];
+            /** Attempts */
+            attempts: number;
+            /** Createdat */
+            createdAt: string;
+            /** Duration */
+            duration: number | null;
+            /** Expiresat */
+            expiresAt: string | null;
+            /** Id */
+            id: string;
+            /** Messageid */
+            messageId: string | null;
+            /** Originalkept */
+            originalKept: boolean;
+            /** Policyid */
+            policyId: string | null;
+            /** Reason */
+            reason: string | null;
+            /** Recipients */
+            recipients: string[];
+            /** Refusedrecipients */
+            refusedRecipients: string[];
+            /** Releasedat */
+            releasedAt: string | null;
+            /** Releasedby */
+            releasedBy: string | null;
+            /** Sender */
+            sender: string;
+            /** Size */
+            size: number;
+            /** Status */
+            status: string;
+            /** Subject */
+            subject: string | null;
+            /** Summary */
+            summary: string | null;
+            /** Updatedat */
+            updatedAt: string;
+            /** Verdict */
+            verdict: string | null;
+            /** Verdictcounts */
+            verdictCounts: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * HeldStatus
+         * @enum {string}
+         */
+        HeldStatus: "received" | "delivered" | "refused" | "deferred" | "released";
         /**
          * HiddenContentAction
          * @enum {string}
@@ -3677,6 +3810,187 @@ export interface operations {
             };
             /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_held_api_admin_mail_held_get: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["HeldStatus"] | null;
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_HeldMessageList_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is busy (`server_busy`); see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The server is out of storage space (`insufficient_storage`) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    release_held_api_admin_mail_held__held_id__release_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                held_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_HeldMessageOut_"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such message (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The original is no longer kept or cannot be opened (`original_gone`, `original_unreadable`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Too many calls under way at once from this user or address (`too_many_concurrent`), or a brute-force limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The next hop did not accept the original (`next_hop_failed`) */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,10 +6,6 @@ import { ADMIN_USERS_PAGE_SIZE } from '../../lib/constants';
 import { statusRefetchInterval } from '../../lib/file-status';
 import type { AdminAnalytics, Role, RoleFilter, StatusFilter, Timeframe, UserStatusFilter } from '../../lib/types';
 
-export const TIMEFRAMES: { value: Timeframe; label: string }[] = [
-  { value: 'day', label: 'Last 24 hours' }, { value: 'week', label: 'Last 7 days' }, { value: 'month', label: 'Last 30 days' },
-];
-
 type UsersQuery = ApiQuery<'/api/users', 'get'>;
 export const USER_STATUSES: readonly UserStatusFilter[] = ['all', 'active', 'inactive', 'verified', 'unverified'];
 
@@ -137,6 +133,41 @@ export const contactMessagesQuery = (page: number) => queryOptions({
 });
 export const useContactMessages = (page: number) => useQuery(contactMessagesQuery(page));
 
+// -- Mail: messages the mail filter handled (/api/admin/mail/held) ---------------------------
+export type HeldMessage = components['schemas']['HeldMessageOut'];
+export type HeldStatus = NonNullable<ApiQuery<'/api/admin/mail/held', 'get'>['status']>;
+export const HELD_PAGE_SIZE = 20;
+export const HELD_STATUSES: Record<HeldStatus, string> = {
+  received: 'Being cleaned',
+  delivered: 'Delivered',
+  refused: 'Refused',
+  deferred: 'Deferred (retried)',
+  released: 'Original released',
+};
+
+export const fetchHeldMessages = async (page: number, status: HeldStatus | '') =>
+  (await api('get', '/api/admin/mail/held', {
+    query: status ? { page, limit: HELD_PAGE_SIZE, status } : { page, limit: HELD_PAGE_SIZE },
+  })).data;
+
+export const heldMessagesQuery = (page: number, status: HeldStatus | '') => queryOptions({
+  queryKey: [...adminKeys.all, 'mail-held', page, status] as const,
+  queryFn: () => fetchHeldMessages(page, status),
+  placeholderData: keepPreviousData,
+  staleTime: 0,
+});
+export const useHeldMessages = (page: number, status: HeldStatus | '') => useQuery(heldMessagesQuery(page, status));
+
+/** Release an original to its recipients; the list is read again afterwards. */
+export function useReleaseHeld() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: async (id: string) =>
+      (await api('post', '/api/admin/mail/held/{held_id}/release', { path: { held_id: id } })).data,
+    onSettled: () => client.invalidateQueries({ queryKey: [...adminKeys.all, 'mail-held'] }),
+  });
+}
+
 // -- File Management: every user's files (/api/admin/files) ---------------------------------
 export type AdminFileList = components['schemas']['AdminFileList'];
 export type AdminFileSummary = components['schemas']['AdminFileSummary'];
@@ -255,6 +286,7 @@ export const AUDIT_ACTIONS: Record<AuditAction, string> = {
   'webhook.created': 'Webhook created',
   'webhook.updated': 'Webhook changed',
   'webhook.deleted': 'Webhook deleted',
+  'mail.released': 'Held mail released',
 };
 
 export interface AuditFilters {

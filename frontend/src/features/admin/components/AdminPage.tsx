@@ -5,6 +5,7 @@ import { useAuth } from '../../../lib/auth/AuthProvider';
 import { AnalyticsTab } from './AnalyticsTab';
 import { AuditTab } from './AuditTab';
 import { FilesTab } from './FilesTab';
+import { MailTab } from './MailTab';
 import { MessagesTab } from './MessagesTab';
 import { OverviewTab } from './OverviewTab';
 import { UsersTab } from './UsersTab';
@@ -15,6 +16,7 @@ const TABS = [
   { id: 'analytics', label: 'Analytics' },
   { id: 'files', label: 'File Management' },
   { id: 'messages', label: 'Messages' },
+  { id: 'mail', label: 'Mail' },
   { id: 'audit', label: 'Audit' },
 ] as const;
 type TabId = (typeof TABS)[number]['id'];
@@ -60,6 +62,7 @@ export default function AdminPage() {
         {tab === 'analytics' && <AnalyticsTab />}
         {tab === 'files' && <FilesTab />}
         {tab === 'messages' && <MessagesTab />}
+        {tab === 'mail' && <MailTab />}
         {tab === 'audit' && <AuditTab />}
       </div>
     </Container>
