@@ -108,7 +108,8 @@ def write_cfb(streams: dict[str, bytes]) -> bytes:
         name = n.name.encode("utf-16-le")
         etype = 5 if n is root else (1 if n.data is None else 2)
         size = len(mini) if n is root else (len(n.data) if n.data is not None else 0)
-        start = n.start if (n is root or n.data) else 0
+        # An empty stream has no sector: its start is ENDOFCHAIN (olefile checks it).
+        start = n.start if (n is root or n.data) else (0 if n.data is None else ENDOFCHAIN)
         if n is root and not mini:
             start = ENDOFCHAIN
         dir_bytes += struct.pack("<64sHBBIII16sIQQIQ", name + b"\0\0", len(name) + 2, etype, 1,

@@ -17,6 +17,7 @@ from pathlib import Path
 from sanitas.engine import formats
 from tests.engine import corpus, corpus_office
 from tests.engine.archive_corpus import ARCHIVE_SAMPLES
+from tests.engine.breadth_corpus import BREADTH_SAMPLES
 from tests.engine.render_office import convert_many
 from tests.engine.visio_corpus import VISIO_SAMPLES
 
@@ -251,6 +252,7 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     "xltm": _xlsx("xltm", "application/vnd.ms-excel.template.macroEnabled.main+xml"),
     **{kind: _odf(kind) for kind in ("odt", "ott", "ods", "ots", "odp", "otp", "odg", "otg")},
     **ARCHIVE_SAMPLES,  # tar, gzip, bzip2, xz, 7z, rar
+    **BREADTH_SAMPLES,  # msg, tnef, xps, oxps, wmf, emf, markdown, yaml, toml, srt, vtt
     **VISIO_SAMPLES,  # vsdx, vsdm, vstx, vstm, vssx, vssm
 }
 

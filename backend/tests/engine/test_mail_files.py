@@ -255,7 +255,7 @@ def test_detection_by_content():
     head = HEADERS.encode() + b"\r\n<html><body>hi</body></html>"
     assert sniff(head, "message.eml").kind == "eml"
     assert sniff(head, None).kind == "eml"
-    assert sniff(b"from: x\nto: y\nname: z\n\nplain", "notes.yml").kind == "txt"
+    assert sniff(b"from: x\nto: y\nname: z\n\nplain", "notes.yml").kind == "yaml"
     assert sniff(b"Subject: hello\n\nJust a note\n", "note.txt").kind == "txt"
 
 

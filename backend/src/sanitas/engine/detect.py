@@ -152,10 +152,21 @@ def _refuse_script_name(original_name: str | None) -> str:
     return name_ext
 
 
+TEXT_KINDS_BY_NAME = {ext: kind for kind in ("markdown", "yaml", "toml")
+                      for ext in formats.kind(kind).extensions}
+
+
 def _by_name(detected: Detected, name_ext: str, head: bytes = b"") -> Detected:
     if detected.kind in ("txt", "csv") and name_ext == "json" and head.lstrip(
             b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
         return _found("json")  # JSON has no signature: the name, and a { or [ first
+    by_name = TEXT_KINDS_BY_NAME.get(name_ext)
+    if by_name is not None and detected.kind in ("txt", "csv", "html"):
+        # Markdown (which may open with HTML), YAML and TOML have no signature: the name says
+        # which parser checks them (each refuses what it cannot read).
+        if by_name != "markdown" and detected.kind == "html":
+            return detected
+        return _found(by_name)
     if detected.kind in ("txt", "csv") and name_ext in ("txt", "csv", "tsv"):
         # Prose with commas looks like a table: between plain text and CSV the name decides.
         return _found("txt" if name_ext == "txt" else "csv")
@@ -256,6 +267,9 @@ def _detect_ole(path: Path) -> Detected:
         if "encryptioninfo" in streams or "encryptedpackage" in streams:
             # An encrypted OOXML package: the password given with the upload may open it.
             raise EncryptedInput("ooxml")
+        if "__properties_version1.0" in streams and any(
+                s.startswith("__substg1.0_") for s in streams):
+            return _found("msg")  # an Outlook message: MAPI properties, no document stream
         if "worddocument" in streams:
             fib = ole.openstream("WordDocument").read(32)
             if len(fib) >= 12 and struct.unpack_from("<H", fib, 10)[0] & 0x0100:
@@ -341,6 +355,9 @@ def _detect_zip(path: Path) -> Detected:
                            f"determined (its [Content_Types].xml is {state} and the part does "
                            "not show whether it is a Word, Excel or PowerPoint document); it "
                            "cannot be repaired.", RejectionCode.DAMAGED)
+        kind = _xps_kind(zf, infos)
+        if kind:
+            return _found(kind)
         if "classes.dex" in names or "AndroidManifest.xml" in names:
             raise Rejected("The file is an Android application (APK); executables are not "
                            "accepted.", RejectionCode.EXECUTABLE)
@@ -348,6 +365,27 @@ def _detect_zip(path: Path) -> Detected:
             raise Rejected("The file is a Java application (JAR); executables are not "
                            "accepted.", RejectionCode.EXECUTABLE)
         return _found("zip")
+
+
+def _xps_kind(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> str | None:
+    """XPS or OpenXPS: the package relationships (_rels/.rels) name a fixed document sequence
+    by the relationship type of the one or the other."""
+    rels = next((i for i in infos if i.filename.casefold() == "_rels/.rels"), None)
+    if rels is None or rels.file_size > MAX_CONTENT_TYPES_XML:
+        return None
+    from defusedxml import DefusedXmlException, ElementTree
+
+    try:
+        root = ElementTree.fromstring(_read_bounded(zf, rels, MAX_CONTENT_TYPES_XML))
+    except (DefusedXmlException, ElementTree.ParseError, zipfile.BadZipFile, zlib.error,
+            EOFError, ValueError, NotImplementedError, RuntimeError, UnicodeError):
+        return None
+    kinds = formats.by_main_type("xps")
+    for element in root:
+        kind = kinds.get((element.get("Type") or "").strip())
+        if kind:
+            return kind
+    return None
 
 
 def _ooxml_kind(zf: zipfile.ZipFile, info: zipfile.ZipInfo, main: zipfile.ZipInfo | None,
@@ -574,6 +612,8 @@ def _detect_text(head: bytes, size: int) -> Detected:
         return _found("html")
     if _is_xml(text, start, complete=size <= len(head)):
         return _found("xml")
+    if _looks_like_srt(text):
+        return _found("srt")
     if _looks_like_csv(text):
         return _found("csv")
     return _found("txt")
@@ -610,6 +650,20 @@ def _looks_like_mail(text: str) -> bool:
             return False  # no end of the header block in sight
     found = names & MAIL_FIELDS
     return len(found) >= 3 and bool(found & {"from", "received", "mime-version"})
+
+
+_SRT_TIMING = re.compile(r"\d{1,3}:\d{1,2}:\d{1,2}[,.]\d{1,3}[ \t]*-->[ \t]*"
+                         r"\d{1,3}:\d{1,2}:\d{1,2}[,.]\d{1,3}")
+
+
+def _looks_like_srt(text: str) -> bool:
+    """SubRip subtitles: the first non-blank line is a cue number, the next its timing
+    (00:00:01,000 --> 00:00:02,500). Looks at the first lines only."""
+    lines = [line.strip() for line in text.lstrip("\ufeff").split("\n", 12)[:12]]
+    while lines and not lines[0]:
+        lines.pop(0)
+    return (len(lines) >= 2 and lines[0].isdigit() and len(lines[0]) <= 9
+            and _SRT_TIMING.match(lines[1]) is not None)
 
 
 def _looks_like_csv(text: str) -> bool:

@@ -155,6 +155,24 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
                    "why. HTML bodies lose scripts, handlers, forms and remote loads (tracking "
                    "pixels); Received chains, client and tracking headers removed; sender, "
                    "recipients, subject, date and text kept."),
+    Family("xps", "sanitas.engine.xps:sanitize", Advanced.SAME, preload=False,
+           summary="Drawn as PDF by MuPDF (mutool) in the sandbox, then cleaned as a PDF: "
+                   "links, document properties, print tickets, signatures and thumbnails of "
+                   "the package are not carried over. Advanced mode rebuilds the pages from "
+                   "pixels."),
+    Family("metafile", "sanitas.engine.metafile:sanitize", Advanced.SAME, office=True,
+           preload=False,
+           summary="Drawn by LibreOffice and rebuilt as a PNG picture: printer escapes, "
+                   "comments, EMF+ records and the description naming the program are not "
+                   "kept."),
+    Family("markdown", "sanitas.engine.markdown:sanitize", Advanced.SAME,
+           summary="Parsed and written back as Markdown: raw HTML other than harmless "
+                   "formatting, event handlers, script links, remote pictures (tracking) and "
+                   "front matter removed; text, links, tables and local pictures kept."),
+    Family("subtitles", "sanitas.engine.subtitles:sanitize", Advanced.SAME,
+           summary="Cues parsed and written again: timings checked, only the format's own "
+                   "formatting tags kept (scripts, links and pictures in cue text removed), "
+                   "WebVTT comments (NOTE) removed and STYLE blocks without remote loads."),
     # Audio and video: ffmpeg remuxes in the sandbox (engine/media.py); advanced mode
     # re-encodes the streams into the same container type.
     Family("audio", "sanitas.engine.media:sanitize", Advanced.SAME,
@@ -196,9 +214,18 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("ico", "image", ("ico", "cur"), ("png",), "image/vnd.microsoft.icon",
          "ICO icon / CUR cursor", magic=((0, b"\x00\x00\x01\x00"), (5, b"\x00"))),
     Kind("svg", "svg", ("svg",), ("svg",), "image/svg+xml", "SVG drawing"),
-    Kind("txt", "text", ("txt", "text", "log", "md", "markdown", "ini", "cfg", "conf",
-                         "yaml", "yml", "rst", "tsv"), ("txt",), "text/plain",
-         "plain text"),
+    Kind("txt", "text", ("txt", "text", "log", "ini", "cfg", "conf", "rst", "tsv"), ("txt",),
+         "text/plain", "plain text"),
+    # Markdown, YAML and TOML have no signature: text named so (detect._by_name) is parsed and
+    # written back (engine/markdown.py, engine/structured_text.py).
+    Kind("markdown", "markdown", ("md", "markdown", "mkd", "mdown"), ("md",), "text/markdown",
+         "Markdown document"),
+    Kind("yaml", "text", ("yaml", "yml"), ("yaml",), "application/yaml", "YAML document"),
+    Kind("toml", "text", ("toml",), ("toml",), "application/toml", "TOML document"),
+    # Subtitles: WebVTT by its WEBVTT line, SubRip by its first cue (detect._looks_like_srt).
+    Kind("srt", "subtitles", ("srt",), ("srt",), "application/x-subrip", "SubRip subtitles"),
+    Kind("vtt", "subtitles", ("vtt",), ("vtt",), "text/vtt", "WebVTT subtitles",
+         magic=((0, b"WEBVTT"),)),
     # JSON has no signature: text whose first character is { or [ and that is named .json
     # (detect._by_name) is parsed, bounded, and written back canonically
     # (engine/structured_text.py).
@@ -325,6 +352,26 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     # E-mail has no signature: a leading block of RFC 5322 header fields naming a message
     # (detect._looks_like_mail) makes one.
     Kind("eml", "mail", ("eml",), ("eml",), "message/rfc822", "E-mail message"),
+    # Outlook's formats become .eml (engine/outlook.py): a .msg by the MAPI property streams
+    # of its OLE file, TNEF (winmail.dat) by its signature.
+    Kind("msg", "mail", ("msg",), ("eml",), "application/vnd.ms-outlook", "Outlook message",
+         container=_OLE),
+    Kind("tnef", "mail", ("dat", "tnef"), ("eml",), "application/ms-tnef",
+         "TNEF attachment (winmail.dat)", magic=((0, b"\x78\x9f\x3e\x22"),)),
+    # XPS and OpenXPS: ZIP packages named by the fixed-representation relationship of their
+    # _rels/.rels (detect._detect_zip); drawn as PDF (engine/xps.py).
+    Kind("xps", "xps", ("xps",), ("pdf",), "application/vnd.ms-xpsdocument", "XPS document",
+         container=_ZIP,
+         main_type="http://schemas.microsoft.com/xps/2005/06/fixedrepresentation"),
+    Kind("oxps", "xps", ("oxps",), ("pdf",), "application/oxps", "OpenXPS document",
+         container=_ZIP,
+         main_type="http://schemas.openxps.org/oxps/v1.0/fixedrepresentation"),
+    # Windows metafiles, drawn as PNG (engine/metafile.py): a placeable WMF by its key, a
+    # plain one by its header (more in EXTRA_MAGIC), an EMF by its header record's signature.
+    Kind("wmf", "metafile", ("wmf",), ("png",), "image/wmf", "Windows metafile (WMF)",
+         magic=((0, b"\xd7\xcd\xc6\x9a"),)),
+    Kind("emf", "metafile", ("emf",), ("png",), "image/emf", "Enhanced metafile (EMF)",
+         magic=((0, b"\x01\x00\x00\x00"), (40, b" EMF"))),
     # Audio. MP3: an ID3v2 tag or an MPEG audio frame sync (more in EXTRA_MAGIC); Ogg: the
     # codec's identification header in the first page names Vorbis or Opus.
     Kind("mp3", "audio", ("mp3",), ("mp3",), "audio/mpeg", "MP3 audio",
@@ -368,6 +415,10 @@ EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
     "mov": (((4, b"moov"),), ((4, b"mdat"),), ((4, b"wide"),), ((4, b"free"),)),
     "rar": (((0, b"Rar!\x1a\x07\x01\x00"),),),  # RAR5
     "ico": (((0, b"\x00\x00\x02\x00"), (5, b"\x00")),),  # CUR
+    "vtt": (((0, b"\xef\xbb\xbfWEBVTT"),),),  # with a UTF-8 byte-order mark
+    # A WMF without the placeable header: memory or disk type, 9-word header, version 3 or 1.
+    "wmf": (((0, b"\x01\x00\x09\x00\x00\x03"),), ((0, b"\x02\x00\x09\x00\x00\x03"),),
+            ((0, b"\x01\x00\x09\x00\x00\x01"),)),
 }
 
 # `ftyp` brands that only say "some HEIF file" (the codec is named by another brand, if any):
@@ -397,6 +448,11 @@ OUTPUTS: dict[str, Output] = {o.extension: o for o in (
     Output("html", (), "text/html", verify=_V + "text"),
     Output("xml", (), "application/xml", verify=_V + "xml"),
     Output("json", (), "application/json", verify=_V + "json"),
+    Output("md", (), "text/markdown", verify="sanitas.engine.markdown:verify"),
+    Output("yaml", (), "application/yaml", verify="sanitas.engine.structured_text:verify_yaml"),
+    Output("toml", (), "application/toml", verify="sanitas.engine.structured_text:verify_toml"),
+    Output("srt", (), "application/x-subrip", verify="sanitas.engine.subtitles:verify"),
+    Output("vtt", (), "text/vtt", verify="sanitas.engine.subtitles:verify"),
     Output("eml", (), "message/rfc822", verify="sanitas.engine.mail:verify"),
     Output("zip", (b"PK\x03\x04", b"PK\x05\x06"), "application/zip",
            verify=_V + "zip_archive"),

@@ -51,6 +51,11 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
         from sanitas.engine.structured_text import sanitize_json
 
         return sanitize_json(src, dst, ctx)
+    if kind in ("yaml", "toml"):
+        from sanitas.engine import structured_text
+
+        return structured_text.sanitize_yaml(src, dst, ctx) if kind == "yaml" else \
+            structured_text.sanitize_toml(src, dst, ctx)
     data = src.read_bytes()
     text, encoding = decode_markup(data) if kind == "html" else decode(data)
     if encoding not in ("utf-8",):
