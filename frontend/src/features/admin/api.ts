@@ -6,10 +6,6 @@ import { ADMIN_USERS_PAGE_SIZE } from '../../lib/constants';
 import { statusRefetchInterval } from '../../lib/file-status';
 import type { AdminAnalytics, Role, RoleFilter, StatusFilter, Timeframe, UserStatusFilter } from '../../lib/types';
 
-export const TIMEFRAMES: { value: Timeframe; label: string }[] = [
-  { value: 'day', label: 'Last 24 hours' }, { value: 'week', label: 'Last 7 days' }, { value: 'month', label: 'Last 30 days' },
-];
-
 type UsersQuery = ApiQuery<'/api/users', 'get'>;
 export const USER_STATUSES: readonly UserStatusFilter[] = ['all', 'active', 'inactive', 'verified', 'unverified'];
 

@@ -3,6 +3,11 @@ import { api } from '../../lib/api';
 import type { components } from '../../lib/api-schema';
 import type { Timeframe } from '../../lib/types';
 
+/** The periods the analytics screens offer (the dashboard's charts and the admin's Analytics tab). */
+export const TIMEFRAMES: { value: Timeframe; label: string }[] = [
+  { value: 'day', label: 'Last 24 hours' }, { value: 'week', label: 'Last 7 days' }, { value: 'month', label: 'Last 30 days' },
+];
+
 /** The charts' series (GET /api/usage/charts): whose files (`own`, or `all` for admins). */
 export type AnalyticsCharts = components['schemas']['AnalyticsCharts'];
 export type ChartScope = components['schemas']['ChartScope'];

@@ -8,3 +8,5 @@ export const ChartsPanel = lazy(() => Promise.race([
   import('./components/ChartsPanel'),
   new Promise<never>((_, reject) => setTimeout(() => reject(new ChunkLoadError()), CHUNK_LOAD_TIMEOUT_MS)),
 ]));
+
+export { TIMEFRAMES } from './api';

@@ -3,8 +3,8 @@ import { Alert, PageSpinner, StatTile } from '../../../components/ui';
 import { messageOf } from '../../../lib/api-client';
 import { formatBytes, formatDateTime } from '../../../lib/format';
 import type { Timeframe } from '../../../lib/types';
-import { ChartsPanel } from '../../analytics';
-import { TIMEFRAMES, useAnalytics } from '../api';
+import { ChartsPanel, TIMEFRAMES } from '../../analytics';
+import { useAnalytics } from '../api';
 
 function Bars({ data, colors }: { data: Record<string, number>; colors: Record<string, string> }) {
   const max = Math.max(1, ...Object.values(data));

@@ -11,8 +11,7 @@ import { formatBytes, formatDate, formatMonth } from '../../../lib/format';
 import { messageOf } from '../../../lib/api-client';
 import { upgradeTarget, useCan, usePlans } from '../../../lib/plans';
 import type { Timeframe } from '../../../lib/types';
-import { TIMEFRAMES } from '../../admin/api';
-import { ChartsPanel } from '../../analytics';
+import { ChartsPanel, TIMEFRAMES } from '../../analytics';
 import { QUOTA_LABEL, quotaState, resendVerification, successRate, useUsageHistory, useUsageStats } from '../api';
 
 const ROLE_BADGE: Record<string, string> = {

@@ -9,7 +9,7 @@ import { useAuth } from '../../../lib/auth/AuthProvider';
 import { isPlanRequired, useCan } from '../../../lib/plans';
 import { Link } from 'react-router-dom';
 import { formatBytes, formatDateTime } from '../../../lib/format';
-import { useUsers } from '../../admin/api';
+import { UserPicker, type PickedUser } from '../../admin';
 import {
   downloadReport, formatPeriod, isReportActive, isoDay, useReports, useRequestReport, type Report, type ReportFormat,
 } from '../api';
@@ -28,10 +28,8 @@ export default function ReportsPage() {
   const [to, setTo] = useState(() => isoDay(0));
   const [format, setFormat] = useState<ReportFormat>('csv');
   const [scope, setScope] = useState<ScopeChoice>('own');
-  const [userId, setUserId] = useState('');
-  const [userSearch, setUserSearch] = useState('');
+  const [picked, setPicked] = useState<PickedUser | null>(null);
   const [downloading, setDownloading] = useState<string | null>(null);
-  const users = useUsers({ page: 1, search: userSearch, role: '', status: 'all' }, isAdmin && scope === 'user');
 
   if (!user || !allowed) {
     return (
@@ -45,12 +43,12 @@ export default function ReportsPage() {
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    if (scope === 'user' && !userId) {
+    if (scope === 'user' && !picked) {
       toast.error('Choose the user whose files the report lists');
       return;
     }
     try {
-      await request.mutateAsync({ from, to, format, scope: scope === 'user' ? userId : scope });
+      await request.mutateAsync({ from, to, format, scope: scope === 'user' && picked ? picked.id : scope });
       setPage(1);
       toast.success('Report requested: it appears below when ready');
     } catch (error) {
@@ -107,19 +105,8 @@ export default function ReportsPage() {
           </div>
         ) : <div className="text-sm text-slate-600 sm:pt-7">The report lists your own files.</div>}
         {isAdmin && scope === 'user' && (
-          <div className="grid gap-4 sm:col-span-2 sm:grid-cols-2">
-            <div>
-              <label htmlFor="report-user-search" className="label">Find a user</label>
-              <input id="report-user-search" type="search" className="input" placeholder="Email or name" value={userSearch}
-                onChange={(e) => setUserSearch(e.target.value)} />
-            </div>
-            <div>
-              <label htmlFor="report-user" className="label">User</label>
-              <select id="report-user" className="input" value={userId} onChange={(e) => setUserId(e.target.value)}>
-                <option value="">Choose…</option>
-                {(users.data?.users ?? []).map((u) => <option key={u.id} value={u.id}>{u.email}</option>)}
-              </select>
-            </div>
+          <div className="sm:col-span-2">
+            <UserPicker label="User" value={picked} onChange={setPicked} />
           </div>
         )}
         <div className="sm:col-span-2 lg:col-span-4">
