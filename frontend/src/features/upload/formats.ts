@@ -21,13 +21,13 @@ export const FORMAT_FAMILIES: readonly FormatFamily[] = [
   { id: 'documents', label: 'documents', extensions: ['pdf', 'doc', 'docx', 'docm', 'dot', 'dotx', 'dotm', 'odt', 'ott', 'rtf', 'odg', 'otg', 'odf', 'xps', 'oxps'] },
   { id: 'spreadsheets', label: 'spreadsheets', extensions: ['xls', 'xlsx', 'xlsm', 'xlsb', 'xlt', 'xltx', 'xltm', 'ods', 'ots', 'csv', 'tsv'] },
   { id: 'presentations', label: 'presentations', extensions: ['ppt', 'pptx', 'pptm', 'pot', 'potx', 'potm', 'pps', 'ppsx', 'ppsm', 'odp', 'otp'] },
-  { id: 'images', label: 'images', extensions: ['jpg', 'jpeg', 'jpe', 'jfif', 'png', 'gif', 'webp', 'tif', 'tiff', 'bmp', 'dib', 'heic', 'heif', 'hif', 'avif', 'jxl', 'ico', 'cur', 'svg'] },
+  { id: 'images', label: 'images', extensions: ['jpg', 'jpeg', 'jpe', 'jfif', 'png', 'gif', 'webp', 'tif', 'tiff', 'bmp', 'dib', 'heic', 'heif', 'hif', 'avif', 'jxl', 'ico', 'cur', 'svg', 'wmf', 'emf'] },
   { id: 'audio', label: 'audio', extensions: ['mp3', 'flac', 'ogg', 'oga', 'opus', 'wav', 'wave', 'aif', 'aiff', 'aifc', 'm4a', 'm4b', 'mka'] },
   { id: 'video', label: 'video', extensions: ['mp4', 'm4v', 'mov', 'qt', 'mkv', 'mk3d', 'webm', 'avi'] },
   { id: 'archives', label: 'archives', extensions: ['zip', 'tar', 'gz', 'tgz', 'bz2', 'tbz', 'tbz2', 'xz', 'txz', '7z', 'rar'] },
-  { id: 'email', label: 'e-mail', extensions: ['eml', 'msg'] },
+  { id: 'email', label: 'e-mail', extensions: ['eml', 'msg', 'tnef', 'dat'] },
   { id: 'ebooks', label: 'e-books', extensions: ['epub'] },
-  { id: 'text', label: 'text files', extensions: ['txt', 'text', 'log', 'md', 'markdown', 'rst', 'ini', 'cfg', 'conf', 'yaml', 'yml', 'toml', 'json', 'xml', 'html', 'htm', 'xhtml'] },
+  { id: 'text', label: 'text files', extensions: ['txt', 'text', 'log', 'md', 'markdown', 'mkd', 'mdown', 'rst', 'ini', 'cfg', 'conf', 'yaml', 'yml', 'toml', 'json', 'xml', 'html', 'htm', 'xhtml', 'srt', 'vtt'] },
 ];
 
 export interface AcceptedFamily {
