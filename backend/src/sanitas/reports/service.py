@@ -14,21 +14,22 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session, load_only, sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas import plans
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
 from sanitas.engine.verdict import Verdict
-from sanitas.files.service import file_outcome, lock_quotas, policy_ref, storage_used
+from sanitas.files.service import file_outcome, policy_ref, storage_used
 from sanitas.models import AuditAction, File, FileStatus, Role, User
 from sanitas.models.report import Report, ReportFormat, ReportStatus
 from sanitas.reports.schemas import ReportIn, ReportList, ReportOut, period_bound
 from sanitas.storage import CHUNK, Storage, StorageError
+from sanitas.users.service import lock_user
 from sanitas.web.errors import ApiError
 from sanitas.web.schemas import Pagination
 
@@ -118,7 +119,7 @@ def create_report(session: Session, settings: Settings, user: User, body: Report
         if session.get(User, scope) is None:
             raise ApiError(404, "User not found", "not_found")
         scope_user_id = scope
-    lock_quotas(session, user)
+    lock_user(session, user)
     check_report_limits(session, settings, user)
     now = utcnow()
     report = Report(user_id=user.id, scope_user_id=scope_user_id, period_start=start,
@@ -234,7 +235,7 @@ class Totals:
             self.verdicts[row.verdict] += 1
 
 
-# The columns a report row is made of (file_outcome and policy_ref read the last ones); the
+# The columns a report row is made of (file_outcome and policy_ref read some of them); the
 # rest (the policy's JSON above all) stays in the database.
 _REPORT_COLUMNS = (File.id, File.created_at, File.original_name, File.detected_type,
                    File.original_size, File.sha256_original, File.sha256_sanitized,
@@ -246,23 +247,25 @@ def report_rows(session: Session, report: Report, batch: int = 500) -> Iterator[
     """Every file of the report's period and scope, oldest first, streamed `batch` rows at a
     time through a server-side cursor (yield_per: the memory used does not grow with the
     period; on PostgreSQL the rows come in index order, ix_files_created_id read backwards
-    or ix_files_user_created for one account, with an incremental sort of the ties)."""
-    query = (select(File, User.email).join(User, User.id == File.user_id)
-             .options(load_only(*_REPORT_COLUMNS, raiseload=True))
+    or ix_files_user_created for one account, with an incremental sort of the ties). Plain
+    rows of the columns shown, not ORM objects: file_outcome and policy_ref read the same
+    attributes from a row."""
+    query = (select(*_REPORT_COLUMNS, User.email).join(User, User.id == File.user_id)
              .where(File.created_at >= report.period_start, File.created_at < report.period_end)
              .order_by(File.created_at, File.id).execution_options(yield_per=batch))
     if report.scope_user_id is not None:
         query = query.where(File.user_id == report.scope_user_id)
-    for file, email in session.execute(query):
+    for row in session.execute(query):
+        file = cast(File, row)  # the attributes file_outcome and policy_ref read
         policy = policy_ref(file)
         outcome = file_outcome(file)
-        yield FileRow(id=file.id, uploaded_at=file.created_at, name=file.original_name,
-                      user_email=email, detected_type=file.detected_type,
-                      size=file.original_size, sha256_original=file.sha256_original,
-                      sha256_sanitized=file.sha256_sanitized, policy_id=policy.id,
+        yield FileRow(id=row.id, uploaded_at=row.created_at, name=row.original_name,
+                      user_email=row.email, detected_type=row.detected_type,
+                      size=row.original_size, sha256_original=row.sha256_original,
+                      sha256_sanitized=row.sha256_sanitized, policy_id=policy.id,
                       policy_name=policy.name, policy_version=policy.version,
-                      result=file.status, error_code=file.error_code,
-                      findings=findings_by_kind(file.report),
+                      result=row.status, error_code=row.error_code,
+                      findings=findings_by_kind(row.report),
                       verdict=outcome.verdict.value if outcome else "",
                       verdict_summary=outcome.summary if outcome else "")
 

@@ -17,6 +17,11 @@ CSV_COLUMNS = ("file_id", "uploaded_at", "name", "user_email", "detected_type", 
                "sha256_original", "sha256_sanitized", "policy_id", "policy_name",
                "policy_version", "result", "error_code", "findings_total", "findings_by_kind",
                "verdict", "verdict_summary")
+# The cells this code writes in a fixed form (a time, numbers, hex hashes, a status word),
+# which never start as a formula: the others (names, addresses, kinds, ...) are neutralised.
+_GENERATED = frozenset(CSV_COLUMNS.index(c) for c in (
+    "uploaded_at", "size_bytes", "sha256_original", "sha256_sanitized", "policy_version",
+    "result", "findings_total"))
 PDF_MAX_FILES = 20_000  # a longer table belongs in the CSV form
 
 
@@ -59,7 +64,8 @@ def write_csv(path: Path, rows: Iterable[FileRow], meta: dict[str, str]) -> Tota
         out.writerow(CSV_COLUMNS)
         for row in rows:
             totals.add(row)
-            out.writerow([neutralise(c) for c in _csv_cells(row)])
+            out.writerow([c if i in _GENERATED else neutralise(c)
+                          for i, c in enumerate(_csv_cells(row))])
         out.writerow([])
         out.writerow(["item", "value"])
         for item, value in summary(meta, totals):
