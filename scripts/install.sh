@@ -30,8 +30,11 @@ done
 # squid-openssl is Debian's Squid built with OpenSSL (it replaces the GnuTLS `squid` package):
 # only that build speaks icaps:// with tls-cafile/tls-cert (docs/icap.md, TLS).
 # libimage-exiftool-perl: the media tests judge outputs with exiftool
+# postfix and swaks: the mail tests run a private Postfix (its own folders and loopback ports,
+# `postfix -c DIR`) in front of `sanitas mail` and send with swaks; Debian's Postfix is
+# installed with "No configuration" and its service kept off (nothing listens on port 25)
 [ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf tesseract-ocr-eng prometheus
-  c-icap squid-openssl libimage-exiftool-perl)
+  c-icap squid-openssl libimage-exiftool-perl postfix swaks)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -45,15 +48,18 @@ if [ "${#missing[@]}" -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   say "apt packages: ${missing[*]}"
   $SUDO apt-get update -qq
+  if [[ " ${missing[*]} " == *" postfix "* ]]; then
+    echo "postfix postfix/main_mailer_type select No configuration" | $SUDO debconf-set-selections
+  fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
 fi
 # Debian starts the squid and c-icap services it installs: the tests run their own instances,
-# so the system ones, when installed just now, must not hold ports 3128 and 1344 (nor start
-# at boot). A squid or c-icap installed before is left as it was.
+# so the system ones, when installed just now, must not hold ports 3128, 1344 and 25 (nor start
+# at boot). A squid, c-icap or postfix installed before is left as it was.
 if [ "$WITH_TEST_TOOLS" = 1 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  for pair in squid-openssl:squid c-icap:c-icap; do
+  for pair in squid-openssl:squid c-icap:c-icap postfix:postfix; do
     pkg=${pair%%:*} svc=${pair##*:}
     [[ " ${missing[*]:-} " == *" $pkg "* ]] || continue
     if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.mail.mailkit import MailFilter, Sink, samples, start_filter, stop_filter
+from tests.mail.mailkit import (
+    MailFilter,
+    Sink,
+    free_port,
+    samples,
+    start_filter,
+    stop_filter,
+)
+
+METRICS_TOKEN = "mail-metrics-test-token"
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +34,8 @@ def sink() -> Iterator[Sink]:
 @pytest.fixture(scope="module")
 def mail_filter(tmp_path_factory, sink) -> Iterator[MailFilter]:
     data_dir: Path = tmp_path_factory.mktemp("mail-data")
-    server = start_filter(data_dir, sink.port, mail_workers=2)
+    server = start_filter(data_dir, sink.port, mail_workers=2, metrics_token=METRICS_TOKEN,
+                          mail_metrics_port=free_port())
     try:
         yield server
     finally:

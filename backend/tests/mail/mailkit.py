@@ -90,6 +90,7 @@ class MailFilter:
     port: int
     data_dir: Path
     proc: subprocess.Popen
+    metrics_port: int | None = None  # with metrics on (mail_metrics_port, metrics_token)
 
     @property
     def log(self) -> str:
@@ -117,7 +118,9 @@ def start_filter(data_dir: Path, next_hop: int, *, port: int | None = None,
             raise RuntimeError(f"sanitas mail exited: {(data_dir / 'mail.log').read_text()}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return MailFilter(port, data_dir, proc)
+                metrics = settings.get("mail_metrics_port")
+                return MailFilter(port, data_dir, proc,
+                                  int(str(metrics)) if metrics is not None else None)
         except OSError:
             time.sleep(0.1)
     stop_server(proc)

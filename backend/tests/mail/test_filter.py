@@ -219,3 +219,42 @@ def test_over_the_size_limit_is_552_while_others_are_served(mail_filter, sink):
         assert b"SIZE 52428800" in features  # announced
         code, _ = client.mail("a@example.org", ["SIZE=104857600"])  # refused before DATA
         assert code == 552
+
+
+def test_metrics(mail_filter, sink, attachments):
+    """sanitas_mail_* on the filter's metrics port (bounded labels): what three messages add."""
+    import httpx
+
+    from tests.mail.conftest import METRICS_TOKEN
+
+    url = f"http://127.0.0.1:{mail_filter.metrics_port}/metrics"
+
+    def scrape() -> dict[str, float]:
+        text = httpx.get(url, headers={"Authorization": f"Bearer {METRICS_TOKEN}"},
+                         timeout=10).text
+        return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+                for line in text.splitlines() if line.startswith("sanitas_mail_")}
+
+    before = scrape()
+    assert send(mail_filter.port, message({"tool.exe": attachments["tool.exe"],
+                                           "photo.jpg": attachments["photo.jpg"]},
+                                          subject="metrics"))[0] == 250
+    assert send(mail_filter.port, BAD_INPUTS["1,000 parts"])[0] == 554
+    sink.handler.answer = "451 4.3.0 busy"
+    assert send(mail_filter.port, message({}, subject="metrics deferred"))[0] == 451
+    after = scrape()
+
+    def added(name: str) -> float:
+        return after.get(name, 0) - before.get(name, 0)
+
+    assert added('sanitas_mail_messages_total{outcome="delivered"}') == 1
+    assert added('sanitas_mail_messages_total{outcome="refused"}') == 1
+    assert added('sanitas_mail_messages_total{outcome="deferred"}') == 1
+    assert added('sanitas_mail_message_verdicts_total{verdict="partial"}') == 1
+    assert added('sanitas_mail_attachments_total{verdict="refused"}') == 1
+    assert added('sanitas_mail_attachments_total{verdict="cleaned"}') == 1
+    assert added('sanitas_mail_next_hop_failures_total{kind="temporary"}') == 1
+    assert added('sanitas_mail_duration_seconds_count{outcome="delivered"}') == 1
+    names = {key.split("{", 1)[1].split("=", 1)[0] for key in after if "{" in key}
+    assert names <= {"outcome", "verdict", "kind", "le"}
+    assert httpx.get(url, timeout=10).status_code == 404  # no token, no metrics
