@@ -43,7 +43,8 @@ def test_markdown_clean_keeps_its_content(tmp_path, out_dir):
     assert out.startswith("# Report\n")
     assert "[link](https://example.org/page)" in out
     assert "| a   | b   |" in out and "- one\n- two" in out
-    assert "<details><summary>More</summary>" in out and "Hidden **detail**." in out
+    # An element opened in one HTML block and closed in another keeps its Markdown inside.
+    assert "<details><summary>More</summary>\n\nHidden **detail**.\n\n</details>\n" in out
     assert not [f for f in result.findings if f.action == "removed"]
 
 

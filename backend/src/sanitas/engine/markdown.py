@@ -62,6 +62,7 @@ KEPT_ATTRIBUTES = frozenset({
     "href", "lang", "open", "rowspan", "src", "start", "style", "title", "type", "valign", "width",
     "datetime", "id", "name", "reversed", "scope", "span", "summary"})
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]{0,40})([^<>]{0,8192}?)(/?)>\s*$")
+_BLOCK_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]{0,40})([^<>]{0,8192}?)(/?)>")
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _TASK_CHECKBOX = re.compile(r'^<input class="task-list-item-checkbox"( checked="checked")? '
                             r'disabled="disabled" type="checkbox">$')
@@ -239,47 +240,50 @@ class _Cleaner:
 
     # --- raw HTML ------------------------------------------------------------------------
     def html_block(self, content: str) -> str:
-        import lxml.html
-        from lxml import etree
-
-        stripped = content.strip()
-        if stripped.startswith("<!--") and stripped.endswith("-->") and "-->" not in \
-                stripped[4:-3]:
-            return self.comment(content)
-        if not stripped:
-            return content
-        parser = lxml.html.HTMLParser(remove_comments=not self.keep_hidden, remove_pis=True,
-                                      no_network=True, huge_tree=False, encoding="utf-8")
-        try:
-            wrapper = lxml.html.fragment_fromstring(stripped.encode("utf-8", "surrogatepass"),
-                                                    create_parent="div", parser=parser)
-        except (etree.ParserError, ValueError):
-            self.drop("element", "unreadable HTML block")
-            return ""
-        for element in list(wrapper.iterdescendants()):
-            if element.getparent() is None:
+        """A block of raw HTML, cleaned tag by tag: an element may open in one block and close
+        in another (`<details>`, Markdown, `</details>`), so nothing is re-balanced. Text
+        between tags stays, with any '<' that starts no tag escaped; the content of a removed
+        script, style, frame or object goes with it (to its end tag, else to the block's end)."""
+        out: list[str] = []
+        skipping: str | None = None  # the element whose content is being dropped
+        at, n = 0, len(content)
+        while at < n:
+            lt = content.find("<", at)
+            if lt < 0:
+                lt = n
+            if skipping is None:
+                out.append(content[at:lt])
+            if lt >= n:
+                break
+            if content.startswith("<!--", lt):
+                close = content.find("-->", lt + 4)
+                end = n if close < 0 else close + 3
+                if skipping is None:
+                    out.append(self.comment(content[lt:end]))
+                at = end
                 continue
-            if not isinstance(element.tag, str):  # a comment (processing instructions go)
-                if self.keep_hidden and _inert_comment(str(element.text or "")):
-                    self.kept_hidden += 1
-                else:
-                    self.drop("hidden_text", "HTML comments")
-                    element.drop_tree()
+            match = _BLOCK_TAG.match(content, lt)
+            if match is None:
+                if skipping is None:
+                    out.append("&lt;")
+                at = lt + 1
                 continue
-            tag = element.tag.lower()
-            if tag not in KEPT_ELEMENTS:
+            at = match.end()
+            closing, tag = match.group(1), match.group(2).lower()
+            if skipping is not None:
+                if closing and tag == skipping:
+                    skipping = None
+                continue
+            if tag in DROPPED_WITH_CONTENT and not closing:
                 self.drop(_element_kind(tag), f"<{tag}>")
-                if tag in DROPPED_WITH_CONTENT:
-                    element.drop_tree()
-                else:
-                    element.drop_tag()
+                if not match.group(4) and tag not in ("input", "base", "link", "meta", "source",
+                                                      "track", "embed"):
+                    skipping = tag
                 continue
-            self.attributes(tag, element.attrib)
-        inner = (wrapper.text or "") and html.escape(wrapper.text or "", quote=False)
-        inner += "".join(lxml.html.tostring(child, encoding="unicode", method="html")
-                         for child in wrapper)
+            out.append(self.html_inline(match.group(0)))
+        cleaned = "".join(out)
         # A blank line would end the HTML block early when read back.
-        lines = [line for line in inner.replace("\r", "").split("\n") if line.strip()]
+        lines = [line for line in cleaned.replace("\r", "").split("\n") if line.strip()]
         return "\n".join(lines) + "\n" if lines else ""
 
     def html_inline(self, content: str) -> str:
