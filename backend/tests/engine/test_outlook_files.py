@@ -115,11 +115,17 @@ def test_tnef_part_of_an_eml_is_unpacked_in_place(tmp_path, out_dir):
                for f in result.findings)
 
 
+TINY_OBJECT = b"\x01\x04\x80\x01\x00\x00\x00\x00\x00\x00\x00"  # an empty subject, 11 bytes
+EMBEDDED_MESSAGE = (b"\x07\x03\x02\x00\x00\x00\x00\x00\xc0\x00\x00\x00\x00\x00\x00\x46"
+                    b"\x78\x9f\x3e\x22\x01\x00")  # MAPI's IMessage GUID, then a TNEF stream
+
+
 @pytest.mark.parametrize("data,code", [
     (tnef_bytes([("a.txt", b"x" * 100)])[:-30], RejectionCode.DAMAGED),
-    (b"\x78\x9f\x3e\x22\x01\x00" + b"\x01\x04\x80\x01\x00\x00\x00\x00\x00\x00\x00" * 6000,
-     RejectionCode.TOO_COMPLEX),
-])
+    (b"\x78\x9f\x3e\x22\x01\x00" + TINY_OBJECT * 6000, RejectionCode.TOO_COMPLEX),
+    # tnefparse reads an embedded message too: its objects count against the same bound
+    (tnef_bytes([("fwd", EMBEDDED_MESSAGE + TINY_OBJECT * 6000)]), RejectionCode.TOO_COMPLEX),
+], ids=["truncated", "too-many-objects", "too-many-in-embedded-message"])
 def test_hostile_tnef_refused(tmp_path, out_dir, data, code):
     result = sanitize_file(_write(tmp_path, "winmail.dat", data), out_dir)
     assert result.status == "rejected" and result.code == code, result.reason

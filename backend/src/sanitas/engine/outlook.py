@@ -37,6 +37,10 @@ MAX_MSG_ATTACHMENTS = 500
 TNEF_SIGNATURE = b"\x78\x9f\x3e\x22"
 MAX_TNEF_OBJECTS = 5_000
 MAX_TNEF_COPY = 1 << 31  # bytes tnefparse copies as it walks the objects (it slices the rest)
+MAX_TNEF_EMBEDDED = 50  # messages embedded in the stream, at any depth
+# An attachment that is a message: MAPI's IMessage GUID, then the message's own TNEF stream.
+_EMBEDDED_TNEF = (b"\x07\x03\x02\x00\x00\x00\x00\x00\xc0\x00\x00\x00\x00\x00\x00\x46"
+                  + TNEF_SIGNATURE)
 _TEXT_HEADERS = (("From", "sender"), ("To", "to"), ("Cc", "cc"), ("Subject", "subject"),
                  ("Message-ID", "messageId"), ("In-Reply-To", "inReplyTo"))
 
@@ -189,12 +193,33 @@ def is_tnef(data: bytes) -> bool:
 
 
 def check_tnef(data: bytes) -> None:
-    """Walk the top-level TNEF objects (level, id, type, length, data, checksum) and refuse a
-    stream tnefparse would take too long over, before it parses anything."""
+    """Walk the TNEF objects (level, id, type, length, data, checksum) of the stream and of the
+    messages embedded in it (tnefparse parses those too, recursively) and refuse a stream
+    tnefparse would take too long over, before it parses anything: it copies the rest of the
+    stream for every object it reads."""
     if len(data) < 6 or not is_tnef(data):
         raise Rejected("The TNEF data does not start with its signature.",
                        RejectionCode.DAMAGED)
-    offset, objects, copied = 6, 0, 0
+    objects, copied = _walk_tnef(data, 6, strict=True)
+    at, embedded = 0, 0
+    while (found := data.find(_EMBEDDED_TNEF, at)) >= 0:
+        embedded += 1
+        if embedded > MAX_TNEF_EMBEDDED:
+            raise Rejected(f"The TNEF data (winmail.dat) embeds more than {MAX_TNEF_EMBEDDED} "
+                           "messages.", RejectionCode.TOO_COMPLEX)
+        more, cost = _walk_tnef(data, found + len(_EMBEDDED_TNEF) + 2, strict=False)
+        objects, copied = objects + more, copied + cost
+        at = found + 1
+    if objects > MAX_TNEF_OBJECTS or copied > MAX_TNEF_COPY:
+        raise Rejected(f"The TNEF data (winmail.dat) has more than {MAX_TNEF_OBJECTS} objects "
+                       "or is too large for them.", RejectionCode.TOO_COMPLEX)
+
+
+def _walk_tnef(data: bytes, offset: int, *, strict: bool) -> tuple[int, int]:
+    """(objects, bytes tnefparse copies) from `offset` to the end of the objects; an object
+    running past the end is damaged (`strict`) or ends the walk (an embedded message, whose
+    own end is not known here)."""
+    objects, copied = 0, 0
     while offset + 12 < len(data):
         objects += 1
         copied += len(data) - offset
@@ -203,9 +228,12 @@ def check_tnef(data: bytes) -> None:
                            "objects or is too large for them.", RejectionCode.TOO_COMPLEX)
         (length,) = struct.unpack_from("<I", data, offset + 5)
         if offset + 11 + length > len(data):
-            raise Rejected("The TNEF data (winmail.dat) is truncated (an object runs past its "
-                           "end).", RejectionCode.DAMAGED)
+            if strict:
+                raise Rejected("The TNEF data (winmail.dat) is truncated (an object runs past "
+                               "its end).", RejectionCode.DAMAGED)
+            break
         offset += 11 + length
+    return objects, copied
 
 
 def tnef_to_mime(data: bytes) -> tuple[email.message.Message, list[tuple[str, str]]]:
