@@ -16,7 +16,7 @@ from pydantic import Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from sanitas import plans
+from sanitas import intake, plans
 from sanitas.config import Settings
 from sanitas.datadir.scratch import uploads_dir
 from sanitas.engine import strip_invisible
@@ -31,7 +31,6 @@ from sanitas.files.schemas import (
     UploadInfo,
 )
 from sanitas.models import FileStatus, StatusFilter, User
-from sanitas.policies import service as policies_service
 from sanitas.storage import Storage
 from sanitas.web.admission import database_paused
 from sanitas.web.deps import (
@@ -57,7 +56,8 @@ def upload_info(caller: FileReader, settings: SettingsDep, session: SessionDep):
     user = caller.user
     plan = plans.plan_for(settings, user.role)
     limits = plan.limits
-    default = policies_service.choose_for_upload(session, settings, user, None, None)
+    default = intake.choose_policy(settings, intake.Caller.person(user), intake.PolicyRef(),
+                                   session=session)
     return ok(UploadInfo(max_files=limits.max_files_per_upload,
                          max_file_size=limits.max_file_size,
                          max_file_size_mb=round(limits.max_file_size / MB, 2),
@@ -79,15 +79,14 @@ def _refused_formats() -> list[RefusedFormats]:
     names = sorted(SCRIPT_EXTENSIONS - set(service.supported_formats()))
     return [RefusedFormats(extensions=names, reason=SCRIPT_NAMES_REASON)]
 
-def _precheck(session, user: User, limits) -> None:
-    """Refuse before reading the body when no upload can be accepted anyway."""
-    service.check_monthly_quota(session, user, limits, 1)
-
 async def _upload(request: Request, user: User, session: Session, settings: Settings,
                   storage: Storage, executor: Executor | None, *, field: str,
-                  max_files: int) -> list[UploadedFile]:
+                  max_files: int, channel: intake.Channel) -> list[UploadedFile]:
+    """Read the multipart body and hand its files to intake.queue (the one way files come in:
+    policy, password, quotas, blobs and rows, jobs)."""
     limits = plans.plan_for(settings, user.role).limits
-    await run_in_threadpool(_precheck, session, user, limits)
+    caller = intake.Caller.person(user, channel)
+    await run_in_threadpool(intake.precheck, session, settings, caller)
     # Reading the body may take minutes: no connection or database slot is held meanwhile.
     received = None
     try:
@@ -102,25 +101,18 @@ async def _upload(request: Request, user: User, session: Session, settings: Sett
             received.cleanup()
         raise
     try:
-        # policyId, else mode, else the role's default (404/403 before anything is stored).
-        policy = await run_in_threadpool(
-            policies_service.choose_for_upload, session, settings, user,
-            received.fields.get("policyId") or request.query_params.get("policyId"),
-            received.fields.get("mode") or request.query_params.get("mode"))
-        # A form field only (never the query string, which ends up in access logs).
-        password = service.check_password(received.fields.pop("password", None))
-        pairs = await run_in_threadpool(service.accept_upload, session, settings,
-                                        storage, user, received.files, policy.mode,
-                                        password=password, policy=policy)
+        # policyId, else mode, else the role's default (404/403 before anything is stored);
+        # the password from a form field only (never the query string: access logs).
+        ref = intake.PolicyRef(
+            policy_id=received.fields.get("policyId") or request.query_params.get("policyId"),
+            mode=received.fields.get("mode") or request.query_params.get("mode"))
+        queued = await run_in_threadpool(
+            intake.queue, session, settings, storage, executor, caller, received.files, ref,
+            password=received.fields.pop("password", None))
     finally:
         received.cleanup()
-    items = []
-    for file, job in pairs:
-        if executor is not None:
-            await run_in_threadpool(executor.submit, job.id, job.priority)
-        items.append(UploadedFile(file_id=file.id, original_name=file.original_name,
-                                  size=file.original_size, status=file.status))
-    return items
+    return [UploadedFile(file_id=q.file.id, original_name=q.file.original_name,
+                         size=q.file.original_size, status=q.file.status) for q in queued]
 
 def _multipart_body(field: str, many: bool) -> dict:
     """The upload's body in the OpenAPI document (the route reads the stream itself, so
@@ -165,7 +157,7 @@ async def upload_single(request: Request, caller: FileWriter, session: SessionDe
                         settings: SettingsDep, storage: StorageDep, executor: ExecutorDep):
     try:
         items = await _upload(request, caller.user, session, settings, storage, executor,
-                              field="file", max_files=1)
+                              field="file", max_files=1, channel=intake.Channel.WEB)
     except ApiError as exc:
         if exc.error == "too_many_files":
             raise ApiError(400, "Send one file (field 'file') to /api/upload/single; use "
@@ -180,8 +172,9 @@ async def upload_single(request: Request, caller: FileWriter, session: SessionDe
 async def upload_multiple(request: Request, caller: FileWriter, session: SessionDep,
                           settings: SettingsDep, storage: StorageDep, executor: ExecutorDep):
     limits = plans.plan_for(settings, caller.user.role).limits
-    items = await _upload(request, caller.user, session, settings, storage, executor, field="files",
-                          max_files=limits.max_files_per_upload)
+    items = await _upload(request, caller.user, session, settings, storage, executor,
+                          field="files", max_files=limits.max_files_per_upload,
+                          channel=intake.Channel.WEB)
     return ok(items, f"{len(items)} file(s) uploaded successfully. They are being processed.")
 
 # -- status and download ---------------------------------------------------------------------
@@ -287,7 +280,7 @@ async def sanitize_now(request: Request, caller: FileWriter, session: SessionDep
     counts against the quota like any upload and appears in the history."""
     user = caller.user
     item = (await _upload(request, user, session, settings, storage, executor, field="file",
-                          max_files=1))[0]
+                          max_files=1, channel=intake.Channel.API))[0]
     deadline = time.monotonic() + wait
     pause = _POLL_FIRST
     status = item.status

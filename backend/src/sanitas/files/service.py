@@ -43,7 +43,7 @@ from sanitas.models import (
 from sanitas.models._common import new_id
 from sanitas.models.job import HIGH_PRIORITY, NORMAL_PRIORITY, is_paused, jobs_ahead
 from sanitas.plans import Capability, Limits, Plan
-from sanitas.policies.applied import BUILT_IN_NAMES, AppliedPolicy, applied_built_in
+from sanitas.policies.applied import BUILT_IN_NAMES, AppliedPolicy
 from sanitas.storage import BlobNotFound, Storage, original_key
 from sanitas.web.errors import ApiError
 from sanitas.web.schemas import Pagination
@@ -202,16 +202,14 @@ def detect_type(received: ReceivedFile) -> str:
 
 # -- accepting an upload ---------------------------------------------------------------------
 def accept_upload(session: Session, settings: Settings, storage: Storage, user: User,
-                  received: list[ReceivedFile], mode: str,
-                  password: str | None = None,
-                  policy: AppliedPolicy | None = None) -> list[tuple[File, Job]]:
+                  received: list[ReceivedFile], policy: AppliedPolicy,
+                  password: str | None = None) -> list[tuple[File, Job]]:
     """Validate, store the blobs, then commit rows for all files at once. Anything refused
     leaves neither rows nor blobs behind. `password` (for encrypted inputs) goes to every
     file's job, sealed; it is wiped when the job ends (sealing.py). Each file
-    records `policy` (id, version, name and JSON: what its job cleans with; by default the
-    built-in of `mode`) and the SHA-256 computed while its bytes were received."""
-    if policy is None:
-        policy = applied_built_in(mode)
+    records `policy` (id, version, name and JSON: what its job cleans with, chosen by
+    intake.py; its mode is the policy's) and the SHA-256 computed while its bytes were
+    received."""
     plan = plans.plan_for(settings, user.role)
     limits = plan.limits
     if not received:
@@ -244,7 +242,7 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
         expires = now + timedelta(hours=settings.file_ttl_hours)
         for r, kind, file_id, key in zip(received, kinds, file_ids, stored, strict=True):
             file = File(id=file_id, user_id=user.id, original_name=r.name,
-                        original_size=r.size, detected_type=kind, mode=mode,
+                        original_size=r.size, detected_type=kind, mode=policy.mode.value,
                         original_key=key, status=FileStatus.PENDING, created_at=now,
                         expires_at=expires,
                         is_expired=False, download_count=0,

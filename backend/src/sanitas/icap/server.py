@@ -7,7 +7,8 @@ One transaction (REQMOD or RESPMOD with a body):
   2. with a preview, its bytes may decide (a type the engine does not take, an executable, a
      type set aside, a declared size over the limit): 204 or a block page, without the rest;
   3. otherwise the body is spooled to a locked scratch folder under the data dir (bounded),
-     gzip/deflate decoded (bounded), and sanitized by `run_sanitizer`;
+     gzip/deflate decoded (bounded), and sanitized (`intake.sanitize_now`, the policy
+     `intake.choose_policy` resolved for the service and its policyId);
   4. clean: 204 (or the original echoed when the client does not allow 204); sanitized: the
      HTTP message with the new body and fixed Content-Type/Length; refused: a 403 page.
 A multipart/form-data body is split into its parts at step 3 (form.py) and each file part
@@ -31,10 +32,11 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from sanitas import intake
 from sanitas.config import Settings
 from sanitas.datadir.scratch import JobScratch
 from sanitas.engine.report import Result
-from sanitas.icap import audit, form, service, signals, tls
+from sanitas.icap import form, service, signals, tls
 from sanitas.icap.httpmsg import HttpHead, name_from_url
 from sanitas.icap.protocol import (
     LAST_CHUNK,
@@ -158,7 +160,8 @@ class IcapServer:
 
     async def dispatch(self, conn: Conn, request: IcapRequest) -> bool:
         try:
-            chosen = await asyncio.to_thread(service.resolve, self.factory, request.service,
+            chosen = await asyncio.to_thread(service.resolve, self.settings, self.factory,
+                                             request.service,
                                              request.query)
         except IcapError as exc:
             exc.close = exc.close or request.has_body  # the unread body follows
@@ -262,8 +265,9 @@ class IcapServer:
         clues = signals.clues_of(message, http_request, as_request=as_request)
         name = message.filename() or name_from_url(url) or ("upload" if as_request
                                                             else "download")
-        tx = audit.Transaction(method=request.method, url=url, name=name, size=0, sha256=None,
-                               applied=chosen.applied, mode=chosen.mode, outcome="passed")
+        tx = intake.Record(channel=intake.Channel.ICAP, name=name, size=0, sha256=None,
+                           chosen=chosen.applied, outcome="passed",
+                           details={"method": request.method, "url": (url or "")[:1000]})
         preview = request.preview
         if not request.has_body:
             self._pass(conn, request, chosen, message, None, as_request, "no body")
@@ -371,7 +375,7 @@ class IcapServer:
             self._message(conn, chosen, message, body, as_request=as_request, note=why)
 
     async def _conclude_early(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
-                              message: HttpHead, verdict: Verdict, tx: audit.Transaction,
+                              message: HttpHead, verdict: Verdict, tx: intake.Record,
                               started: float, spool: Spool) -> None:
         """A verdict after the preview: 204 is always allowed there (RFC 3507, 4.5)."""
         if verdict.action == "pass":
@@ -410,7 +414,7 @@ class IcapServer:
 
     async def _sanitize(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
                         message: HttpHead, spool: Spool, workdir: Path, name: str,
-                        as_request: bool, tx: audit.Transaction, started: float,
+                        as_request: bool, tx: intake.Record, started: float,
                         boundary: bytes | None, clues: signals.Clues,
                         found: list[signals.Signal]) -> None:
         source = spool.path
@@ -445,9 +449,9 @@ class IcapServer:
                                       boundary, as_request, tx, started)
             return
         out = workdir / "out"
-        result = await self._run(source, out, name, chosen)
-        tx.result = result
-        if result.status != "ok" or not result.output:
+        done = await self._run(source, out, name, chosen)
+        tx.result = result = done.result
+        if done.output is None:
             verdict = service.refused(result)
             self._block(conn, chosen, verdict)
             self._audit(tx, verdict, started)
@@ -461,7 +465,7 @@ class IcapServer:
             tx.outcome = "clean"
             self._audit(tx, None, started)
             return
-        output = self._output(result, out)
+        output = done.output
         new_head = self._rewritten(message, result, name, output.stat().st_size)
         findings = sum(1 for f in result.findings if f.action != "kept")
         await self._message_from(conn, chosen, new_head, output, None, as_request=as_request,
@@ -470,30 +474,23 @@ class IcapServer:
         tx.outcome, tx.output_size = "sanitized", output.stat().st_size
         self._audit(tx, None, started)
 
-    async def _run(self, source: Path, out: Path, name: str, chosen: ServicePolicy) -> Result:
+    async def _run(self, source: Path, out: Path, name: str,
+                   chosen: ServicePolicy) -> intake.Outcome:
         """`source` through the sandbox into the new folder `out` (a worker slot held)."""
-        from sanitas.sandbox import SandboxError, run_sanitizer
+        from sanitas.sandbox import SandboxError
 
-        out.mkdir()
         async with self.jobs:
             try:
-                return await asyncio.to_thread(
-                    run_sanitizer, source, out, mode=chosen.mode, settings=self.settings,
-                    original_name=name, policy=chosen.policy)
+                return await asyncio.to_thread(intake.sanitize_now, self.settings, source, out,
+                                               chosen.applied, name=name)
             except SandboxError as exc:
                 log.error("icap: the sandbox failed: %s", exc)
                 raise IcapError(500, "The sandbox failed while processing this body.",
                                 "sandbox_failed", close=False) from exc
 
-    @staticmethod
-    def _output(result: Result, out: Path) -> Path:
-        assert result.output
-        output = Path(result.output)
-        return output if output.is_absolute() else out / output
-
     async def _sanitize_form(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
                              message: HttpHead, spool: Spool, source: Path, workdir: Path,
-                             boundary: bytes, as_request: bool, tx: audit.Transaction,
+                             boundary: bytes, as_request: bool, tx: intake.Record,
                              started: float) -> None:
         """A multipart/form-data body: every file part through the sandbox in turn (fields
         as they are). Clean parts stay; sanitized parts are replaced; the first part refused
@@ -517,25 +514,25 @@ class IcapServer:
                 continue
             part_started = time.monotonic()
             name = part.name
-            ptx = audit.Transaction(method=tx.method, url=tx.url, name=name, size=part.size,
-                                    sha256=part.sha256, applied=chosen.applied,
-                                    mode=chosen.mode, outcome="passed")
+            ptx = intake.Record(channel=intake.Channel.ICAP, name=name, size=part.size,
+                                sha256=part.sha256, chosen=chosen.applied, outcome="passed",
+                                details=dict(tx.details))
             head, tail, _ = await asyncio.to_thread(_ends, part.path)
             found = signals.gather(signals.part_clues(part.content_type, part.filename),
                                    head, tail)
             verdict = service.by_head(self.settings, head, name, part.size, found, whole=True)
             if verdict is None:
                 out = workdir / f"out{number}"
-                result = await self._run(part.path, out, name, chosen)
-                ptx.result = result
-                if result.status != "ok" or not result.output:
+                done = await self._run(part.path, out, name, chosen)
+                ptx.result = result = done.result
+                if done.output is None:
                     verdict = service.refused(result)
                 elif service.is_clean(result, chosen, found):
                     ptx.outcome = "clean"
                     self._audit(ptx, None, part_started)
                     continue
                 else:
-                    output = self._output(result, out)
+                    output = done.output
                     new_name = safe_output_name(name, result.output_type or "") \
                         if service.renamed(name, result.output_type) else None
                     part.replace(output, service.media_type(result.output_type), new_name)
@@ -595,7 +592,7 @@ class IcapServer:
                                f"{service.verdict_tokens([result])}")
         return head
 
-    def _audit(self, tx: audit.Transaction, verdict: Verdict | None, started: float) -> None:
+    def _audit(self, tx: intake.Record, verdict: Verdict | None, started: float) -> None:
         if verdict is not None:
             tx.outcome = "blocked" if verdict.action == "block" else "passed"
             tx.code, tx.reason = verdict.code, verdict.reason
@@ -603,7 +600,7 @@ class IcapServer:
             return
         tx.duration = time.monotonic() - started
         factory, user = self.factory, self.audit_user
-        asyncio.get_running_loop().run_in_executor(None, audit.record, factory, user, tx)
+        asyncio.get_running_loop().run_in_executor(None, intake.record, factory, user, tx)
 
 
 def client_cap(settings: Settings) -> int:
@@ -634,7 +631,7 @@ def run(settings: Settings, host: str, port: int, *, migrate: bool = True,
 
         upgrade_to_head(str(settings.database_url))
     factory = make_sessionmaker(make_engine(str(settings.database_url)))
-    audit_user = audit.service_account(factory, settings.icap_service_account) \
+    audit_user = intake.service_account(factory, settings.icap_service_account, "ICAP") \
         if settings.icap_audit else None
     scratch.sweep(settings)
     if settings.sandbox != "none":

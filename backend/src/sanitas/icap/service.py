@@ -12,21 +12,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from sanitas import intake
 from sanitas.config import Settings
 from sanitas.engine import formats
 from sanitas.engine import verdict as verdicts
-from sanitas.engine.policy import BUILT_IN, Policy
+from sanitas.engine.policy import Mode
 from sanitas.engine.report import Rejected, RejectionCode, Result
 from sanitas.icap import form, signals
 from sanitas.icap.httpmsg import HttpHead
 from sanitas.icap.protocol import IcapError
-from sanitas.policies.applied import AppliedPolicy, applied_built_in
+from sanitas.policies.applied import AppliedPolicy
 
 # Service path -> the built-in mode it stands for (a policyId query parameter overrides).
-SERVICES: dict[str, str] = {"/sanitize": "basic", "/sanitize-advanced": "advanced"}
+SERVICES: dict[str, Mode] = {"/sanitize": Mode.BASIC, "/sanitize-advanced": Mode.ADVANCED}
 SANITIZED_STATUSES = frozenset({200, 203})  # responses whose bodies are files; others pass
 DECODABLE = frozenset({"gzip", "x-gzip", "deflate"})
 
@@ -45,25 +45,26 @@ VERSION = _version()
 
 @dataclass(frozen=True)
 class ServicePolicy:
-    """What one request's service and policyId resolve to."""
+    """What one request's service and policyId resolve to (intake.choose_policy)."""
 
     service: str
-    mode: str  # the service's mode (advanced upgrades a policy's output "same" to "pdf")
-    applied: AppliedPolicy  # recorded with an audited transaction
-    policy: Policy | None  # for run_sanitizer (None: the built-in of `mode`)
+    applied: AppliedPolicy  # what runs, and what an audited transaction records
+
+    @property
+    def mode(self) -> Mode:
+        return self.applied.mode
 
     @property
     def rebuilds(self) -> bool:
         """Whether every output is rebuilt from pixels (advanced): never "clean" then."""
-        from sanitas.engine.policy import resolve
-
-        return resolve(self.policy, self.mode).output != "same"
+        return self.applied.mode is Mode.ADVANCED
 
 
-def resolve(factory: sessionmaker[Session] | None, service: str,
+def resolve(settings: Settings, factory: sessionmaker[Session] | None, service: str,
             query: dict[str, list[str]]) -> ServicePolicy:
     """The service at `service` with its `policyId` (a built-in or an organisation-wide
-    policy); ICAP 404 for another service, 400 naming the policy when it is unknown."""
+    policy; on the advanced service, a policy keeping the format is rebuilt from pixels all
+    the same); ICAP 404 for another service, 400 naming the policy when it is unknown."""
     mode = SERVICES.get(service)
     if mode is None:
         raise IcapError(404, f"No ICAP service at {service[:100]!r}; the services are "
@@ -71,29 +72,13 @@ def resolve(factory: sessionmaker[Session] | None, service: str,
     given = query.get("policyId") or []
     if len(given) > 1:
         raise IcapError(400, "Give policyId once.", "bad_policy", close=False)
-    policy_id = given[0].strip() if given else ""
-    if not policy_id:
-        return ServicePolicy(service, mode, applied_built_in(mode), None)
-    if policy_id in BUILT_IN:
-        return ServicePolicy(service, mode, applied_built_in(policy_id), BUILT_IN[policy_id])
-    stored = None
-    if factory is not None and len(policy_id) <= 36:
-        from sanitas.models import StoredPolicy
-
-        with factory() as session:
-            stored = session.scalar(select(StoredPolicy).where(
-                StoredPolicy.id == policy_id, StoredPolicy.deleted_at.is_(None),
-                StoredPolicy.owner_id.is_(None)))
-            if stored is not None:
-                session.expunge(stored)
-    if stored is None:
-        raise IcapError(400, f"Unknown policy {policy_id[:40]!r}: policyId must be 'basic', "
-                             "'advanced' or the id of an organisation-wide policy.",
-                        "unknown_policy", close=False)
-    policy = Policy.from_json(stored.body)
-    applied = AppliedPolicy(id=stored.id, version=stored.version, name=stored.name,
-                            body=stored.body, mode=policy.mode, built_in=False)
-    return ServicePolicy(service, mode, applied, policy)
+    caller = intake.Caller.service(intake.Channel.ICAP)
+    ref = intake.PolicyRef(policy_id=given[0] if given else None, mode=mode)
+    try:
+        return ServicePolicy(service, intake.choose_policy(settings, caller, ref,
+                                                           factory=factory))
+    except intake.UnknownPolicy as exc:
+        raise IcapError(400, str(exc), "unknown_policy", close=False) from None
 
 
 def engine_fingerprint() -> str:

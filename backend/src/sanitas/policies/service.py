@@ -29,6 +29,7 @@ from sanitas.policies.applied import (
     BUILT_IN_NAMES,
     AppliedPolicy,
     applied_built_in,
+    applied_stored,
 )
 from sanitas.policies.schemas import (
     FindingRules,
@@ -79,6 +80,16 @@ def stored_out(policy: StoredPolicy) -> PolicyOut:
 def _visible_to(user: User):
     return (StoredPolicy.deleted_at.is_(None)
             & (StoredPolicy.owner_id.is_(None) | (StoredPolicy.owner_id == user.id)))
+
+
+def find_organisation_policy(session: Session, policy_id: str) -> StoredPolicy | None:
+    """An organisation-wide policy (not deleted), the only stored policies a service channel
+    (ICAP, mail) may use, or None."""
+    if not policy_id or len(policy_id) > 36:
+        return None
+    return session.scalar(select(StoredPolicy).where(
+        StoredPolicy.id == policy_id, StoredPolicy.deleted_at.is_(None),
+        StoredPolicy.owner_id.is_(None)))
 
 
 def find_visible(session: Session, user: User, policy_id: str) -> StoredPolicy | None:
@@ -384,12 +395,6 @@ def set_defaults(session: Session, settings: Settings, admin: User,
 
 
 # -- the policy of an upload -----------------------------------------------------------------
-def _applied_stored(policy: StoredPolicy) -> AppliedPolicy:
-    return AppliedPolicy(id=policy.id, version=policy.version, name=policy.name,
-                         body=policy.body, mode=Policy.from_json(policy.body).mode,
-                         built_in=False)
-
-
 def _mode_allowed(plan: Plan, applied: AppliedPolicy) -> bool:
     return applied.mode in files_service.allowed_modes(plan)
 
@@ -403,30 +408,30 @@ def choose_for_upload(session: Session, settings: Settings, user: User,
     policy_id = (policy_id or "").strip()
     if policy_id:
         if policy_id in BUILT_IN:
-            applied = applied_built_in(policy_id)
+            applied = applied_built_in(policy_id, ocr=settings.ocr)
         else:
             stored = find_visible(session, user, policy_id)
             if stored is None:
                 raise ApiError(404, "Policy not found", "not_found")
-            applied = _applied_stored(stored)
+            applied = applied_stored(stored)
         if not _mode_allowed(plan, applied):
             raise ApiError(403, f"The policy '{applied.name}' rebuilds files as PDF from "
                                 "pixels (advanced mode), which your plan does not include.",
                            "policy_not_allowed")
         return applied
     if mode and mode.strip():
-        return applied_built_in(files_service.check_mode(plan, mode))
+        return applied_built_in(files_service.check_mode(plan, mode), ocr=settings.ocr)
     row = session.get(PolicyDefault, user.role)
     if row is not None:
         if row.policy_id in BUILT_IN:
-            applied = applied_built_in(row.policy_id)
+            applied = applied_built_in(row.policy_id, ocr=settings.ocr)
         else:
             stored = session.scalar(select(StoredPolicy).where(
                 StoredPolicy.id == row.policy_id, StoredPolicy.deleted_at.is_(None)))
-            applied = _applied_stored(stored) if stored is not None else \
-                applied_built_in(DEFAULT_POLICY)
+            applied = applied_stored(stored) if stored is not None else \
+                applied_built_in(DEFAULT_POLICY, ocr=settings.ocr)
         if _mode_allowed(plan, applied):
             return applied
         log.warning("the default policy %s of role %s needs a mode the role's plan lacks; "
                     "using the built-in basic policy", row.policy_id, user.role)
-    return applied_built_in(DEFAULT_POLICY)
+    return applied_built_in(DEFAULT_POLICY, ocr=settings.ocr)

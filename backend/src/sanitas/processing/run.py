@@ -21,7 +21,6 @@ import time
 import uuid
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
@@ -48,9 +47,6 @@ from sanitas.processing.outcome import (
 )
 from sanitas.storage import BlobNotFound, Storage, StorageError, preview_key, sanitized_key
 from sanitas.web import metrics
-
-if TYPE_CHECKING:
-    from sanitas.engine.policy import Policy
 
 log = logging.getLogger(__name__)
 
@@ -216,6 +212,7 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
 def _run_claimed(job_id: str, token: str, file: File, job: Job, *,
                  factory: sessionmaker[Session], settings: Settings,
                  storage: Storage) -> Outcome:
+    from sanitas.policies.applied import policy_of_file
     from sanitas.sandbox import PreviewRequest, SandboxError, run_sanitizer
 
     assert file.original_key is not None
@@ -242,16 +239,16 @@ def _run_claimed(job_id: str, token: str, file: File, job: Job, *,
                 storage.get_to_path(file.original_key, input_path)
                 output_dir = workdir / "out"
                 output_dir.mkdir()
-                mode, policy = job_policy(file)
+                policy = policy_of_file(file, ocr=settings.ocr)  # as recorded at upload
                 preview_path = workdir / "preview.png"
                 preview = (PreviewRequest(preview_path, settings.preview_max_side,
                                           settings.preview_seconds)
                            if settings.preview_max_side > 0 else None)
-                result = run_sanitizer(input_path, output_dir, mode=mode, settings=settings,
+                result = run_sanitizer(input_path, output_dir, policy=policy, settings=settings,
                                        on_progress=_Progress(factory, job_id, token),
                                        original_name=file.original_name, password=password,
-                                       policy=policy, preview=preview)
-                metrics.job_finished(result, mode, time.monotonic() - started)
+                                       preview=preview)
+                metrics.job_finished(result, policy.mode, time.monotonic() - started)
                 if result.status != "ok" or not result.output:
                     if _short_of_room(settings, workdir, file.original_size):
                         # A full disk makes the sandbox's output fail as if the file were bad:
@@ -322,20 +319,6 @@ def _store_preview(storage: Storage, file_id: str, path: Path) -> None:
         storage.put_file(preview_key(file_id), path, move=True)
     except StorageError:
         log.warning("preview of file %s not stored", file_id, exc_info=True)
-
-
-
-def job_policy(file: File) -> tuple[str, Policy | None]:
-    """The mode and policy a file's job runs with: a stored policy's recorded JSON (the exact
-    version chosen at upload), or for the built-ins (and files from before policies) their
-    mode, as before (the server's OCR setting applies to advanced mode)."""
-    from sanitas.engine.policy import BUILT_IN
-    from sanitas.engine.policy import Policy as EnginePolicy
-
-    if file.policy_body is None or file.policy_id is None or file.policy_id in BUILT_IN:
-        return file.mode, None
-    policy = EnginePolicy.from_json(file.policy_body)
-    return policy.mode, policy
 
 
 
