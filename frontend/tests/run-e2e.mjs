@@ -14,6 +14,7 @@ import { adminFileManagement } from './e2e/admin-files.mjs';
 import { analyticsCharts } from './e2e/analytics-charts.mjs';
 import { apiKeys } from './e2e/api-keys.mjs';
 import { policiesReportsAudit } from './e2e/policies-reports-audit.mjs';
+import { pausedQueue } from './e2e/queue-paused.mjs';
 import { webhooks } from './e2e/webhooks.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -303,7 +304,7 @@ async function main() {
       const refusalText = await refusal.innerText();
       assert(/File type must be one of the supported kinds: documents, .*images.* Executables and scripts are not accepted \(\.exe\)\./.test(refusalText), `refusal: ${refusalText}`);
       assert(!/red/.test(await page.getByTestId('dropzone').getAttribute('class')), 'the drop zone is painted red after the drop');
-      await checkA11y(page, 'upload with a refused file');
+      await shots(page, 'upload-refused');
       await page.getByTestId('file-input').setInputFiles([path.join(fixtures, 'invoice-macro.docm'), path.join(fixtures, 'holiday-gps.jpg'),
         path.join(fixtures, 'bundle-with-tool.zip')]);
       await toast(page, 'Successfully uploaded 3 file(s). Files are being processed. You can check their status below.').waitFor({ timeout: 30_000 });
@@ -582,6 +583,10 @@ async function main() {
       const page = await newPage();
       await adminFileManagement({ page, base, admin: ADMIN, login, toast, shots, assert });
       await page.context().close();
+    });
+
+    await test('an admin pauses the queue: the status page says "Paused by the administrator", then follows the job once resumed', async () => {
+      await pausedQueue({ newPage, base, admin: ADMIN, login, shots, assert });
     });
 
     await test('charts on an ENTERPRISE dashboard and the admin Analytics tab', async () => {

@@ -13,13 +13,12 @@ const adapter = apiClient.defaults.adapter;
 afterEach(() => { apiClient.defaults.adapter = adapter; });
 
 const MB = 1024 * 1024;
-/** The backend's supportedFormats today (engine/formats.py: supported_extensions). */
-const SERVER_FORMATS = ['7z', 'aif', 'aifc', 'aiff', 'avi', 'avif', 'bmp', 'bz2', 'cfg', 'conf', 'csv', 'cur', 'dib', 'doc', 'docm', 'docx',
-  'dot', 'dotm', 'dotx', 'eml', 'epub', 'flac', 'gif', 'gz', 'heic', 'heif', 'hif', 'htm', 'html', 'ico', 'ini', 'jfif', 'jpe', 'jpeg', 'jpg',
-  'json', 'jxl', 'log', 'm4a', 'm4b', 'm4v', 'markdown', 'md', 'mk3d', 'mka', 'mkv', 'mov', 'mp3', 'mp4', 'odf', 'odg', 'odp', 'ods', 'odt',
-  'oga', 'ogg', 'opus', 'otg', 'otp', 'ots', 'ott', 'pdf', 'png', 'pot', 'potm', 'potx', 'pps', 'ppsm', 'ppsx', 'ppt', 'pptm', 'pptx', 'qt',
-  'rar', 'rst', 'rtf', 'svg', 'tar', 'tbz', 'tbz2', 'text', 'tgz', 'tif', 'tiff', 'tsv', 'txt', 'txz', 'wav', 'wave', 'webm', 'webp', 'xhtml',
-  'xls', 'xlsb', 'xlsm', 'xlsx', 'xlt', 'xltm', 'xltx', 'xml', 'xz', 'yaml', 'yml', 'zip'];
+/** The backend's supportedFormats (engine/formats.py: supported_extensions), issue 22's families included. */
+const SERVER_FORMATS = `7z aif aifc aiff avi avif bmp bz2 cfg conf csv cur dat dib doc docm docx dot dotm dotx emf eml epub flac gif gz heic
+  heif hif htm html ico ini jfif jpe jpeg jpg json jxl log m4a m4b m4v markdown md mdown mk3d mka mkd mkv mov mp3 mp4 msg odf odg odp ods odt
+  oga ogg opus otg otp ots ott oxps pdf png pot potm potx pps ppsm ppsx ppt pptm pptx qt rar rst rtf srt svg tar tbz tbz2 text tgz tif tiff
+  tnef toml tsv txt txz vsdm vsdx vssm vssx vstm vstx vtt wav wave webm webp wmf xhtml xls xlsb xlsm xlsx xlt xltm xltx xml xps xz yaml yml
+  zip`.split(/\s+/);
 const REFUSED = [{ extensions: ['bat', 'exe', 'js', 'ps1', 'sh'], reason: 'Executables and scripts are not accepted.' }];
 const ALL_KINDS = 'documents, spreadsheets, presentations, images, audio, video, archives, e-mail, e-books and text files';
 
