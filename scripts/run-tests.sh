@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 status=0
 echo "== backend lint (ruff; rules in backend/pyproject.toml) =="
 backend/.venv/bin/ruff check --quiet backend/src backend/tests || status=1
+echo "== backend layers (import-linter; contracts in backend/pyproject.toml, docs/architecture.md) =="
+(cd backend && .venv/bin/lint-imports --no-cache) || status=1
 echo "== backend types (mypy) =="
 (cd backend && .venv/bin/mypy) || status=1
 echo "== licences (every Python and npm dependency against AGPL-3.0-or-later; docs/licences.md) =="

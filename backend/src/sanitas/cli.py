@@ -254,7 +254,7 @@ def create_admin(email: str, password: str | None) -> None:
     """Create an ADMIN account, or promote an existing account to ADMIN, in the installation
     `serve` uses from this folder (SANITAS_DATA_DIR, default ./data); refuses where there is
     none, creating nothing."""
-    from sanitas.datadir import missing_installation
+    from sanitas.migrate import missing_installation
 
     missing = missing_installation(get_settings())
     if missing:

@@ -12,6 +12,7 @@ from fastapi.staticfiles import StaticFiles
 
 from sanitas import plans_routes
 from sanitas.apikeys import routes as apikeys_routes
+from sanitas.apikeys import service as apikeys_service
 from sanitas.audit import routes as audit_routes
 from sanitas.auth import routes as auth_routes
 from sanitas.auth.tokens import AccessTokenCache
@@ -93,6 +94,7 @@ def create_app(settings: Settings | None = None, *, start_background: bool = Tru
     app.state.db_gate = DatabaseGate(settings.api_concurrency, settings.api_queue_seconds)
     app.state.access_tokens = AccessTokenCache(settings)
     app.state.known_keys = KnownKeys()
+    app.state.key_check = apikeys_service.authenticate  # web/deps.py's KeyCheck
     install_error_handlers(app)
     app.add_middleware(PerCallerLimit, settings=settings, tokens=app.state.access_tokens,
                        keys=app.state.known_keys)

@@ -119,6 +119,20 @@ class PlanTable(CamelModel):
     def roles_with(self, capability: Capability) -> list[str]:
         return [p.role.value for p in self.plans if p.has(capability)]
 
+    def require(self, role: str, capability: str) -> None:
+        """403 `plan_required` unless `role`'s plan includes `capability` (the check behind
+        `Requires(Capability.X)`, web/deps.py, which knows capabilities only as strings)."""
+        if not self.plan(role).has(Capability(capability)):
+            raise self.refusal(Capability(capability))
+
+    def refusal(self, capability: Capability) -> ApiError:
+        """The 403 of a call the caller's plan does not include, naming the plans that do."""
+        labels = [p.label for p in self.plans if p.listed and p.has(capability)]
+        where = (" It comes with " + " and ".join(f"the {label} plan" for label in labels)
+                 + ".") if labels else ""
+        return ApiError(403, f"Your plan does not include {_FEATURE_NAMES[capability]}.{where}",
+                        "plan_required")
+
 
 class UserPlan(CamelModel):
     """The plan part of the profile answer: what the web app's `useCan` reads."""
@@ -330,17 +344,11 @@ def has(settings: Settings, role: str, capability: Capability) -> bool:
 
 def plan_required(settings: Settings, capability: Capability) -> ApiError:
     """The 403 of a call the caller's plan does not include, naming the plans that do."""
-    labels = [p.label for p in settings.plans.plans
-              if p.listed and p.has(capability)]
-    where = (" It comes with " + " and ".join(f"the {label} plan" for label in labels) + ".") \
-        if labels else ""
-    return ApiError(403, f"Your plan does not include {_FEATURE_NAMES[capability]}.{where}",
-                    "plan_required")
+    return settings.plans.refusal(capability)
 
 
 def require(settings: Settings, role: str, capability: Capability) -> None:
-    if not has(settings, role, capability):
-        raise plan_required(settings, capability)
+    settings.plans.require(role, capability)
 
 
 def user_plan(settings: Settings, role: str) -> UserPlan:

@@ -10,7 +10,6 @@ across API processes.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import string
 from datetime import UTC, datetime, timedelta
@@ -23,10 +22,10 @@ from sanitas.apikeys.schemas import ApiKeyIn, ApiKeyOut
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import utcnow
-from sanitas.files.service import lock_quotas
 from sanitas.models import ApiKey, AuditAction, User
-from sanitas.models.api_key import ApiKeyScope
+from sanitas.models.api_key import ApiKeyScope, hash_secret, looks_like_key
 from sanitas.plans import Capability
+from sanitas.users.service import lock_user
 from sanitas.web import ratelimit
 from sanitas.web.errors import ApiError
 
@@ -39,14 +38,6 @@ LAST_USED_PRECISION = timedelta(seconds=60)  # last_used_at is written at most t
 RATE_WINDOW_SECONDS = 60
 INVALID_KEY = "The API key is not valid (unknown, revoked or expired)."
 TOO_MANY_CALLS = "Too many calls with this API key. Please slow down and try again later."
-
-
-def looks_like_key(credential: str | None) -> bool:
-    return credential is not None and credential.startswith("sk_")
-
-
-def hash_secret(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()
 
 
 def _new_secret() -> str:
@@ -74,7 +65,7 @@ def create_key(session: Session, user: User, body: ApiKeyIn, *,
         raise ApiError(422, "expiresAt: must be in the future.", "validation_error")
     # Counted and added in one transaction serialised per account (concurrent creations
     # cannot all see room for one more), as upload quotas are.
-    lock_quotas(session, user)
+    lock_user(session, user)
     live = session.scalar(select(func.count()).select_from(ApiKey).where(
         ApiKey.user_id == user.id, ApiKey.revoked_at.is_(None))) or 0
     if live >= MAX_KEYS_PER_USER:
@@ -128,7 +119,8 @@ def authenticate(session: Session, settings: Settings, secret: str,
                  scope: ApiKeyScope) -> User:
     """The account behind `secret` when the key may make a call needing `scope`; counts the
     call against the key's rate limit. Raises 401 (unknown/revoked/expired key, deactivated
-    account), 403 (plan, scope) or 429."""
+    account), 403 (plan, scope) or 429. The web side calls it as `app.state.key_check`
+    (web/deps.py's KeyCheck, installed by main.py)."""
     unauthorized = ApiError(401, INVALID_KEY, "invalid_api_key",
                             headers={"WWW-Authenticate": "Bearer"})
     if not looks_like_key(secret) or len(secret) > 200:

@@ -9,7 +9,7 @@ an operator) left open, saying so in the log.
 Where the data is: `SANITAS_DATA_DIR`, by default `./data` of the folder a command starts in
 (`make run` starts `serve` in the repository root). `serve`, `worker`, `migrate` and `icap`
 create what is missing there; `create-admin` acts on an installation one of them made, so it
-first calls `missing_installation()` and refuses, creating nothing and naming the place it
+first calls `migrate.missing_installation()` and refuses, creating nothing and naming the place it
 looked, rather than filling a second, empty database in the wrong folder.
 
 The sandbox is not affected: it runs as the unprivileged `sanitas-sandbox` uid but gets its
@@ -103,31 +103,3 @@ def prepare_data_dir(settings: Settings) -> None:
         log.warning("data: %d path(s) were readable by other accounts and are now private "
                     "to this one: %s", len(tightened), ", ".join(tightened[:10])
                     + (" ..." if len(tightened) > 10 else ""))
-
-
-def _shown(database_url: str) -> str:
-    return database_url.split("@")[-1] if "@" in database_url else database_url  # no password
-
-
-def missing_installation(settings: Settings) -> str | None:
-    """Why these settings name no installation (None when they do), creating nothing: no
-    SQLite file where they point, or a database never migrated. The answer names the place
-    and how to point at the right one."""
-    from sanitas.migrate import BACKEND_DIR, current_revision
-
-    url = str(settings.database_url)
-    db = sqlite_path(url)
-    if db is not None and not db.is_file():
-        why = f"there is no database at {db}"
-    elif current_revision(url) is None:
-        why = f"the database {_shown(url)} has never been migrated"
-    else:
-        return None
-    hint = (" `sanitas serve` (`make run`) keeps its data in SANITAS_DATA_DIR, by default ./data "
-            "of the folder it was started from: run this command from that folder or set "
-            "SANITAS_DATA_DIR (or SANITAS_DATABASE_URL) as `serve` has it. To start a new "
-            "installation here, run `sanitas migrate` first.")
-    checkout = (BACKEND_DIR.parent / "data").resolve()
-    if checkout != settings.data_dir and (checkout / "sanitas.db").is_file():
-        hint += f" This checkout's `make run` data is in {checkout}."
-    return f"no Sanitas installation: {why}.{hint}"

@@ -12,7 +12,6 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, case, func, or_, select, update
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.attributes import set_committed_value
 
 from sanitas import logs, plans, sealing
 from sanitas.config import Settings
@@ -45,6 +44,7 @@ from sanitas.models.job import HIGH_PRIORITY, NORMAL_PRIORITY, is_paused, jobs_a
 from sanitas.plans import Capability, Limits, Plan
 from sanitas.policies.applied import BUILT_IN_NAMES, AppliedPolicy
 from sanitas.storage import BlobNotFound, Storage, original_key
+from sanitas.users.service import lock_user
 from sanitas.web.errors import ApiError
 from sanitas.web.schemas import Pagination
 
@@ -137,26 +137,6 @@ def check_storage_quota(session: Session, user: User, limits: Limits, adding: in
                        "storage_quota_exceeded")
 
 
-def lock_quotas(session: Session, user: User) -> None:
-    """Begin the transaction in which an upload's quotas are checked and its rows added,
-    serialised per user, so that concurrent uploads cannot all see room for one more.
-
-    It starts with a write to the user's row: on PostgreSQL that takes the row lock, on SQLite
-    the database write lock (a deferred SQLite transaction would read first and take the lock
-    only at its first insert, and `SELECT ... FOR UPDATE` does nothing there). Either lasts
-    until commit or rollback, and the counts read after it see every upload committed before.
-    The admin's quota reset writes the same row, so `quota_reset_at` is read afresh here."""
-    session.commit()  # a fresh transaction: no older SQLite snapshot to upgrade to a writer
-    row = session.execute(
-        update(User).where(User.id == user.id)
-        .values(quota_reset_at=User.quota_reset_at, updated_at=User.updated_at)
-        .returning(User.quota_reset_at)
-        .execution_options(synchronize_session=False)).first()
-    if row is None:
-        raise ApiError(401, "Authentication required. Please sign in.", "unauthorized")
-    set_committed_value(user, "quota_reset_at", row[0])
-
-
 def _mb(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB"
 
@@ -235,7 +215,7 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
         # The check that holds: serialised per user, in the transaction that adds the rows
         # (the blobs are stored before, so the lock is not held while they are written).
         if limits.uploads_per_month >= 0 or limits.storage_quota >= 0:
-            lock_quotas(session, user)
+            lock_user(session, user)
             check_monthly_quota(session, user, limits, adding)
             check_storage_quota(session, user, limits, adding_bytes)
         now = utcnow()

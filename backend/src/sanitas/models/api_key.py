@@ -5,6 +5,7 @@ SHA-256 of the whole secret (a 238-bit random string, so a plain digest cannot b
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from enum import StrEnum
 
@@ -15,6 +16,16 @@ from sanitas.db import Base, utcnow
 from sanitas.models._common import id_column
 
 API_KEY_NAME_MAX = 100
+
+
+def looks_like_key(credential: str | None) -> bool:
+    """Whether a credential is an API key by its form (`sk_...`), before any lookup."""
+    return credential is not None and credential.startswith("sk_")
+
+
+def hash_secret(secret: str) -> str:
+    """What `api_keys.secret_hash` stores of a key: its SHA-256 (the key is random enough)."""
+    return hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()
 
 
 class ApiKeyScope(StrEnum):

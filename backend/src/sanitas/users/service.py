@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import unicodedata
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.sql.elements import ColumnElement
 
 from sanitas.audit.service import record
@@ -92,3 +93,24 @@ def update_user(session: Session, settings: Settings, user_id: str, *, role: str
             auth_service.revoke_all_sessions(session, target.id)
     session.commit()
     return auth_service.user_out(session, settings, target)
+
+
+def lock_user(session: Session, user: User) -> None:
+    """Begin the transaction in which a limit of the user's is checked and the rows it counts
+    are added (an upload's quotas, API keys, webhooks, reports), serialised per user, so that
+    concurrent calls cannot all see room for one more.
+
+    It starts with a write to the user's row: on PostgreSQL that takes the row lock, on SQLite
+    the database write lock (a deferred SQLite transaction would read first and take the lock
+    only at its first insert, and `SELECT ... FOR UPDATE` does nothing there). Either lasts
+    until commit or rollback, and the counts read after it see every upload committed before.
+    The admin's quota reset writes the same row, so `quota_reset_at` is read afresh here."""
+    session.commit()  # a fresh transaction: no older SQLite snapshot to upgrade to a writer
+    row = session.execute(
+        update(User).where(User.id == user.id)
+        .values(quota_reset_at=User.quota_reset_at, updated_at=User.updated_at)
+        .returning(User.quota_reset_at)
+        .execution_options(synchronize_session=False)).first()
+    if row is None:
+        raise ApiError(401, "Authentication required. Please sign in.", "unauthorized")
+    set_committed_value(user, "quota_reset_at", row[0])

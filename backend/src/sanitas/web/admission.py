@@ -24,13 +24,14 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Protocol
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from sanitas.auth.tokens import AccessTokenCache
 from sanitas.config import Settings
+from sanitas.models.api_key import hash_secret, looks_like_key
 from sanitas.web.deps import client_ip
 from sanitas.web.errors import ApiError, error_body
 
@@ -104,6 +105,12 @@ async def database_paused(request: Request, session) -> AsyncIterator[None]:
         yield
 
 
+class TokenPayloads(Protocol):
+    """The verified access tokens of this process (auth.tokens.AccessTokenCache)."""
+
+    def payload(self, token: str) -> dict | None: ...
+
+
 class KnownKeys:
     """The API keys this process has lately seen accepted, by the SHA-256 of the secret, with
     their owner: so admission can count a key's calls as its owner's without reading the
@@ -122,8 +129,6 @@ class KnownKeys:
 
     @staticmethod
     def _digest(secret: str) -> str | None:
-        from sanitas.apikeys.service import hash_secret, looks_like_key
-
         return hash_secret(secret) if looks_like_key(secret) else None
 
     def learn(self, secret: str, owner_id: str) -> None:
@@ -163,12 +168,10 @@ class KnownKeys:
                 del self._owners[digest]
 
 
-def caller_key(tokens: AccessTokenCache, keys: KnownKeys, request: Request) -> str:
+def caller_key(tokens: TokenPayloads, keys: KnownKeys, request: Request) -> str:
     """Who a call is counted as, without reading the database: the user of a valid access
     token; else the owner of an API key this process knows to exist (KnownKeys); else the
     client's address, which unknown credentials (a made-up key, a bad token) share."""
-    from sanitas.apikeys.service import looks_like_key
-
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     token = token.strip()
     bearer = scheme.lower() == "bearer" and bool(token)
@@ -186,7 +189,7 @@ def caller_key(tokens: AccessTokenCache, keys: KnownKeys, request: Request) -> s
 class PerCallerLimit:
     """ASGI middleware: at most `limit` API calls under way per caller in this process."""
 
-    def __init__(self, app: ASGIApp, settings: Settings, tokens: AccessTokenCache,
+    def __init__(self, app: ASGIApp, settings: Settings, tokens: TokenPayloads,
                  keys: KnownKeys) -> None:
         self.app = app
         self.limit = settings.user_concurrency

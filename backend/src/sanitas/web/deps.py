@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Request
@@ -14,10 +15,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from sanitas import plans
 from sanitas.config import Settings
 from sanitas.models import ApiKeyScope, AuthSession, Role, User
-from sanitas.plans import Capability
+from sanitas.models.api_key import looks_like_key
 from sanitas.storage import Storage, make_storage
 from sanitas.web.errors import ApiError
 from sanitas.web.schemas import ErrorEnvelope
@@ -75,13 +75,20 @@ def _key_refused() -> ApiError:
                     headers={"WWW-Authenticate": "Bearer"})
 
 
+class KeyCheck(Protocol):
+    """Who calls with an API key: the account behind `secret` when its key may make a call
+    needing `scope`, else an ApiError (401, 403 or 429). main.py installs
+    apikeys.service.authenticate as `app.state.key_check`, so this module names no domain."""
+
+    def __call__(self, session: Session, settings: Settings, secret: str,
+                 scope: ApiKeyScope) -> User: ...
+
+
 def get_current_user(
     request: Request, session: SessionDep,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> User:
     """The signed-in user of an account call (a session token; API keys are refused)."""
-    from sanitas.apikeys.service import looks_like_key
-
     token = creds.credentials if creds else None
     if looks_like_key(token) or (token is None and request.headers.get("x-api-key")):
         raise _key_refused()
@@ -118,14 +125,13 @@ def _file_caller(scope: ApiKeyScope) -> Callable[..., FileCaller]:
     ) -> FileCaller:
         """The caller of a file call: a signed-in session, or an API key with `scope` (as
         `X-API-Key` or `Authorization: Bearer sk_...`)."""
-        from sanitas.apikeys import service as apikeys
-
         token = creds.credentials if creds else None
-        secret = api_key or (token if apikeys.looks_like_key(token) else None)
+        secret = api_key or (token if looks_like_key(token) else None)
         if secret is not None:
             known = request.app.state.known_keys
             try:
-                owner = apikeys.authenticate(session, request.app.state.settings, secret, scope)
+                check: KeyCheck = request.app.state.key_check
+                owner = check(session, request.app.state.settings, secret, scope)
             except ApiError as exc:
                 if exc.status_code == 401 or exc.error == "plan_required":
                     known.forget(secret)  # admission counts its calls by address again
@@ -171,14 +177,14 @@ def require_admin(user: CurrentUser) -> User:
 AdminUser = Annotated[User, Depends(require_admin)]
 
 
-def _plan_gate(capability: Capability) -> Callable[..., User]:
+def _plan_gate(capability: StrEnum) -> Callable[..., User]:
     """The dependency `Requires` makes (one per capability): the signed-in user, when their
-    plan has the capability (sanitas/plans.py), else 403 `plan_required`. openapi.py
-    documents that 403 on every route that depends on one."""
+    plan has the capability (the settings' plan table, sanitas/plans.py), else 403
+    `plan_required`. openapi.py documents that 403 on every route that depends on one."""
     gate = _PLAN_GATES.get(capability)
     if gate is None:
         def gate(user: CurrentUser, settings: SettingsDep) -> User:
-            plans.require(settings, user.role, capability)
+            settings.plans.require(user.role, capability)
             return user
 
         gate.__name__ = f"requires_{capability.value}"
@@ -186,16 +192,16 @@ def _plan_gate(capability: Capability) -> Callable[..., User]:
     return gate
 
 
-_PLAN_GATES: dict[Capability, Callable[..., User]] = {}
+_PLAN_GATES: dict[StrEnum, Callable[..., User]] = {}
 
 
-def Requires(capability: Capability) -> Any:
+def Requires(capability: StrEnum) -> Any:
     """`user: Annotated[User, Requires(Capability.X)]`: the signed-in user whose plan
     includes `capability` (403 `plan_required` otherwise)."""
     return Depends(_plan_gate(capability))
 
 
-def plan_gates(calls: Iterable[Callable[..., Any]]) -> list[Capability]:
+def plan_gates(calls: Iterable[Callable[..., Any]]) -> list[StrEnum]:
     """The capabilities the given dependency calls require (for the OpenAPI document and the
     authorisation matrix test)."""
     found = set(calls)

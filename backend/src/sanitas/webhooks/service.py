@@ -23,7 +23,6 @@ from sanitas import sealing
 from sanitas.audit.service import record
 from sanitas.config import Settings, get_settings
 from sanitas.db import rows_matched, utcnow
-from sanitas.files.service import lock_quotas
 from sanitas.models import AuditAction, User
 from sanitas.models.webhook import (
     TEST_EVENT,
@@ -33,6 +32,7 @@ from sanitas.models.webhook import (
     WebhookEvent,
 )
 from sanitas.plans import Capability
+from sanitas.users.service import lock_user
 from sanitas.web import ratelimit
 from sanitas.web.errors import ApiError
 from sanitas.web.schemas import iso
@@ -144,7 +144,7 @@ def create_webhook(session: Session, settings: Settings, user: User, body: Webho
     _check_url(settings, body.url)
     # Counted and added in one transaction serialised per account (concurrent creations
     # cannot all see room for one more), as upload quotas are.
-    lock_quotas(session, user)
+    lock_user(session, user)
     count = session.scalar(select(func.count()).select_from(Webhook)
                            .where(Webhook.user_id == user.id)) or 0
     if count >= MAX_WEBHOOKS_PER_USER:
