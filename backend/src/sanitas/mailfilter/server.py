@@ -90,7 +90,8 @@ class MailFilter:
                                   list(env.mail_options))
         head = headers.read(data)
         digest = held.digest_of(envelope, data)
-        chosen = await asyncio.to_thread(service.resolve, self.factory, self.policy_id)
+        chosen = await asyncio.to_thread(service.resolve, self.settings, self.factory,
+                                         self.policy_id)
         begun = None
         if self.factory is not None:
             begun = await asyncio.to_thread(held.begin, self.factory, digest, envelope,
@@ -230,7 +231,7 @@ def run(settings: Settings, listen: str, next_hop: str, policy_id: str, *,
 
         upgrade_to_head(str(settings.database_url))
     factory = make_sessionmaker(make_engine(str(settings.database_url)))
-    service.resolve(factory, policy_id)  # an unknown policy stops the start
+    service.resolve(settings, factory, policy_id)  # an unknown policy stops the start
     storage = make_storage(settings)
     audit_user = audit.service_account(factory, settings.mail_service_account) \
         if settings.mail_audit else None

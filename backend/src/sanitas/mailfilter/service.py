@@ -11,53 +11,46 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from sanitas import intake
 from sanitas.config import Settings
 from sanitas.engine import verdict as verdicts
-from sanitas.engine.policy import BUILT_IN, Policy
+from sanitas.engine.policy import Mode, Policy
 from sanitas.engine.report import Finding, Result
 from sanitas.mailfilter import headers
-from sanitas.policies.applied import AppliedPolicy, applied_built_in
+from sanitas.policies.applied import AppliedPolicy
 
 MESSAGE_NAME = "message.eml"
 
 
-class UnknownPolicy(ValueError):
-    pass
+UnknownPolicy = intake.UnknownPolicy
 
 
 @dataclass(frozen=True)
 class Chosen:
-    applied: AppliedPolicy  # recorded with the message
-    policy: Policy  # what the engine runs
-    mode: str
+    applied: AppliedPolicy  # recorded with the message; `applied.policy` is what runs
+
+    @property
+    def policy(self) -> Policy:
+        return self.applied.policy
+
+    @property
+    def mode(self) -> Mode:
+        return self.applied.mode
 
 
-def resolve(factory: sessionmaker[Session] | None, policy_id: str) -> Chosen:
-    """'basic', 'advanced' or the id of an organisation-wide policy (UnknownPolicy)."""
-    policy_id = (policy_id or "basic").strip()
-    if policy_id in BUILT_IN:
-        applied = applied_built_in(policy_id)
-        return Chosen(applied, BUILT_IN[policy_id], applied.mode)
-    stored = None
-    if factory is not None and len(policy_id) <= 36:
-        from sanitas.models import StoredPolicy
-
-        with factory() as session:
-            stored = session.scalar(select(StoredPolicy).where(
-                StoredPolicy.id == policy_id, StoredPolicy.deleted_at.is_(None),
-                StoredPolicy.owner_id.is_(None)))
-            if stored is not None:
-                session.expunge(stored)
-    if stored is None:
-        raise UnknownPolicy(f"Unknown policy {policy_id[:40]!r}: the mail policy must be "
-                            "'basic', 'advanced' or the id of an organisation-wide policy.")
-    policy = Policy.from_json(stored.body)
-    applied = AppliedPolicy(id=stored.id, version=stored.version, name=stored.name,
-                            body=stored.body, mode=policy.mode, built_in=False)
-    return Chosen(applied, policy, policy.mode)
+def resolve(settings: Settings, factory: sessionmaker[Session] | None,
+            policy_id: str) -> Chosen:
+    """'basic', 'advanced' or the id of an organisation-wide policy (UnknownPolicy), through
+    intake.choose_policy as every channel's."""
+    caller = intake.Caller.service(intake.Channel.MAIL)
+    ref = intake.PolicyRef(policy_id=(policy_id or "basic").strip())
+    try:
+        return Chosen(intake.choose_policy(settings, caller, ref, factory=factory))
+    except intake.UnknownPolicy as exc:
+        raise UnknownPolicy(str(exc).replace("policyId must be", "the mail policy must be")) \
+            from None
 
 
 @dataclass(frozen=True)
@@ -69,18 +62,10 @@ class Cleaned:
 def run_engine(settings: Settings, chosen: Chosen, source: Path, out: Path) -> Cleaned:
     """The one place a message meets the engine: the whole message (`source`, an .eml) is
     cleaned in the sandbox by the .eml cleaner (engine/mail.py: every attachment, nested
-    messages included, under the message limits) into the new folder `out`. SandboxError
-    for a fault of the sandbox itself."""
-    from sanitas.sandbox import run_sanitizer
-
-    out.mkdir()
-    result = run_sanitizer(source, out, mode=chosen.mode, settings=settings,
-                           original_name=MESSAGE_NAME, policy=chosen.policy)
-    output = None
-    if result.status == "ok" and result.output:
-        output = Path(result.output)
-        output = output if output.is_absolute() else out / output
-    return Cleaned(result, output)
+    messages included, under the message limits) into the new folder `out`
+    (intake.sanitize_now). SandboxError for a fault of the sandbox itself."""
+    done = intake.sanitize_now(settings, source, out, chosen.applied, name=MESSAGE_NAME)
+    return Cleaned(done.result, done.output)
 
 
 def x_sanitas(result: Result, attachments: int) -> str:
