@@ -98,6 +98,21 @@ def test_a_hostile_message_arrives_clean(mail_filter, sink, attachments):
     assert listed["photo.jpg"] == "cleaned"
 
 
+def test_winmail_dat_is_unpacked_and_cleaned(mail_filter, sink, attachments):
+    """A TNEF attachment (Outlook's winmail.dat) is opened in place: its files are cleaned
+    like any attachment (the executable becomes the note)."""
+    from tests.engine.breadth_corpus import tnef_bytes
+
+    tnef = tnef_bytes([("table.csv", b"a,b\n=1+1,2\n"), ("run.exe", attachments["tool.exe"])])
+    code, text = send(mail_filter.port, message({"winmail.dat": tnef}, subject="tnef"))
+    assert code == 250, text
+    [got] = sink.handler.wait(1)
+    files = parts(got.data)
+    assert "winmail.dat" not in files
+    assert files["table.csv"] == b"a,b\n'=1+1,2\n"  # the formula neutralised
+    assert "run.removed.txt" in files and b"MZ" not in got.data
+
+
 def test_smtputf8_envelope_kept(mail_filter, sink):
     data = message({}, html=None, subject="Grüße").replace(b"bob@example.net", b"bob@example.net")
     code, text = send(mail_filter.port, data, sender="jürgen@example.org",
