@@ -84,10 +84,9 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, settings: S
         return result
     from sanitas.sandbox.bwrap import run_in_bwrap
 
-    return run_in_bwrap(input_path, output_dir, mode=policy.mode, policy=policy,
-                        settings=settings, on_progress=on_progress,
-                        original_name=original_name, limits=limits, prewarm=prewarm,
-                        password=password, preview=preview)
+    return run_in_bwrap(input_path, output_dir, policy=policy, settings=settings,
+                        on_progress=on_progress, original_name=original_name, limits=limits,
+                        prewarm=prewarm, password=password, preview=preview)
 
 
 def _preview_unsandboxed(output: Path, output_type: str | None,

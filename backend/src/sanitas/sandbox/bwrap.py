@@ -470,20 +470,21 @@ def _needs_office(path: Path, name: str) -> bool:
     return found.provisional or formats.office_family(found.kind)
 
 
-def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Settings,
+def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings: Settings,
                  on_progress: Callable[[int], None] | None = None,
-                 original_name: str | None = None, policy: Policy | None = None,
+                 original_name: str | None = None,
                  limits: SandboxLimits | None = None, prewarm: bool = True,
                  password: str | None = None,
                  preview: PreviewRequest | None = None) -> Result:
     from sanitas.engine import safe_output_name, unique_output_path
 
     started = time.perf_counter()
+    mode = policy.mode  # the policy's output decides; the child gets the policy alone
     name = original_name or input_path.name
     input_size = input_path.stat().st_size
     office = _needs_office(input_path, name)
     limits = (limits or SandboxLimits()).resolved(input_size, mode, office,
-                                                  ocr=bool(policy and policy.ocr))
+                                                  ocr=policy.ocr)
     layout = _layout(settings, office)
     host = _cgroup_host(settings)
     sandbox = _take_sandbox(layout, limits, prewarm, host)
@@ -514,7 +515,7 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, mode: str, settings: Set
         partial.unlink()
         sandbox.kill()
         raise
-    job = {"mode": mode, "name": name, "policy": policy.to_json() if policy else {},
+    job = {"name": name, "policy": policy.to_json(),
            "limits": job_limits, "ocr_languages": settings.ocr_languages}
     if preview is not None:
         job["preview"] = {"max_side": preview.max_side}
