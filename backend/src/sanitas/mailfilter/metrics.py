@@ -7,14 +7,14 @@ from prometheus_client import Counter, Histogram
 
 from sanitas.web.metrics import bounded
 
-OUTCOMES = frozenset(("delivered", "refused", "deferred", "duplicate", "too_large"))
+OUTCOMES = frozenset(("delivered", "refused", "deferred", "duplicate"))
 VERDICTS = frozenset(("clean", "cleaned", "partial", "refused"))
 FAILURES = frozenset(("unreachable", "temporary", "permanent"))
 BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
 MESSAGES = Counter("sanitas_mail_messages", "Messages the mail filter answered, by outcome: "
                    "delivered (250), refused (5xx), deferred (4xx), duplicate (a retry of one "
-                   "already delivered: 250 without a second delivery), too_large (552)",
+                   "already delivered: 250 without a second delivery)",
                    ["outcome"])
 MESSAGE_VERDICTS = Counter("sanitas_mail_message_verdicts",
                            "Messages cleaned, by the message's verdict", ["verdict"])
