@@ -1,5 +1,6 @@
 """Generated files for the families added for breadth (issue 22): Outlook .msg and TNEF
-(winmail.dat), XPS/OpenXPS, WMF/EMF metafiles, Markdown, YAML, TOML, SubRip and WebVTT.
+(winmail.dat), XPS/OpenXPS, WMF/EMF metafiles, Markdown, YAML, TOML, SubRip, WebVTT, iCalendar
+and vCard.
 
 Nothing here is copied from elsewhere: each builder writes the format from its specification
 ([MS-OXMSG] property streams in a compound file, [MS-OXTNEF] attributes, the XPS package
@@ -251,6 +252,19 @@ SRT_CLEAN = ("1\n00:00:01,000 --> 00:00:02,500\nHello <i>there</i>.\n\n"
 VTT_CLEAN = ("WEBVTT\n\n00:00.000 --> 00:01.500\n<v Alice>Hello <b>there</b>.\n\n"
              "intro\n00:00:02.000 --> 00:00:03.000 align:start\nSecond cue.\n")
 
+ICS_CLEAN = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example Corp//Calendar 1.0//EN\r\n"
+             "METHOD:REQUEST\r\nBEGIN:VEVENT\r\nUID:event-1@example.org\r\n"
+             "DTSTAMP:20240101T100000Z\r\nDTSTART:20240105T090000Z\r\n"
+             "DTEND:20240105T100000Z\r\nSUMMARY:Quarterly review\r\n"
+             "DESCRIPTION:Agenda: figures\\, plans.\r\nLOCATION:Room 4\r\n"
+             "ORGANIZER;CN=Alice:mailto:alice@example.org\r\n"
+             "ATTENDEE;CN=\"Bob; Sales\";ROLE=REQ-PARTICIPANT:mailto:bob@example.com\r\n"
+             "BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT15M\r\nDESCRIPTION:Soon\r\n"
+             "END:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+VCF_CLEAN = ("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Alice Example\r\nN:Example;Alice;;;\r\n"
+             "EMAIL;TYPE=work:alice@example.org\r\nTEL;TYPE=cell:+1-555-0100\r\n"
+             "ADR;TYPE=work:;;1 Main St;Springfield;;12345;US\r\nEND:VCARD\r\n")
+
 
 def _writer(name: str, data: bytes | str | Callable[[], bytes]) -> Callable[[Path], Path]:
     def make(folder: Path) -> Path:
@@ -273,4 +287,6 @@ BREADTH_SAMPLES: dict[str, Callable[[Path], Path]] = {
     "toml": _writer("sample.toml", TOML_CLEAN),
     "srt": _writer("sample.srt", SRT_CLEAN),
     "vtt": _writer("sample.vtt", VTT_CLEAN),
+    "ics": _writer("invite.ics", ICS_CLEAN),
+    "vcf": _writer("alice.vcf", VCF_CLEAN),
 }

@@ -169,6 +169,11 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            summary="Parsed and written back as Markdown: raw HTML other than harmless "
                    "formatting, event handlers, script links, remote pictures (tracking) and "
                    "front matter removed; text, links, tables and local pictures kept."),
+    Family("vcalendar", "sanitas.engine.vcalendar:sanitize", Advanced.SAME,
+           summary="Calendar entries and contact cards read line by line and written again: "
+                   "alarms that run programs or send mail, attachments, addresses the client "
+                   "fetches, client extensions (X- properties) and the producing program "
+                   "removed; pictures of a card cleaned; events, people and details kept."),
     Family("subtitles", "sanitas.engine.subtitles:sanitize", Advanced.SAME,
            summary="Cues parsed and written again: timings checked, only the format's own "
                    "formatting tags kept (scripts, links and pictures in cue text removed), "
@@ -352,6 +357,11 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     # E-mail has no signature: a leading block of RFC 5322 header fields naming a message
     # (detect._looks_like_mail) makes one.
     Kind("eml", "mail", ("eml",), ("eml",), "message/rfc822", "E-mail message"),
+    # iCalendar and vCard by their first line (engine/vcalendar.py).
+    Kind("ics", "vcalendar", ("ics", "ical", "icalendar", "ifb"), ("ics",), "text/calendar",
+         "iCalendar calendar or invitation", magic=((0, b"BEGIN:VCALENDAR"),)),
+    Kind("vcf", "vcalendar", ("vcf", "vcard"), ("vcf",), "text/vcard", "vCard contact card",
+         magic=((0, b"BEGIN:VCARD"),)),
     # Outlook's formats become .eml (engine/outlook.py): a .msg by the MAPI property streams
     # of its OLE file, TNEF (winmail.dat) by its signature.
     Kind("msg", "mail", ("msg",), ("eml",), "application/vnd.ms-outlook", "Outlook message",
@@ -416,6 +426,8 @@ EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
     "rar": (((0, b"Rar!\x1a\x07\x01\x00"),),),  # RAR5
     "ico": (((0, b"\x00\x00\x02\x00"), (5, b"\x00")),),  # CUR
     "vtt": (((0, b"\xef\xbb\xbfWEBVTT"),),),  # with a UTF-8 byte-order mark
+    "ics": (((0, b"\xef\xbb\xbfBEGIN:VCALENDAR"),),),
+    "vcf": (((0, b"\xef\xbb\xbfBEGIN:VCARD"),),),
     # A WMF without the placeable header: memory or disk type, 9-word header, version 3 or 1.
     "wmf": (((0, b"\x01\x00\x09\x00\x00\x03"),), ((0, b"\x02\x00\x09\x00\x00\x03"),),
             ((0, b"\x01\x00\x09\x00\x00\x01"),)),
@@ -453,6 +465,8 @@ OUTPUTS: dict[str, Output] = {o.extension: o for o in (
     Output("toml", (), "application/toml", verify="sanitas.engine.structured_text:verify_toml"),
     Output("srt", (), "application/x-subrip", verify="sanitas.engine.subtitles:verify"),
     Output("vtt", (), "text/vtt", verify="sanitas.engine.subtitles:verify"),
+    Output("ics", (), "text/calendar", verify="sanitas.engine.vcalendar:verify"),
+    Output("vcf", (), "text/vcard", verify="sanitas.engine.vcalendar:verify"),
     Output("eml", (), "message/rfc822", verify="sanitas.engine.mail:verify"),
     Output("zip", (b"PK\x03\x04", b"PK\x05\x06"), "application/zip",
            verify=_V + "zip_archive"),

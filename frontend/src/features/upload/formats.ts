@@ -26,6 +26,7 @@ export const FORMAT_FAMILIES: readonly FormatFamily[] = [
   { id: 'video', label: 'video', extensions: ['mp4', 'm4v', 'mov', 'qt', 'mkv', 'mk3d', 'webm', 'avi'] },
   { id: 'archives', label: 'archives', extensions: ['zip', 'tar', 'gz', 'tgz', 'bz2', 'tbz', 'tbz2', 'xz', 'txz', '7z', 'rar'] },
   { id: 'email', label: 'e-mail', extensions: ['eml', 'msg', 'tnef', 'dat'] },
+  { id: 'calendars', label: 'calendars and contact cards', extensions: ['ics', 'ical', 'icalendar', 'ifb', 'vcf', 'vcard'] },
   { id: 'ebooks', label: 'e-books', extensions: ['epub'] },
   { id: 'text', label: 'text files', extensions: ['txt', 'text', 'log', 'md', 'markdown', 'mkd', 'mdown', 'rst', 'ini', 'cfg', 'conf', 'yaml', 'yml', 'toml', 'json', 'xml', 'html', 'htm', 'xhtml', 'srt', 'vtt'] },
 ];
