@@ -17,6 +17,7 @@ from sqlalchemy import (
     String,
     case,
     cast,
+    column,
     func,
     literal,
     literal_column,
@@ -24,7 +25,9 @@ from sqlalchemy import (
     select,
     true,
     union_all,
+    values,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from sanitas import plans
@@ -392,10 +395,11 @@ def _threats_in_sql(session: Session, reports: Any) -> Counter[str]:
     """What the Python loop over `reports` (a subquery of File.report) counts, with the
     findings taken apart in PostgreSQL: one row per distinct (kind, action, detail, location)
     of a threat action, with how often it occurs, instead of every report's JSON."""
-    findings = reports.c.report.op("->")(literal_column("'findings'"))
-    elements = func.json_array_elements(case(
-        (func.json_typeof(findings) == "array", findings),
-        else_=literal_column("'[]'::json"))).alias("e")  # a function in FROM: lateral
+    report = cast(reports.c.report, JSONB)  # parsed once, not at every -> as json is
+    findings = report.op("->")(literal_column("'findings'"))
+    elements = func.jsonb_array_elements(case(
+        (func.jsonb_typeof(findings) == "array", findings),
+        else_=literal_column("'[]'::jsonb"))).alias("e")  # a function in FROM: lateral
     fields: list[ColumnElement[Any]] = [literal_column(f"(e.value -> '{name}')::text")
                                         for name in ("kind", "action", "detail", "location")]
     rows = session.execute(
@@ -417,15 +421,14 @@ def _timing_in_sql(session: Session, timed: Any) -> tuple[list[FamilyTiming], in
     """Processing time per family of `timed` (a subquery of kind and seconds), with
     PostgreSQL's percentile_cont (the interpolation `_percentile` does in Python) instead of
     every duration read into Python."""
-    families: defaultdict[str, list[str]] = defaultdict(list)
-    for kind, spec in formats.KINDS.items():
-        families[spec.family].append(kind)
-    family = case(*((timed.c.kind.in_(kinds), literal(name)) for name, kinds in
-                    sorted(families.items())), else_=literal(UNKNOWN))
+    mapping = values(column("kind", String), column("family", String), name="m").data(
+        sorted((kind, spec.family) for kind, spec in formats.KINDS.items()))
+    family = func.coalesce(mapping.c.family, literal(UNKNOWN))
     rows = session.execute(
         select(family, func.count(),
                func.percentile_cont(0.5).within_group(timed.c.seconds),
                func.percentile_cont(0.95).within_group(timed.c.seconds))
+        .select_from(timed.outerjoin(mapping, mapping.c.kind == timed.c.kind))
         .group_by(family).order_by(family)).all()
     return [FamilyTiming(family=row[0], files=int(row[1]), median=round(float(row[2]), 3),
                          p95=round(float(row[3]), 3)) for row in rows], \
