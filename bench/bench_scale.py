@@ -11,12 +11,20 @@ call through the service functions the routes call, as the median of 5:
   admin files, page 1 / filtered (status FAILED)
   admin analytics, day / month; admin charts, month (everyone's files)
   expiry sweep with nothing due
+  CSV report of the last 30 days, all users (time until it is ready; median of 3)
 
-Targets (PostgreSQL, 1M rows): every interactive call <= 50 ms, the sweep <= 20 ms.
+then the same calls through HTTP to a live `sanitas serve` on the same database (tokens of a
+live session each; the report requested with POST /api/reports and polled until ready),
+sampling the server's resident memory (the API process's peak RSS) meanwhile.
 
---compare (PostgreSQL): load at the revision before the query indexes (a8c0e2f4b6d8), time,
-then migrate to head (the indexes built CONCURRENTLY on the loaded table), ANALYZE, and time
-again; prints both columns.
+Targets (PostgreSQL, 1M rows): every interactive call <= 50 ms, the sweep <= 20 ms, the
+month's report (about 90,000 rows) ready in <= 3 s, server RSS <= 300 MB; SQLite at 100k
+within 2x of PostgreSQL.
+
+--compare (PostgreSQL): load at the revision before the name-search and live-blob indexes
+(b3d5f7a9c1e2; the code needs the rollup), time, then migrate to head (the indexes built
+CONCURRENTLY on the loaded table), ANALYZE, and time again. The figures from before the
+rollup and the first indexes are in issue 23 and docs/deploying.md.
 
 Usage: backend/.venv/bin/python bench/bench_scale.py [--db postgresql|sqlite|both]
        [--rows N] [--compare] [--pg-url postgresql+psycopg://postgres@127.0.0.1:5432/test]
@@ -29,6 +37,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -37,6 +46,7 @@ from typing import Any
 
 BACKEND = Path(__file__).resolve().parents[1] / "backend"
 sys.path.insert(0, str(BACKEND / "src"))
+sys.path.insert(0, str(BACKEND))
 
 from alembic import command  # noqa: E402
 from sqlalchemy import create_engine, text  # noqa: E402
@@ -46,12 +56,13 @@ from sanitas.config import Settings  # noqa: E402
 from sanitas.db import make_engine, make_sessionmaker  # noqa: E402
 from sanitas.migrate import alembic_config  # noqa: E402
 
-BEFORE_INDEXES = "a8c0e2f4b6d8"
+BEFORE_INDEXES = "b3d5f7a9c1e2"  # the rollup, before the name-search and live-blob indexes
 USERS = 1_000
 AUDIT_ROWS = 300_000
 HEAVY = "u-heavy"
 ADMIN = "u-admin"
 RUNS = 5
+REPORT_RUNS = 3
 REPORT = '{"findings": [{"kind": "javascript", "action": "removed", "detail": "x"}]}'
 TYPES = ("pdf", "png", "jpeg", "docx", "xlsx", "csv", "txt", "svg")
 
@@ -156,10 +167,10 @@ def analyze(url: str) -> None:
 
 # -- timing --------------------------------------------------------------------------------------
 def calls(url: str, data_dir: Path) -> list[tuple[str, Callable[[], Any]]]:
-    from sanitas.processing import sweeps
     from sanitas.files import admin_service
     from sanitas.files import service as files
     from sanitas.models import FileStatus, User
+    from sanitas.processing import sweeps
     from sanitas.storage import make_storage
     from sanitas.usage import service as usage
     from sanitas.usage.schemas import ChartScope, Timeframe
@@ -204,20 +215,151 @@ def calls(url: str, data_dir: Path) -> list[tuple[str, Callable[[], Any]]]:
         ("admin charts, month", with_session(lambda s: usage.charts(
             s, user(s, ADMIN), Timeframe.MONTH, ChartScope.ALL))),
         ("expiry sweep, nothing due", lambda: sweeps.expire_files(factory, storage)),
+        (REPORT_CALL, lambda: month_report(factory, settings, storage)),
     ]
 
 
+REPORT_CALL = "CSV report, 30 days, all users (ready)"
+
+
+def month_report(factory: Any, settings: Settings, storage: Any) -> None:
+    """Generate the CSV report of everyone's files of the last 30 days, as the report worker
+    does once it has claimed the request."""
+    from sanitas.models.report import Report
+    from sanitas.reports import worker
+
+    now = datetime.now(UTC)
+    with factory() as s:
+        report = Report(user_id=ADMIN, scope_user_id=None, period_start=now - timedelta(days=30),
+                        period_end=now, format="csv", status="PROCESSING", attempts=1,
+                        created_at=now, expires_at=now + timedelta(days=1))
+        s.add(report)
+        s.commit()
+        report_id = report.id
+    outcome = worker.generate(report_id, factory=factory, settings=settings, storage=storage)
+    assert outcome == "completed", outcome
+    with factory() as s:
+        key = s.get(Report, report_id).storage_key
+        s.execute(text("DELETE FROM reports WHERE id = :i"), {"i": report_id})
+        s.commit()
+    storage.delete(key)
+
+
+def _median_ms(call: Callable[[], Any], runs: int) -> float:
+    call()  # warm the cache and the session machinery
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
 def time_calls(url: str, data_dir: Path) -> dict[str, float]:
-    out = {}
-    for name, call in calls(url, data_dir):
-        call()  # warm the cache and the session machinery
-        runs = []
-        for _ in range(RUNS):
-            start = time.perf_counter()
-            call()
-            runs.append((time.perf_counter() - start) * 1000)
-        out[name] = statistics.median(runs)
-    return out
+    return {name: _median_ms(call, REPORT_RUNS if name == REPORT_CALL else RUNS)
+            for name, call in calls(url, data_dir)}
+
+
+# -- through HTTP --------------------------------------------------------------------------------
+class PeakRss:
+    """The peak resident memory of a process, sampled every 20 ms in a thread."""
+
+    def __init__(self, pid: int) -> None:
+        import psutil
+
+        self.process = psutil.Process(pid)
+        self.peak = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.peak = max(self.peak, self.process.memory_info().rss)
+            except Exception:
+                return
+            self.stop.wait(0.02)
+
+    def __enter__(self) -> PeakRss:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def http_calls(url: str, data_dir: Path) -> tuple[dict[str, float], float]:
+    """The calls through a live `sanitas serve` on `url`: medians in ms, and the API process's
+    peak RSS in MB over the whole run."""
+    import httpx
+    data_dir.mkdir(parents=True, exist_ok=True)
+
+    from sanitas.models import User
+    from tests.factories import auth_headers
+    from tests.live_server import SECRET, free_port, start_server, stop_server
+
+    settings = Settings(data_dir=data_dir, database_url=url, secret_key=SECRET)
+    engine = make_engine(url)
+    with make_sessionmaker(engine)() as s:
+        heavy = auth_headers(settings, s, s.get(User, HEAVY))
+        admin = auth_headers(settings, s, s.get(User, ADMIN))
+        total = int(s.scalar(text("SELECT count(*) FROM files WHERE user_id = :u"),
+                             {"u": HEAVY}) or 0)
+    engine.dispose()
+    last_page = max(1, -(-total // 20))
+    port = free_port()
+    proc = start_server(data_dir, port, {"SANITAS_DATABASE_URL": url,
+                                         "SANITAS_EXECUTOR_WORKERS": "1"})
+    base = f"http://127.0.0.1:{port}/api"
+    out: dict[str, float] = {}
+    try:
+        with PeakRss(proc.pid) as rss, httpx.Client(base_url=base, timeout=120) as client:
+            def get(path: str, headers: dict[str, str], **params: Any) -> Callable[[], Any]:
+                def run() -> Any:
+                    answer = client.get(path, headers=headers, params=params)
+                    assert answer.status_code == 200, (path, answer.status_code, answer.text)
+                    return answer
+                return run
+
+            def report() -> None:
+                now = datetime.now(UTC)
+                asked = client.post("/reports", headers=admin, json={
+                    "from": (now - timedelta(days=30)).isoformat(), "to": now.isoformat(),
+                    "format": "csv", "scope": "all"})
+                assert asked.status_code == 202, asked.text
+                report_id = asked.json()["data"]["report"]["id"]
+                while True:
+                    listed = client.get("/reports", headers=admin, params={"limit": 100})
+                    mine = [r for r in listed.json()["data"]["reports"] if r["id"] == report_id]
+                    if mine and mine[0]["status"] in ("COMPLETED", "FAILED"):
+                        assert mine[0]["status"] == "COMPLETED", mine[0]
+                        return
+                    time.sleep(0.05)
+
+            history = f"/users/{HEAVY}/files"
+            for name, call, runs in [
+                ("history, page 1", get(history, heavy, page=1, limit=20), RUNS),
+                ("history, last page", get(history, heavy, page=last_page, limit=20), RUNS),
+                ("history, search + status", get(history, heavy, page=1, limit=20,
+                                                 status="COMPLETED", search="quarterly 12"),
+                 RUNS),
+                ("usage stats (heavy)", get("/usage/stats", heavy), RUNS),
+                ("usage history, 6 months", get("/usage/history", heavy, months=6), RUNS),
+                ("admin files, page 1", get("/admin/files", admin, page=1, limit=20), RUNS),
+                ("admin files, filtered", get("/admin/files", admin, page=1, limit=20,
+                                              status="FAILED", type="pdf"), RUNS),
+                ("admin analytics, day", get("/usage/analytics", admin, timeframe="day"), RUNS),
+                ("admin analytics, month", get("/usage/analytics", admin, timeframe="month"),
+                 RUNS),
+                ("admin charts, month", get("/usage/charts", admin, timeframe="month",
+                                            scope="all"), RUNS),
+                (REPORT_CALL, report, REPORT_RUNS)]:
+                out[name] = _median_ms(call, runs)
+        peak = rss.peak / 2**20
+    finally:
+        stop_server(proc)
+    return out, peak
 
 
 def print_table(title: str, columns: dict[str, dict[str, float]]) -> None:
@@ -226,7 +368,8 @@ def print_table(title: str, columns: dict[str, dict[str, float]]) -> None:
     print(f"| call | {' | '.join(heads)} |")
     print(f"|---|{'---|' * len(heads)}")
     for name in next(iter(columns.values())):
-        cells = " | ".join(f"{columns[h][name]:,.1f}" for h in heads)
+        cells = " | ".join(f"{columns[h][name]:,.1f}" if name in columns[h] else "-"
+                           for h in heads)
         print(f"| {name} | {cells} |")
     sys.stdout.flush()
 
@@ -255,7 +398,10 @@ def run_postgresql(admin_url: str, rows: int, compare: bool) -> None:
                 print(f"migrated to head (indexes built concurrently) in "
                       f"{time.perf_counter() - started:.0f} s")
             columns["head"] = time_calls(url, Path(tmp))
+            print_table(f"PostgreSQL, {rows:,} files, service calls", columns)
+            columns["HTTP"], peak = http_calls(url, Path(tmp) / "serve")
         print_table(f"PostgreSQL, {rows:,} files", columns)
+        print(f"server (API process) peak RSS over the HTTP run: {peak:.0f} MB")
     finally:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
@@ -270,7 +416,11 @@ def run_sqlite(rows: int) -> None:
         load_sqlite(url, rows)
         print(f"SQLite: loaded {rows:,} files and their jobs in "
               f"{time.perf_counter() - started:.0f} s")
-        print_table(f"SQLite, {rows:,} files", {"head": time_calls(url, Path(tmp))})
+        columns = {"head": time_calls(url, Path(tmp))}
+        print_table(f"SQLite, {rows:,} files, service calls", columns)
+        columns["HTTP"], peak = http_calls(url, Path(tmp) / "serve")
+        print_table(f"SQLite, {rows:,} files", columns)
+        print(f"server (API process) peak RSS over the HTTP run: {peak:.0f} MB")
 
 
 def main() -> None:
