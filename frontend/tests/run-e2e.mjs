@@ -12,6 +12,7 @@ import { chromium } from 'playwright-core';
 import { a11yLog, assertFocusVisible, checkA11y } from './e2e/a11y.mjs';
 import { adminFileManagement } from './e2e/admin-files.mjs';
 import { analyticsCharts } from './e2e/analytics-charts.mjs';
+import { mailHeld } from './e2e/mail-held.mjs';
 import { apiKeys } from './e2e/api-keys.mjs';
 import { policiesReportsAudit } from './e2e/policies-reports-audit.mjs';
 import { pausedQueue } from './e2e/queue-paused.mjs';
@@ -156,13 +157,16 @@ async function main() {
   fs.mkdirSync(downloads, { recursive: true });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  // The Mail scenario's sink (for Postfix's re-injection listener) and filter ports.
+  const mailSinkPort = await freePort();
+  const mailFilterPort = await freePort();
   // Webhooks: the scenario's receiver listens on 127.0.0.1, which only this development switch
   // allows; retries come after a second instead of 30 s.
   const env = { ...process.env, SANITAS_DATA_DIR: dataDir, SANITAS_PUBLIC_URL: base, SANITAS_LOG_LEVEL: 'WARNING',
     SANITAS_WEBHOOK_ALLOW_PRIVATE: 'true', SANITAS_WEBHOOK_RETRY_BASE_SECONDS: '1',
     // Every scenario signs in from 127.0.0.1; the default (20 per address per 15 minutes) is
     // about what the whole suite needs. The limit itself is tested by the backend's API tests.
-    SANITAS_RATE_LIMIT_LOGIN_PER_IP: '200' };
+    SANITAS_RATE_LIMIT_LOGIN_PER_IP: '200', SANITAS_MAIL_NEXT_HOP: `127.0.0.1:${mailSinkPort}` };
   delete env.SANITAS_DATABASE_URL;
 
   const fx = spawnSync(PYTHON, [path.join(HERE, 'e2e/make_fixtures.py'), fixtures], { encoding: 'utf8' });
@@ -577,6 +581,11 @@ async function main() {
       const body = await res.json();
       assert(body?.data?.user?.role === 'ENTERPRISE', `role after change is ${body?.data?.user?.role}`);
       await page.context().close();
+    });
+
+    await test('Mail: a hostile message through sanitas mail; the admin sees it on the Mail tab and releases the original', async () => {
+      await mailHeld({ newPage, base, admin: ADMIN, login, toast, shots, assert, env, python: PYTHON, dataDir,
+        sinkPort: mailSinkPort, filterPort: mailFilterPort });
     });
 
     await test('an admin filters to a user\'s FAILED file, opens its report, re-queues and deletes it', async () => {
