@@ -15,16 +15,19 @@ from pikepdf import Dictionary
 from tests.engine.papers import _WORDS, _font, photo_pdf
 
 
-def letter_pdf(pages: int = 2, seed: int = 7, lines: int = 18) -> pikepdf.Pdf:
-    """Pages of random words (11 pt Helvetica, 16 pt leading, one column), a page number."""
+def letter_pdf(pages: int = 2, seed: int = 7, lines: int = 18, size: float = 11,
+               font_name: str = "Helvetica") -> pikepdf.Pdf:
+    """Pages of random words (11 pt Helvetica, 16 pt leading, one column: the leading and the
+    words per line follow `size`), a page number."""
     rng = random.Random(seed)
     pdf = pikepdf.new()
-    font = _font(pdf, "Helvetica")
+    font = _font(pdf, font_name)
+    leading, count = size * 16 / 11, max(1, round(9 * 11 / size))
     for number in range(1, pages + 1):
         page = pdf.add_blank_page(page_size=(612, 792))
         page.Resources = Dictionary(Font=Dictionary(F1=font))
-        ops = [f"BT /F1 11 Tf 72 {730 - 16 * row} Td ({' '.join(rng.sample(_WORDS, 9))}) Tj ET"
-               for row in range(lines)]
+        ops = [f"BT /F1 {size} Tf 72 {730 - leading * row:.1f} Td "
+               f"({' '.join(rng.sample(_WORDS, count))}) Tj ET" for row in range(lines)]
         ops.append(f"BT /F1 11 Tf 290 40 Td (Page {number}) Tj ET")
         page.Contents = pdf.make_stream("\n".join(ops).encode())
     return pdf

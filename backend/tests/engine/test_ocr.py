@@ -147,3 +147,95 @@ def test_doctor_names_missing_language_data():
     assert check.status == "warn" and "zzz" in check.detail
     assert "tesseract-ocr-zzz" in check.fix
     assert "off" in doctor._ocr(Settings(ocr=False)).detail
+
+
+def _letter_page(tmp_path: Path, **options) -> tuple[Path, pdfium.PdfDocument]:
+    path = tmp_path / "letter.pdf"
+    letter_pdf(pages=1, **options).save(path)
+    return path, pdfium.PdfDocument(str(path))
+
+
+@pytest.mark.parametrize(("size", "font"), [(8, "Times-Roman"), (11, "Helvetica"),
+                                            (24, "Helvetica")])
+def test_small_text_height_is_measured_on_the_page(tmp_path, size, font):
+    """PDFium's loose boxes (ascent to descent) of the letters: about 1.13 (Times) to 1.17
+    (Helvetica) times the font size."""
+    _path, document = _letter_page(tmp_path, size=size, font_name=font, lines=8)
+    try:
+        textpage = document[0].get_textpage()
+        height = raster._small_text_height(textpage, textpage.count_chars())
+    finally:
+        document.close()
+    assert height is not None and 1.1 * size <= height <= 1.2 * size
+
+
+def test_recognition_resolution_follows_the_small_text():
+    """EM_PIXELS to the small text's em, within MIN_OCR_DPI and the rendering's own DPI; the
+    rendering's when the original had no text (a scan)."""
+    helvetica_12 = 12 * 1.169
+    assert ocr.recognition_dpi(150, helvetica_12) == pytest.approx(
+        ocr.EM_PIXELS * 72 * ocr.LOOSE_BOX_EMS / helvetica_12)
+    assert 80 <= ocr.recognition_dpi(150, helvetica_12) <= 100
+    assert ocr.recognition_dpi(150, 6 * 1.169) == 150  # small print: all the rendering has
+    assert ocr.recognition_dpi(150, 60) == ocr.MIN_OCR_DPI  # headline-only page: the floor
+    assert ocr.recognition_dpi(150, None) == 150
+    assert ocr.recognition_dpi(500, None) == 500  # a card's raised rendering, a scan
+
+
+def test_page_is_recognised_at_the_resolution_its_text_needs(tmp_path):
+    """The rendering is shrunk before tesseract gets it (fewer pixels, less time), and the
+    words still come back on it."""
+    path, document = _letter_page(tmp_path, size=12, lines=10)
+    try:
+        page = document[0]
+        picture = page.render(scale=150 / 72, fill_color=(255, 255, 255, 255)).to_pil()
+        chosen, height = raster._has_words(page, picture, None)
+    finally:
+        document.close()
+    assert chosen and height is not None
+    (tmp_path / "job").mkdir()
+    recogniser = ocr.Recogniser(shutil.which("tesseract") or "", "eng", tmp_path / "job", 1)
+    recogniser.add(0, picture, 150, height)
+    found, failed = recogniser.finish()
+    assert failed == []
+    shrink = ocr.recognition_dpi(150, height) / 150
+    assert shrink < 0.7
+    assert found[0].pixels == (round(picture.width * shrink), round(picture.height * shrink))
+    words = " ".join(text for line in found[0].lines for _l, _r, text in line.words)
+    assert word_recall(page_texts(path)[0], words) >= 0.9
+
+
+@pytest.mark.parametrize(("size", "font"), [(8, "Times-Roman"), (10, "Times-Roman"),
+                                            (14, "Helvetica")])
+def test_recall_holds_at_the_chosen_resolution(out_dir, tmp_path, size, font):
+    """Clean generated text from small print to large: word recall >= 0.9 on every page."""
+    source = tmp_path / "letter.pdf"
+    letter_pdf(pages=2, size=size, font_name=font, lines=12, seed=size).save(source)
+    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR)
+    assert result.status == "ok", result.reason
+    for original, rebuilt in zip(page_texts(source), page_texts(Path(result.output)),
+                                 strict=True):
+        assert word_recall(original, rebuilt) >= 0.9, (size, original, rebuilt)
+
+
+def test_pages_spread_over_processes_keep_their_own_words(out_dir, tmp_path, monkeypatch):
+    """Eight pages over three tesseract processes (chunks of three, three and one): every
+    page's layer holds that page's words, not a neighbour's, and the photograph among them is
+    skipped without shifting the pages after it."""
+    monkeypatch.setattr(ocr, "job_cores", lambda: 3)
+    source = tmp_path / "eight.pdf"
+    pdf = letter_pdf(pages=7, lines=5, seed=3)
+    with photo_pdf(1) as photos:
+        pdf.pages.insert(3, photos.pages[0])
+    pdf.save(source)
+    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR)
+    assert result.status == "ok", result.reason
+    original, rebuilt = page_texts(source), page_texts(Path(result.output))
+    assert len(rebuilt) == 8 and rebuilt[3].strip() == ""
+    for number, after in enumerate(rebuilt):
+        if number != 3:
+            recalls = [word_recall(before, after) for before in original]
+            assert recalls[number] >= 0.9, (number, after)
+            # Another page shares some of the 150-word vocabulary, far from all of its words.
+            assert max(r for other, r in enumerate(recalls) if other not in (number, 3)) < 0.6
+    assert "on 7 of 8 page(s)" in next(f for f in result.findings if f.kind == "ocr").detail

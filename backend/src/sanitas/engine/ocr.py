@@ -7,8 +7,13 @@ pixels look like text (`symbols.looks_like_text`: rows of glyph-sized shapes, fo
 photograph or a drawing without text is not recognised (a second or more of CPU for nothing,
 and tesseract reads words into pictures).
 
-How: each chosen page's grey pixels go to the job's tmpfs as an uncompressed TIFF carrying the
-page's resolution; pages are grouped into chunks of up to CHUNK_PAGES and each chunk is one
+How: each chosen page's grey pixels (the rendering made for the rebuild, not a second one)
+go to the job's tmpfs as an uncompressed TIFF carrying the page's resolution, shrunk first when
+the original's text is large enough to be read with fewer pixels (`recognition_dpi`: 15 pixels
+to the em of the page's small text as PDFium measures it, so 12 pt body text is read at about
+90 DPI, 10 pt at about 110, 8 pt at 135; a scan keeps its rendering's). Fewer pixels is less time
+(a page of 25 lines of 12 pt text: 1.07 CPU seconds at 150 DPI, 0.61 at 90, the same words).
+Pages are grouped into chunks of up to CHUNK_PAGES and each chunk is one
 `tesseract LIST OUT -l LANGS tsv` process (the model loads once per chunk: ~0.35 s), with one
 OpenMP thread each (tesseract's default team spins on 2 cores: 5 s a page, not 1), as many at
 once as the job has cores (`os.sched_getaffinity`), while the pages are still being rendered.
@@ -27,8 +32,8 @@ word's left edge), so search hits and selections land on the picture of the word
 
 Languages: SANITAS_OCR_LANGUAGES ("eng"; "eng+deu" for several), each needs its
 tesseract-ocr-LANG package. Recognition errors happen (the report says the text was
-re-recognised): on clean 10-12 pt text at 150 DPI word recall against the original's text is
-0.9 or more (tests/engine/test_ocr.py, bench/bench_engine.py).
+re-recognised): on clean 8-14 pt text word recall against the original's text is 0.9 or more
+at the chosen resolution (tests/engine/test_ocr.py; figures: bench/bench_engine.py --ocr).
 """
 
 from __future__ import annotations
@@ -54,6 +59,13 @@ LANGUAGES_PATTERN = r"^[A-Za-z0-9_]{1,40}(\+[A-Za-z0-9_]{1,40}){0,9}$"
 DEFAULT_LANGUAGES = "eng"
 CHUNK_PAGES = 8  # pages per tesseract process at most (one model load each)
 MAX_WORKERS = 8  # tesseract processes at once, at most (and at most the job's cores)
+# Resolution: tesseract's time grows with the pixels it gets; its recall falls off below ~12
+# pixels to the em (measured on the test documents: 10 pt Times at 72 DPI, 10 px, 0.64; at 85
+# DPI, 11.8 px, 0.96; at 100 DPI, 13.9 px, 0.99). Text pages are given EM_PIXELS to the em of
+# their small text, from the 150 DPI rendering, shrunk.
+EM_PIXELS = 15
+LOOSE_BOX_EMS = 1.15  # PDFium's loose box of a character (ascent to descent), in ems
+MIN_OCR_DPI = 72
 MAX_OCR_PIXELS = 25_000_000  # a larger page is shrunk for recognition (tesseract's memory)
 MAX_QUEUED_BYTES = 256 * 1024 * 1024  # page images waiting on the tmpfs at most
 SECONDS_PER_PAGE = 120  # a chunk's process is stopped after this many seconds per page
@@ -93,6 +105,17 @@ def missing_languages(languages: str) -> list[str]:
         return []
     return [lang for lang in languages.split("+")
             if not any((folder / f"{lang}.traineddata").is_file() for folder in folders)]
+
+
+def recognition_dpi(dpi: float, text_height: float | None) -> float:
+    """The resolution a page is recognised at: what gives its small text (`text_height`, points
+    from the font's ascent to descent: about LOOSE_BOX_EMS em) EM_PIXELS pixels to the em, never
+    under MIN_OCR_DPI nor above `dpi`, the rendering's; `dpi` itself without a height (a
+    scan: the rendering is all there is)."""
+    if text_height is None or text_height <= 0:
+        return dpi
+    wanted = EM_PIXELS * 72 * LOOSE_BOX_EMS / text_height
+    return min(dpi, max(MIN_OCR_DPI, wanted))
 
 
 def job_cores() -> int:
@@ -137,13 +160,16 @@ class Recogniser:
         self.queued = 0
         self.lock = threading.Lock()
 
-    def add(self, index: int, picture: Image.Image, dpi: float) -> None:
+    def add(self, index: int, picture: Image.Image, dpi: float,
+            text_height: float | None = None) -> None:
+        """Queue one page's picture (rendered at `dpi`); `text_height`: the height in points of
+        its small text when the original had text (see `recognition_dpi`)."""
         grey = picture.convert("L")
-        pixels = grey.width * grey.height
-        if pixels > MAX_OCR_PIXELS:
-            shrink = math.sqrt(MAX_OCR_PIXELS / pixels)
-            grey = grey.resize((max(1, int(grey.width * shrink)),
-                                max(1, int(grey.height * shrink))), Image.Resampling.BOX)
+        shrink = min(recognition_dpi(dpi, text_height) / dpi,
+                     math.sqrt(MAX_OCR_PIXELS / (grey.width * grey.height)))
+        if shrink < 1:
+            grey = grey.resize((max(1, round(grey.width * shrink)),
+                                max(1, round(grey.height * shrink))), Image.Resampling.BOX)
             dpi *= shrink
         self._wait_for_room()
         path = self.folder / f"page-{index}.tif"

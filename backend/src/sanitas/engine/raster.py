@@ -61,6 +61,7 @@ from typing import cast
 import numpy as np
 import pikepdf
 import pypdfium2 as pdfium
+import pypdfium2_raw as pdfium_c
 from pikepdf import Array, Dictionary, Name
 from PIL import Image, ImageChops, TiffImagePlugin
 
@@ -146,9 +147,11 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                     _add_image_page(out, _palette(picture, colours) if colours
                                     else _jpeg(picture), picture.size, points)
                 encodings[encoding] += 1
-                if recogniser is not None and _has_words(page, picture, ink):
-                    recogniser.add(index, picture, scale * 72)
-                    sizes[index] = points
+                if recogniser is not None:
+                    chosen, text_height = _has_words(page, picture, ink)
+                    if chosen:
+                        recogniser.add(index, picture, scale * 72, text_height)
+                        sizes[index] = points
                 bitmap.close()
             finally:
                 page.close()
@@ -202,20 +205,46 @@ def _recogniser(ctx: Context, pages: int) -> tuple[ocr.Recogniser | None, str | 
     return ocr.Recogniser(tesseract, ctx.ocr_languages, ctx.workdir, pages), None
 
 
-def _has_words(page: pdfium.PdfPage, picture: Image.Image, ink: Image.Image | None) -> bool:
+def _has_words(page: pdfium.PdfPage, picture: Image.Image, ink: Image.Image | None,
+               ) -> tuple[bool, float | None]:
     """Whether a page is worth recognising: its original had text (letters or digits PDFium
-    extracts), or its pixels look like text (a scan: `symbols.looks_like_text`)."""
+    extracts), or its pixels look like text (a scan: `symbols.looks_like_text`); and, when the
+    original had text, the height of its small text in points (`_small_text_height`), which
+    sets the resolution tesseract gets (`ocr.recognition_dpi`)."""
     textpage = page.get_textpage()
     try:
         chars = textpage.count_chars()
         text = textpage.get_text_range(0, min(chars, 4000)) if chars > 0 else ""
+        if any(ch.isalnum() for ch in text):
+            return True, _small_text_height(textpage, chars)
     finally:
         textpage.close()
-    if any(ch.isalnum() for ch in text):
-        return True
     if ink is None:
         ink = _ink(picture.convert("L"))
-    return looks_like_text(np.asarray(ink))
+    return looks_like_text(np.asarray(ink)), None
+
+
+TEXT_SIZE_SAMPLE = 1000  # characters whose boxes are measured, at most, evenly over the page
+SMALL_TEXT_SHARE = 0.05  # the small text: the height that this share of the letters is under
+
+
+def _small_text_height(textpage: pdfium.PdfTextPage, chars: int) -> float | None:
+    """The height in points (on the page, the text matrix applied) of the page's small text:
+    PDFium's loose character boxes (the font's ascent to descent, about 1.15 em) of letters
+    and digits, the SMALL_TEXT_SHARE quantile, so footnotes count and a stray tiny page number
+    does not. None when no box is usable."""
+    heights: list[float] = []
+    for index in range(0, chars, max(1, chars // TEXT_SIZE_SAMPLE)):
+        code = pdfium_c.FPDFText_GetUnicode(textpage.raw, index)
+        if not (0 < code < 0x110000 and chr(code).isalnum()):
+            continue
+        _left, bottom, _right, top = textpage.get_charbox(index, loose=True)
+        if 0 < top - bottom < MAX_PAGE_POINTS:
+            heights.append(top - bottom)
+    if not heights:
+        return None
+    heights.sort()
+    return heights[int(len(heights) * SMALL_TEXT_SHARE)]
 
 
 def _report_ocr(ctx: Context, count: int, chosen: int, text_pages: list[int],
