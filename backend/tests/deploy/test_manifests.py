@@ -24,8 +24,8 @@ def _documents(path: Path) -> list[dict]:
 MANIFESTS = sorted(p for p in KUBE.glob("*.yaml")
                    if p.name not in ("kustomization.yaml", "keda-scaledobject.yaml"))
 # Valid manifests that the kustomization leaves out on purpose: the Secret is made by hand,
-# ICAP is optional (its comment says how to add it).
-NOT_LISTED = {"secret.example.yaml", "icap.yaml"}
+# ICAP and the mail filter are optional (their comments say how to add them).
+NOT_LISTED = {"secret.example.yaml", "icap.yaml", "mail.yaml"}
 
 
 @pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.name)
@@ -39,6 +39,7 @@ def test_the_kustomization_lists_every_manifest():
     assert listed == {p.name for p in MANIFESTS} - NOT_LISTED
     kustomization = (KUBE / "kustomization.yaml").read_text()
     assert "\n  # - icap.yaml\n" in kustomization  # the optional one is named where it is added
+    assert "\n  # - mail.yaml\n" in kustomization
 
 
 def test_every_setting_passed_is_a_real_one():
@@ -59,9 +60,10 @@ def test_workers_get_what_the_sandbox_needs_and_the_api_does_not():
     (api,) = [d for d in _documents(KUBE / "api.yaml") if d["kind"] == "Deployment"]
     workers = [d for d in _documents(KUBE / "workers.yaml") if d["kind"] == "Deployment"]
     (icap,) = [d for d in _documents(KUBE / "icap.yaml") if d["kind"] == "Deployment"]
+    (mail,) = [d for d in _documents(KUBE / "mail.yaml") if d["kind"] == "Deployment"]
     api_pod = api["spec"]["template"]["spec"]
     assert api_pod["securityContext"]["runAsNonRoot"] is True
-    for worker in [*workers, icap]:  # ICAP cleans bodies in the sandbox itself
+    for worker in [*workers, icap, mail]:  # ICAP and mail clean in the sandbox themselves
         pod = worker["spec"]["template"]["spec"]
         (container,) = pod["containers"]
         assert container["securityContext"]["procMount"] == "Unmasked"
@@ -71,6 +73,8 @@ def test_workers_get_what_the_sandbox_needs_and_the_api_does_not():
         {"worker", "--no-beat"}  # exactly one scheduler
     assert icap["spec"]["template"]["spec"]["containers"][0]["args"][:3] == \
         ["icap", "--host", ALL_INTERFACES]  # reachable through its Service, not loopback only
+    assert mail["spec"]["template"]["spec"]["containers"][0]["args"][:3] == \
+        ["mail", "--listen", f"{ALL_INTERFACES}:10025"]
 
 
 def test_compose_runs_icap_with_the_sandbox_options_and_a_health_check():
@@ -79,6 +83,10 @@ def test_compose_runs_icap_with_the_sandbox_options_and_a_health_check():
     assert icap["command"][:3] == ["icap", "--host", ALL_INTERFACES]
     assert icap["security_opt"] == worker["security_opt"]
     assert "OPTIONS icap://" in icap["healthcheck"]["test"][-1]
+    mail = compose["services"]["mail"]  # the mail filter, only with --profile mail
+    assert mail["profiles"] == ["mail"] and mail["security_opt"] == worker["security_opt"]
+    assert mail["command"][:3] == ["mail", "--listen", f"{ALL_INTERFACES}:10025"]
+    assert mail["ports"][0].startswith("${MAIL_BIND:-127.0.0.1}:")
     assert "EXPOSE 8000 1344" in (DEPLOY.parent / "Containerfile").read_text()
 
 
