@@ -9,6 +9,7 @@ import email
 import email.policy
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 
@@ -19,13 +20,22 @@ from tests.mail.test_filter import send
 def test_footer_audit_and_advanced_policy(tmp_path, attachments):
     with Sink() as sink:
         mail = start_filter(tmp_path / "data", sink.port, args=("--policy", "advanced"),
-                            mail_footer="true", mail_audit="true")
+                            mail_footer="true", mail_audit="true", mail_max_connections=2)
         try:
             code, text = send(mail.port, message({"tool.exe": attachments["tool.exe"],
                                                   "script.pdf": attachments["script.pdf"]},
                                                  subject="options"))
             assert code == 250, text
             [got] = sink.handler.wait(1)
+            # SANITAS_MAIL_MAX_CONNECTIONS: two held open, the third is told to come back.
+            held = [socket.create_connection(("127.0.0.1", mail.port), 5) for _ in range(2)]
+            try:
+                assert all(s.recv(100).startswith(b"220 ") for s in held)
+                with socket.create_connection(("127.0.0.1", mail.port), 5) as third:
+                    assert third.recv(100).startswith(b"421 4.3.2 Too many connections")
+            finally:
+                for s in held:
+                    s.close()
         finally:
             stop_filter(mail)
     msg = email.message_from_bytes(got.data, policy=email.policy.default)
