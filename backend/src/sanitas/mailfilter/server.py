@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import secrets
@@ -32,7 +33,7 @@ from sqlalchemy.orm import sessionmaker
 from sanitas.config import Settings
 from sanitas.datadir.scratch import JobScratch
 from sanitas.engine.report import Result
-from sanitas.mailfilter import audit, headers, held, relay, service
+from sanitas.mailfilter import headers, held, relay, service
 from sanitas.mailfilter import metrics as mail_metrics
 from sanitas.models import HeldStatus
 from sanitas.storage import Storage
@@ -181,12 +182,15 @@ class MailFilter:
         """A history row of the mail service account (SANITAS_MAIL_AUDIT), as ICAP's."""
         if self.audit_user is None or self.factory is None:
             return
-        rec = audit.Record(sender=env.mail_from or "", recipients=list(env.rcpt_tos),
-                           digest=digest, size=len(data), applied=chosen.applied,
-                           mode=chosen.mode, outcome=outcome, reason=reason, result=result,
-                           duration=time.monotonic() - started, sha256=audit.sha256_of(data))
-        asyncio.get_running_loop().run_in_executor(None, audit.record, self.factory,
-                                                   self.audit_user, rec)
+        import hashlib
+
+        details = {"from": (env.mail_from or "")[:320], "to": list(env.rcpt_tos)[:50],
+                   "digest": digest}
+        asyncio.get_running_loop().run_in_executor(None, functools.partial(
+            service.record, self.factory, self.audit_user, chosen, size=len(data),
+            sha256=hashlib.sha256(data).hexdigest(), result=result,
+            refused=outcome == "blocked", reason=reason,
+            duration=time.monotonic() - started, details=details))
 
 
 class FilterSMTP(SMTP):
@@ -233,7 +237,7 @@ def run(settings: Settings, listen: str, next_hop: str, policy_id: str, *,
     factory = make_sessionmaker(make_engine(str(settings.database_url)))
     service.resolve(settings, factory, policy_id)  # an unknown policy stops the start
     storage = make_storage(settings)
-    audit_user = audit.service_account(factory, settings.mail_service_account) \
+    audit_user = service.service_account(factory, settings.mail_service_account) \
         if settings.mail_audit else None
     scratch.sweep(settings)
     if settings.sandbox != "none":

@@ -68,6 +68,23 @@ def run_engine(settings: Settings, chosen: Chosen, source: Path, out: Path) -> C
     return Cleaned(done.result, done.output)
 
 
+def service_account(factory: sessionmaker[Session], email: str) -> str:
+    """The mail service account's id (created if missing, as ICAP's: it cannot sign in)."""
+    return intake.service_account(factory, email, "Mail")
+
+
+def record(factory: sessionmaker[Session], account_id: str, chosen: Chosen, *, size: int,
+           sha256: str, result: Result, refused: bool, reason: str | None, duration: float,
+           details: dict[str, Any]) -> None:
+    """One history row of the mail service account for a message, through the intake's
+    record as every channel's (born expired, no bytes kept: the original is held apart)."""
+    intake.record(factory, account_id, intake.Record(
+        channel=intake.Channel.MAIL, name=MESSAGE_NAME, size=size, sha256=sha256,
+        chosen=chosen.applied, outcome="blocked" if refused else "sanitized",
+        code=(result.code.value if result.code else "refused") if refused else None,
+        reason=reason, result=result, duration=duration, details=details))
+
+
 def x_sanitas(result: Result, attachments: int) -> str:
     """The `X-Sanitas` value, in the words of the ICAP channel's header: `sanitized;
     findings=N; verdict=...; threats=...; ...` and the number of attachments."""
