@@ -207,6 +207,8 @@ def test_usage_stats_and_analytics_read_the_rollup_and_live_rows(loaded: Engine)
         sent = _captured(loaded, lambda: usage.charts(session, admin, Timeframe.DAY,
                                                       ChartScope.ALL))
         _assert_no_full_scan(loaded, sent)
+        timed = [(st, p) for st, p in sent if "percentile_cont" in st]
+        assert len(timed) == 1 and "ix_files_timed" in _uses(loaded, *timed[0])
         sent = _captured(loaded, lambda: usage.charts(session, heavy, Timeframe.MONTH,
                                                       ChartScope.OWN))
         rollup = [(st, p) for st, p in sent if "FROM file_rollup" in st]

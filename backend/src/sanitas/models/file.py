@@ -19,6 +19,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from sanitas.db import Base, utcnow
+from sanitas.engine.policy import Mode
 from sanitas.models._common import id_column
 
 
@@ -50,13 +51,6 @@ class StatusFilter(StrEnum):
         return None if self is StatusFilter.ALL else FileStatus(self.value)
 
 
-class ProcessingMode(StrEnum):
-    """How thoroughly a file is cleaned; each plan allows some modes (config)."""
-
-    BASIC = "basic"
-    ADVANCED = "advanced"
-
-
 class File(Base):
     __tablename__ = "files"
     # The hot queries' indexes (migration a865aa90bf0e; docs/deploying.md): the expiry sweep
@@ -70,7 +64,8 @@ class File(Base):
         Index("ix_files_created_id", text("created_at DESC"), "id"),
         Index("ix_files_detected_type", "detected_type"),
         # The rows whose blobs still count in storage_used (migration c6e8f0a2b4d6, which
-        # also adds the GIN trigram index of lower(original_name) on PostgreSQL).
+        # also adds the GIN trigram index of lower(original_name) on PostgreSQL; the charts'
+        # timed files have ix_files_timed, migration e8a0c2e4f6a8).
         Index("ix_files_live_blobs", "user_id", postgresql_where=text(LIVE_BLOBS),
               sqlite_where=text(LIVE_BLOBS)),
     )
@@ -80,7 +75,7 @@ class File(Base):
     original_name: Mapped[str] = mapped_column(String(255))
     original_size: Mapped[int] = mapped_column(BigInteger)
     detected_type: Mapped[str | None] = mapped_column(String(64))
-    mode: Mapped[str] = mapped_column(String(16), default=ProcessingMode.BASIC)
+    mode: Mapped[str] = mapped_column(String(16), default=Mode.BASIC)  # its policy's mode
     original_key: Mapped[str | None] = mapped_column(String(255))
     sanitized_key: Mapped[str | None] = mapped_column(String(255))
     sanitized_name: Mapped[str | None] = mapped_column(String(255))
