@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, TypedDict
 import click
 
 from sanitas.config import Settings, get_settings
+from sanitas.engine.policy import Mode
 
 if TYPE_CHECKING:
     from sanitas.web.http_limits import EdgeProtocol
@@ -298,7 +299,7 @@ def create_admin(email: str, password: str | None) -> None:
                 type=click.Path(exists=True, dir_okay=False, readable=True))
 @click.option("--output-dir", required=True, type=click.Path(file_okay=False),
               help="Folder for the sanitized files (created if missing).")
-@click.option("--mode", type=click.Choice(["basic", "advanced"]), default="basic",
+@click.option("--mode", type=click.Choice([mode.value for mode in Mode]), default="basic",
               show_default=True, help="advanced also rebuilds documents from pixels.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of results.")
 @click.option("--ocr/--no-ocr", default=None,
@@ -442,7 +443,7 @@ def remote() -> None:
 @click.option("--api-key", default=None,
               help="An API key (sk_live_...); default SANITAS_API_KEY, which keeps it out of "
                    "the process list.")
-@click.option("--mode", type=click.Choice(["basic", "advanced"]), default=None,
+@click.option("--mode", type=click.Choice([mode.value for mode in Mode]), default=None,
               help="Processing mode (default: the account's default policy).")
 @click.option("--policy-id", default=None, help="A policy of yours or your organisation's.")
 @click.option("--output-dir", default=".", show_default=True, type=click.Path(file_okay=False),

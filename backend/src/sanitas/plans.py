@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sanitas.engine.policy import Mode
 from sanitas.models.user import Role
 from sanitas.web.errors import ApiError
 from sanitas.web.schemas import CamelModel
@@ -224,7 +225,7 @@ class _LegacyLimits(BaseModel):
     max_file_size: int | None = Field(default=None, gt=0)
     storage_quota: int | None = Field(default=None, ge=-1)
     max_files_per_upload: int | None = Field(default=None, gt=0)
-    modes: list[Literal["basic", "advanced"]] | None = None
+    modes: list[Mode] | None = None
     high_priority: bool | None = None
 
 
@@ -314,7 +315,7 @@ def _apply_role_limits(table: PlanTable, role_limits: dict[str, Any]) -> PlanTab
         plan.limits = plan.limits.model_copy(update=changes)
         caps = set(plan.capabilities)
         for capability, on in ((Capability.ADVANCED_MODE,
-                                None if legacy.modes is None else "advanced" in legacy.modes),
+                                None if legacy.modes is None else Mode.ADVANCED in legacy.modes),
                                (Capability.HIGH_PRIORITY, legacy.high_priority)):
             if on is True:
                 caps.add(capability)

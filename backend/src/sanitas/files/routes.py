@@ -16,12 +16,13 @@ from pydantic import Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from sanitas import intake, plans
+from sanitas import plans
 from sanitas.config import Settings
 from sanitas.datadir.scratch import uploads_dir
 from sanitas.engine import strip_invisible
+from sanitas.engine.policy import Mode
 from sanitas.engine.verdict import Verdict
-from sanitas.files import service
+from sanitas.files import intake, service
 from sanitas.files.multipart import MB, receive_files
 from sanitas.files.schemas import (
     FileHistory,
@@ -31,6 +32,7 @@ from sanitas.files.schemas import (
     UploadInfo,
 )
 from sanitas.models import FileStatus, StatusFilter, User
+from sanitas.policies import service as policies_service
 from sanitas.storage import Storage
 from sanitas.web.admission import database_paused
 from sanitas.web.deps import (
@@ -62,7 +64,7 @@ def upload_info(caller: FileReader, settings: SettingsDep, session: SessionDep):
                          max_file_size=limits.max_file_size,
                          max_file_size_mb=round(limits.max_file_size / MB, 2),
                          supported_formats=service.supported_formats(),
-                         modes=service.allowed_modes(plan), role=user.role,
+                         modes=policies_service.allowed_modes(plan), role=user.role,
                          default_policy_id=default.id,
                          refused_formats=_refused_formats()),
               "Upload configuration")
@@ -122,7 +124,7 @@ def _multipart_body(field: str, many: bool) -> dict:
         "type": "object", "required": [field],
         "properties": {
             field: {"type": "array", "items": file_schema} if many else file_schema,
-            "mode": {"type": "string", "enum": list(service.KNOWN_MODES),
+            "mode": {"type": "string", "enum": [mode.value for mode in Mode],
                      "description": "Processing mode: the built-in policy of that name "
                                     "(ignored when policyId is given)"},
             "policyId": {"type": "string", "maxLength": 36,

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, GetPydanticSchema
+from pydantic_core import core_schema
 
+from sanitas.engine.policy import Mode
 from sanitas.engine.report import RejectionCode
 from sanitas.engine.verdict import Verdict
-from sanitas.models.file import FileStatus, ProcessingMode
+from sanitas.models.file import FileStatus
 from sanitas.models.job import JobFailure, JobState
 from sanitas.models.user import Role
 from sanitas.web.schemas import CamelModel, Pagination, UtcTimestamp
@@ -22,6 +24,22 @@ class RefusedFormats(CamelModel):
     extensions: list[str] = Field(description="File name extensions, lowercase, without the dot")
     reason: str = Field(description="Why, in plain words (e.g. 'Executables and scripts are not "
                                     "accepted.')")
+
+
+def _named_processing_mode(_source: Any, _handler: Any) -> core_schema.CoreSchema:
+    """engine.policy.Mode, under the name the OpenAPI document has always given it."""
+    return core_schema.enum_schema(
+        Mode, list(Mode), sub_type="str", ref="sanitas.files.schemas.ProcessingMode",
+        metadata={"pydantic_js_functions": [lambda _schema, _handler: {
+            "description": "How thoroughly a file is cleaned; each plan allows some modes "
+                           "(config).",
+            "enum": [mode.value for mode in Mode], "title": "ProcessingMode",
+            "type": "string"}]})
+
+
+# The engine's Mode in the API, under its schema name "ProcessingMode" (values are Mode
+# members; typed `str` so that FastAPI lists no second schema of the enum class).
+ProcessingMode = Annotated[str, GetPydanticSchema(_named_processing_mode)]
 
 
 class UploadInfo(CamelModel):

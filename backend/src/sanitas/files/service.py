@@ -35,13 +35,12 @@ from sanitas.models import (
     FileStatus,
     Job,
     JobState,
-    ProcessingMode,
     Report,
     User,
 )
 from sanitas.models._common import new_id
 from sanitas.models.job import HIGH_PRIORITY, NORMAL_PRIORITY, is_paused, jobs_ahead
-from sanitas.plans import Capability, Limits, Plan
+from sanitas.plans import Capability, Limits
 from sanitas.policies.applied import BUILT_IN_NAMES, AppliedPolicy
 from sanitas.storage import BlobNotFound, Storage, original_key
 from sanitas.users.service import lock_user
@@ -49,9 +48,6 @@ from sanitas.web.errors import ApiError
 from sanitas.web.schemas import Pagination
 
 log = logging.getLogger(__name__)
-
-KNOWN_MODES = tuple(ProcessingMode)
-
 
 # -- periods and quotas ---------------------------------------------------------------------
 def month_start(now: datetime) -> datetime:
@@ -93,23 +89,6 @@ def storage_used(session: Session, user_id: str | None = None) -> int:
         query = query.where(File.user_id == user_id)
         reports = reports.where(Report.user_id == user_id)
     return int(session.scalar(query) or 0) + int(session.scalar(reports) or 0)
-
-
-def allowed_modes(plan: Plan) -> list[str]:
-    """Basic for every plan; advanced with Capability.ADVANCED_MODE."""
-    return [ProcessingMode.BASIC.value] + (
-        [ProcessingMode.ADVANCED.value] if plan.has(Capability.ADVANCED_MODE) else [])
-
-
-def check_mode(plan: Plan, mode: str | None) -> str:
-    mode = (mode or ProcessingMode.BASIC).strip().lower() or ProcessingMode.BASIC
-    if mode not in KNOWN_MODES:
-        raise ApiError(400, f"Unknown processing mode '{mode[:40]}'; use one of: "
-                            f"{', '.join(KNOWN_MODES)}.", "invalid_mode")
-    if mode not in allowed_modes(plan):
-        raise ApiError(403, f"The '{mode}' mode is not available for your account; "
-                            f"available: {', '.join(allowed_modes(plan))}.", "mode_not_allowed")
-    return mode
 
 
 def check_monthly_quota(session: Session, user: User, limits: Limits, adding: int) -> None:
@@ -188,7 +167,7 @@ def accept_upload(session: Session, settings: Settings, storage: Storage, user: 
     leaves neither rows nor blobs behind. `password` (for encrypted inputs) goes to every
     file's job, sealed; it is wiped when the job ends (sealing.py). Each file
     records `policy` (id, version, name and JSON: what its job cleans with, chosen by
-    intake.py; its mode is the policy's) and the SHA-256 computed while its bytes were
+    files/intake.py; its mode is the policy's) and the SHA-256 computed while its bytes were
     received."""
     plan = plans.plan_for(settings, user.role)
     limits = plan.limits

@@ -32,10 +32,10 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from sanitas import intake
 from sanitas.config import Settings
 from sanitas.datadir.scratch import JobScratch
 from sanitas.engine.report import Result
+from sanitas.files import intake
 from sanitas.icap import form, service, signals, tls
 from sanitas.icap.httpmsg import HttpHead, name_from_url
 from sanitas.icap.protocol import (
@@ -177,10 +177,9 @@ class IcapServer:
                 ("ISTag", service.istag(self.fingerprint, self.settings, chosen))]
 
     def _options(self, conn: Conn, chosen: ServicePolicy) -> None:
-        name = "advanced" if chosen.mode == "advanced" else "basic"
         headers = [*self._common(chosen),
                    ("Methods", "RESPMOD, REQMOD"),
-                   ("Service", f"Sanitas {VERSION} file sanitization ({name}, policy "
+                   ("Service", f"Sanitas {VERSION} file sanitization ({chosen.mode}, policy "
                                f"{chosen.applied.id})"),
                    ("Encapsulated", "null-body=0"),
                    # What one client may open: a proxy (one address) keeps to it.

@@ -14,12 +14,12 @@ from typing import Literal
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from sanitas import intake
 from sanitas.config import Settings
 from sanitas.engine import formats
 from sanitas.engine import verdict as verdicts
 from sanitas.engine.policy import Mode
 from sanitas.engine.report import Rejected, RejectionCode, Result
+from sanitas.files import intake
 from sanitas.icap import form, signals
 from sanitas.icap.httpmsg import HttpHead
 from sanitas.icap.protocol import IcapError

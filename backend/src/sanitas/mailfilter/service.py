@@ -13,11 +13,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from sanitas import intake
 from sanitas.config import Settings
 from sanitas.engine import verdict as verdicts
 from sanitas.engine.policy import Mode, Policy
 from sanitas.engine.report import Finding, Result
+from sanitas.files import intake
 from sanitas.mailfilter import headers
 from sanitas.policies.applied import AppliedPolicy
 

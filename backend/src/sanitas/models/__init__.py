@@ -5,7 +5,7 @@ from sanitas.models.audit import AuditAction, AuditEntry
 from sanitas.models.auth_session import AuthSession
 from sanitas.models.contact_message import ContactMessage
 from sanitas.models.email_token import EmailToken
-from sanitas.models.file import FILE_STATUSES, File, FileStatus, ProcessingMode, StatusFilter
+from sanitas.models.file import FILE_STATUSES, File, FileStatus, StatusFilter
 from sanitas.models.file_rollup import EVERYONE, FileRollup
 from sanitas.models.held_message import HELD_STATUSES, HeldMessage, HeldStatus
 from sanitas.models.job import JOB_STATES, Job, JobState
@@ -24,6 +24,7 @@ from sanitas.models.webhook import (
 __all__ = [
     "EVERYONE",
     "FILE_STATUSES",
+    "HELD_STATUSES",
     "JOB_STATES",
     "ROLES",
     "ApiKey",
@@ -37,14 +38,12 @@ __all__ = [
     "File",
     "FileRollup",
     "FileStatus",
-    "HELD_STATUSES",
     "HeldMessage",
     "HeldStatus",
     "Job",
     "JobState",
     "PolicyDefault",
     "PolicyVersion",
-    "ProcessingMode",
     "QueueState",
     "RateLimitHit",
     "Report",

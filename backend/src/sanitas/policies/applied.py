@@ -1,7 +1,7 @@
 """The policy a file is cleaned with: the one engine `Policy` that runs, and the record the file
 keeps of it (no imports from the API packages, so files, policies and the channels can all use
-it). Resolved once where a file enters (intake.py); the job reads it back from the file
-(`policy_of_file`) and hands it to the sandbox as it is."""
+it). Resolved once where a file enters (files/intake.py); the job reads it back from the
+file (`policy_of_file`) and hands it to the sandbox as it is."""
 
 from __future__ import annotations
 

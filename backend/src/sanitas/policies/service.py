@@ -19,11 +19,10 @@ from sanitas import plans
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import utcnow
-from sanitas.engine.policy import BUILT_IN, Policy, PolicyError
-from sanitas.files import service as files_service
+from sanitas.engine.policy import BUILT_IN, Mode, Policy, PolicyError
 from sanitas.models import AuditAction, PolicyDefault, PolicyVersion, Role, StoredPolicy, User
 from sanitas.models.policy import POLICY_NAME_MAX
-from sanitas.plans import Plan
+from sanitas.plans import Capability, Plan
 from sanitas.policies.applied import (
     BUILT_IN_DESCRIPTIONS,
     BUILT_IN_NAMES,
@@ -44,7 +43,7 @@ log = logging.getLogger(__name__)
 
 MAX_PERSONAL_POLICIES = 200  # per account
 MAX_ORGANISATION_POLICIES = 200
-DEFAULT_POLICY = "basic"  # a role without a chosen default: today's behaviour
+DEFAULT_POLICY: str = Mode.BASIC  # a role without a chosen default: the built-in basic
 
 
 
@@ -242,8 +241,26 @@ def _roles_defaulting_to(session: Session, policy_id: str) -> list[str]:
                                   .where(PolicyDefault.policy_id == policy_id)).all())
 
 
-def _role_allows(settings: Settings, role: str, mode: str) -> bool:
-    return mode in files_service.allowed_modes(plans.plan_for(settings, role))
+def allowed_modes(plan: Plan) -> list[Mode]:
+    """Basic for every plan; advanced with Capability.ADVANCED_MODE."""
+    return [Mode.BASIC] + ([Mode.ADVANCED] if plan.has(Capability.ADVANCED_MODE) else [])
+
+
+def check_mode(plan: Plan, mode: str | None) -> Mode:
+    """The mode an upload names (400 `invalid_mode`, 403 `mode_not_allowed`)."""
+    mode = (mode or Mode.BASIC).strip().lower() or Mode.BASIC
+    if mode not in tuple(Mode):
+        raise ApiError(400, f"Unknown processing mode '{mode[:40]}'; use one of: "
+                            f"{', '.join(Mode)}.", "invalid_mode")
+    allowed = allowed_modes(plan)
+    if mode not in allowed:
+        raise ApiError(403, f"The '{mode}' mode is not available for your account; "
+                            f"available: {', '.join(allowed)}.", "mode_not_allowed")
+    return Mode(mode)
+
+
+def _role_allows(settings: Settings, role: str, mode: Mode) -> bool:
+    return mode in allowed_modes(plans.plan_for(settings, role))
 
 
 def update_policy(session: Session, settings: Settings, user: User, policy_id: str,
@@ -343,7 +360,7 @@ def get_defaults(session: Session) -> PolicyDefaults:
                              for role in Role})
 
 
-def _default_candidate(session: Session, policy_id: str) -> str:
+def _default_candidate(session: Session, policy_id: str) -> Mode:
     """The engine mode of a policy that may be a default (a built-in or an organisation-wide
     policy), else 422."""
     if policy_id in BUILT_IN:
@@ -396,7 +413,7 @@ def set_defaults(session: Session, settings: Settings, admin: User,
 
 # -- the policy of an upload -----------------------------------------------------------------
 def _mode_allowed(plan: Plan, applied: AppliedPolicy) -> bool:
-    return applied.mode in files_service.allowed_modes(plan)
+    return applied.mode in allowed_modes(plan)
 
 
 def choose_for_upload(session: Session, settings: Settings, user: User,
@@ -420,7 +437,7 @@ def choose_for_upload(session: Session, settings: Settings, user: User,
                            "policy_not_allowed")
         return applied
     if mode and mode.strip():
-        return applied_built_in(files_service.check_mode(plan, mode), ocr=settings.ocr)
+        return applied_built_in(check_mode(plan, mode), ocr=settings.ocr)
     row = session.get(PolicyDefault, user.role)
     if row is not None:
         if row.policy_id in BUILT_IN:

@@ -51,8 +51,8 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, settings: S
                   prewarm: bool = True, password: str | None = None,
                   preview: PreviewRequest | None = None) -> Result:
     """Sanitize `input_path` into `output_dir` in a fresh sandbox, with `policy`: the one a
-    job resolved (intake.py, processing), passed on as it is. Callers without one (the CLI,
-    tests) may give `mode` instead, or both (engine.policy.resolve: advanced upgrades a
+    job resolved (files/intake.py, processing), passed on as it is. Callers without one (the
+    CLI, tests) may give `mode` instead, or both (engine.policy.resolve: advanced upgrades a
     policy whose output is "same"; SANITAS_OCR then adds a text layer).
 
     The output is named after `original_name` (default: the input's name) with the safe

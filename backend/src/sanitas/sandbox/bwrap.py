@@ -50,13 +50,14 @@ from prometheus_client import Counter
 
 from sanitas.engine import formats
 from sanitas.engine.detect import HEAD_SIZE, sniff
+from sanitas.engine.policy import Mode
 from sanitas.engine.report import Rejected, RejectionCode, Result
 from sanitas.sandbox import PreviewRequest, SandboxError, cgroups
 from sanitas.sandbox.cgroups import CgroupHost, JobCgroup
 
 if TYPE_CHECKING:
     from sanitas.config import Settings
-    from sanitas.engine.report import Policy
+    from sanitas.engine.policy import Policy
 
 log = logging.getLogger(__name__)
 
@@ -91,13 +92,14 @@ class SandboxLimits:
     disk_bytes: int = 4096 * MB
     job_memory_bytes: int | None = None
 
-    def resolved(self, input_size: int, mode: str, office: bool,
+    def resolved(self, input_size: int, mode: Mode, office: bool,
                  ocr: bool = False) -> SandboxLimits:
         size_mb = input_size / MB
         wall = self.wall_seconds
         if wall is None:
-            wall = 30 + size_mb * (6 if mode == "advanced" else 3) + (90 if office else 0)
-            if ocr and mode == "advanced":
+            advanced = mode is Mode.ADVANCED
+            wall = 30 + size_mb * (6 if advanced else 3) + (90 if office else 0)
+            if ocr and advanced:
                 wall += 600  # tesseract: about a second per page, and the page count is unknown
             wall = min(wall, 1800)
         cpu = self.cpu_seconds if self.cpu_seconds is not None else int(wall) + 5
@@ -122,7 +124,6 @@ class _Layout:
     binds: tuple[str, ...]
     office: bool
     user: str | None  # drop to this user (when running as root)
-    warm_office: bool = False  # an office sandbox starts LibreOffice idle (child.py)
 
 
 def _layout(settings: Settings, office: bool) -> _Layout:
@@ -137,8 +138,7 @@ def _layout(settings: Settings, office: bool) -> _Layout:
     if not any(source == b or source.startswith(b + "/") for b in [*binds, "/usr"]):
         binds.append(source)
     user = settings.sandbox_user if os.geteuid() == 0 else None
-    return _Layout(python, tuple(binds), office, user,
-                   warm_office=office and settings.sandbox_warm_office)
+    return _Layout(python, tuple(binds), office, user)
 
 
 def _seccomp_fd() -> int | None:
@@ -269,7 +269,7 @@ def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
           timeout: float = 60, office: bool = False) -> subprocess.CompletedProcess[bytes]:
     """Run Python `code` in exactly the sandbox a job gets, with exactly `limits` (for the
     tests that prove the boundary, and for diagnostics)."""
-    limits = (limits or SandboxLimits()).resolved(0, "basic", office)
+    limits = (limits or SandboxLimits()).resolved(0, Mode.BASIC, office)
     cgroup = _job_cgroup(_cgroup_host(settings), limits)
     filter_fd = _seccomp_fd()
     try:
@@ -311,9 +311,7 @@ class _Sandbox:
         try:
             command = _command(layout, limits, seccomp_fd=filter_fd, cgroup=self.cgroup)
             command.append(str(child_fd))  # the child learns its job socket from argv
-            # what to preload, and whether LibreOffice waits started
-            command.append("office-warm" if layout.warm_office
-                           else "office" if layout.office else "plain")
+            command.append("office" if layout.office else "plain")  # what to preload
             self.proc = subprocess.Popen(  # noqa: S603 - bwrap argv built by _command, no shell
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, env=dict(CLEAN_ENV), close_fds=True,

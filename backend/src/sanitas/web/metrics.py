@@ -63,6 +63,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sanitas.engine.policy import Mode
 from sanitas.sandbox.bwrap import SANDBOX_STARTS as SANDBOX_STARTS  # counted by the sandbox
 from sanitas.sandbox.bwrap import SANDBOX_TIMEOUTS as SANDBOX_TIMEOUTS
 from sanitas.web.errors import error_body
@@ -95,7 +96,7 @@ WEBHOOK_DELIVERIES = Counter("sanitas_webhook_deliveries",
                              ["result"])
 
 
-MODES = frozenset(("basic", "advanced"))
+MODES = frozenset(Mode)
 RESULTS = frozenset(("ok", "rejected"))
 
 
