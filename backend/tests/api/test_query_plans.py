@@ -209,6 +209,9 @@ def test_usage_stats_and_analytics_read_the_rollup_and_live_rows(loaded: Engine)
         _assert_no_full_scan(loaded, sent)
         timed = [(st, p) for st, p in sent if "percentile_cont" in st]
         assert len(timed) == 1 and "ix_files_timed" in _uses(loaded, *timed[0])
+        reports = [(st, p) for st, p in sent
+                   if st.startswith("SELECT count(") and "files.report" in st]
+        assert len(reports) == 1 and "ix_files_reported" in _uses(loaded, *reports[0])
         sent = _captured(loaded, lambda: usage.charts(session, heavy, Timeframe.MONTH,
                                                       ChartScope.OWN))
         rollup = [(st, p) for st, p in sent if "FROM file_rollup" in st]
