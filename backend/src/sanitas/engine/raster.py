@@ -24,6 +24,24 @@ the sample keeps real pixel values, where a box-filtered copy would invent blend
   shades are anti-aliasing and stay paper. The ink is symbol-coded (`symbols.py`: each distinct
   shape once, as a Type 3 glyph, the page as text showing them; lossless), or, where shapes do
   not repeat, one CCITT Group 4 image (Pillow's libtiff).
+The two lossy choices are then checked (`encode`): the page as black-and-white, or as its 16
+colours, against the rendered page, both reduced 4 x (box filter), by SSIM (8 x 8 windows, as
+tests/engine/fidelity.py scores at 72 DPI; 1-2 ms). Below MIN_SIMILARITY the page gets the next
+richer encoding that holds: 16 colours, then the 256 most frequent (8 bits a pixel), then JPEG.
+What the check sees, reduced 4 x / and the page at 72 DPI against the original:
+  black-and-white: text pages 0.981-0.997 / 0.915-0.95; a two-column page with a 260 x 200 pt
+    greyscale photograph of a grainy surface 0.894 / 0.855 (kept at >= 0.96: it gets 16 greys,
+    0.999 / 0.973, 209 KB where JPEG takes 605)
+  16 colours: letters, grey fills, text, labels 0.999-1.000; a page-sized map of 48 steps of a
+    colour ramp (a heat map, a geological map's near unit colours) 0.857 / 0.868, with
+    neighbouring colours not graded 0.970-0.972 / 0.906-0.921 (kept at >= 0.98: 256 colours,
+    1.000 / 0.982, 89 KB where JPEG takes 180)
+  The check adds 2-5 ms of CPU to a black-and-white page, 5-6 to a palette page (measured on
+  a loaded machine); a page that fails pays for the richer encoding too (~40 ms for 256
+  colours). What no encoding of the 150 DPI pixels can repair is out of its reach: a
+  LibreOffice article with embedded fonts scores 0.915-0.95 symbol-coded and 0.79-0.89 as any
+  image page, lossless included; dense hairlines of 0.2-0.4 pt (contours, cell borders)
+  0.82-0.94 losslessly.
 
 Measured at 150 DPI (tests/engine/papers.py, LibreOffice exports, tests/engine/corpus.py), KB
 per page and SSIM against the original at 72 DPI (tests/engine/fidelity.py); * = chosen:
@@ -87,6 +105,9 @@ MAX_COLOUR_SHARE = 0.0002  # about 10 x 10 pt of colour makes a page a palette p
 FILL_SPIKE = 10  # a fill: 10x as frequent as its neighbouring grey levels (text peaks at 5x)
 MIN_FILL_SHARE = 0.001
 PALETTE_SIZE = 16
+RICH_PALETTE_SIZE = 256  # the next richer palette: 8 bits a pixel
+CHECK_REDUCTION = 4  # the chooser measures a candidate at a quarter of the rendering
+MIN_SIMILARITY = {"bilevel": 0.96, "palette": 0.98}  # a candidate scoring less is not kept
 PALETTE_APART = 32  # palette colours are at least this far apart (RGB distance)
 INK_LEVEL = 128  # darker is ink
 MARK_LEVEL = 224  # darker, a pixel from ink: ink too (light text, lines); + 31 must be <= 255
@@ -133,20 +154,17 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                 picture = bitmap.to_pil()
                 if picture.mode != "RGB":
                     picture = picture.convert("RGB")
-                encoding, colours = classify(picture)
-                ink = None
-                if encoding == "bilevel":
-                    ink = _ink(picture.convert("L"))
+                encoded, ink = encode(picture)
+                if encoded is None:  # black and white: symbol-coded, else one Group 4 image
+                    assert ink is not None
                     symbol_page = symbols.add_page(np.asarray(ink), points, _group4_mask)
                     if symbol_page is not None:
-                        encoding = "symbols"
                         out.pages.append(symbol_page)
                     else:
-                        _add_image_page(out, _bilevel(ink), picture.size, points)
-                else:
-                    _add_image_page(out, _palette(picture, colours) if colours
-                                    else _jpeg(picture), picture.size, points)
-                encodings[encoding] += 1
+                        encoded = _bilevel(ink)
+                if encoded is not None:
+                    _add_image_page(out, encoded, picture.size, points)
+                encodings[encoded.encoding if encoded is not None else "symbols"] += 1
                 if recogniser is not None:
                     chosen, text_height = _has_words(page, picture, ink)
                     if chosen:
@@ -296,9 +314,33 @@ def _detail(dpi: int, raised: int, encodings: Counter[str]) -> str:
 Colours = list[tuple[int, tuple[int, int, int]]]  # (count, RGB) in a sample of the page
 
 
+def encode(picture: Image.Image) -> tuple[Encoded | None, Image.Image | None]:
+    """The page's encoding: the one `classify` names, unless the page as that encoding would
+    store it falls short of its MIN_SIMILARITY to the rendered page (`similarity`); then the
+    next richer one that holds: black-and-white, the 16-colour palette, the 256-colour
+    palette, JPEG (not checked: quality 90 scores >= 0.99). Returns (None, ink) for a
+    black-and-white page (its ink, for symbols or Group 4), else (the image, the ink when it
+    was computed: a page that did not hold as black-and-white)."""
+    encoding, colours = classify(picture)
+    if encoding == "jpeg" or colours is None:
+        return _jpeg(picture), None
+    grey = picture.convert("L")
+    reference = grey.reduce(CHECK_REDUCTION)
+    ink = None
+    if encoding == "bilevel":
+        ink = _ink(grey)
+        if similarity(reference, ImageChops.invert(ink.convert("L"))) >= MIN_SIMILARITY["bilevel"]:
+            return None, ink
+    for size in (PALETTE_SIZE, RICH_PALETTE_SIZE):
+        indexed, lookup = _indexed(picture, colours, size)
+        if similarity(reference, _palette_grey(indexed, lookup)) >= MIN_SIMILARITY["palette"]:
+            return _palette(indexed, lookup), ink
+    return _jpeg(picture), ink
+
+
 def classify(picture: Image.Image) -> tuple[str, Colours | None]:
-    """"jpeg", "palette" (with the sample's colours) or "bilevel": the encoding that suits the
-    page's pixels (see the module docstring)."""
+    """"jpeg", "palette" or "bilevel": the encoding that suits the page's pixels (see the
+    module docstring), with the sample's colours (None for "jpeg": too many to count)."""
     width, height = picture.size
     sample = picture.resize((max(2, width // SAMPLE_STEP), max(2, height // SAMPLE_STEP)),
                             Image.Resampling.NEAREST)
@@ -311,7 +353,7 @@ def classify(picture: Image.Image) -> tuple[str, Colours | None]:
     colourful = sum(n for n, rgb in colours if max(rgb) - min(rgb) > GREY_CHROMA)
     if colourful > MAX_COLOUR_SHARE * total or _has_grey_fill(grey.histogram(), total):
         return "palette", colours
-    return "bilevel", None
+    return "bilevel", colours
 
 
 def _smooth_share(grey: Image.Image) -> float:
@@ -342,22 +384,68 @@ def _jpeg(picture: Image.Image) -> Encoded:
                                                "BitsPerComponent": 8, "Filter": Name.DCTDecode})
 
 
-def _palette(picture: Image.Image, colours: Colours) -> Encoded:
-    """Each pixel as the nearest of the page's most frequent colours, 4 bits, Flate."""
+def _indexed(picture: Image.Image, colours: Colours, size: int) -> tuple[Image.Image, bytes]:
+    """Each pixel as the nearest of the page's most frequent colours: PALETTE_SIZE of them at
+    least PALETTE_APART apart, or the RICH_PALETTE_SIZE most frequent. Returns the indexed
+    image and its palette (RGB bytes)."""
     chosen: list[tuple[int, int, int]] = []
+    apart = PALETTE_APART ** 2 if size == PALETTE_SIZE else 0
     for _count, colour in sorted(colours, reverse=True):
-        if all(sum((a - b) ** 2 for a, b in zip(colour, other, strict=True))
-               > PALETTE_APART ** 2 for other in chosen):
+        if all(sum((a - b) ** 2 for a, b in zip(colour, other, strict=True)) > apart
+               for other in chosen):
             chosen.append(colour)
-            if len(chosen) == PALETTE_SIZE:
+            if len(chosen) == size:
                 break
     lookup = bytes(value for colour in chosen for value in colour)
     palette = Image.new("P", (1, 1))
     palette.putpalette(lookup)
-    indexed = picture.quantize(palette=palette, dither=Image.Dither.NONE)  # nearest colour
-    space = Array([Name.Indexed, Name.DeviceRGB, len(chosen) - 1, pikepdf.String(lookup)])
-    return Encoded("palette", zlib.compress(indexed.tobytes("raw", "P;4"), FLATE_LEVEL),
-                   {"ColorSpace": space, "BitsPerComponent": 4, "Filter": Name.FlateDecode})
+    return picture.quantize(palette=palette, dither=Image.Dither.NONE), lookup  # nearest
+
+
+def _palette_grey(indexed: Image.Image, lookup: bytes) -> Image.Image:
+    """The indexed image's grey levels (ITU-R 601, as Pillow's "L"): its indices read as an
+    "L" image and mapped through the palette's greys, twice as fast as convert("L")."""
+    greys = [(r * 299 + g * 587 + b * 114 + 500) // 1000
+             for r, g, b in zip(lookup[0::3], lookup[1::3], lookup[2::3], strict=True)]
+    indices = Image.frombytes("L", indexed.size, indexed.tobytes())
+    return indices.point(greys + [0] * (256 - len(greys)))
+
+
+def _palette(indexed: Image.Image, lookup: bytes) -> Encoded:
+    """An indexed image, 4 bits a pixel (16 colours or fewer) or 8, Flate."""
+    bits = 4 if len(lookup) <= 3 * PALETTE_SIZE else 8
+    space = Array([Name.Indexed, Name.DeviceRGB, len(lookup) // 3 - 1, pikepdf.String(lookup)])
+    data = indexed.tobytes("raw", "P;4") if bits == 4 else indexed.tobytes()
+    return Encoded("palette", zlib.compress(data, FLATE_LEVEL),
+                   {"ColorSpace": space, "BitsPerComponent": bits, "Filter": Name.FlateDecode})
+
+
+_SSIM_C1, _SSIM_C2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+
+
+def similarity(reference: Image.Image, candidate: Image.Image) -> float:
+    """SSIM (grey, 8 x 8 windows, the usual constants: what tests/engine/fidelity.py scores
+    at 72 DPI) of `candidate`, a page's grey pixels as an encoding would store them, reduced
+    by CHECK_REDUCTION (box filter), against `reference`, the rendered page's grey pixels
+    already reduced. The windows' sums add rows first (several times faster than numpy's mean
+    over two axes of a 4-D view) in float32, exact for integer pixels."""
+    x = np.asarray(reference, dtype=np.float32)
+    y = np.asarray(candidate.reduce(CHECK_REDUCTION), dtype=np.float32)
+    height, width = (min(x.shape[0], y.shape[0]) // 8) * 8, (min(x.shape[1], y.shape[1]) // 8) * 8
+    if height == 0 or width == 0:
+        return 1.0
+    x, y = x[:height, :width], y[:height, :width]
+
+    def mean(values: np.ndarray) -> np.ndarray:  # over each 8 x 8 window
+        rows = values.reshape(height // 8, 8, width).sum(axis=1)
+        sums: np.ndarray = rows.reshape(height // 8, width // 8, 8).sum(axis=2)
+        return sums.astype(np.float64) / 64
+
+    mx, my = mean(x), mean(y)
+    vx, vy, cov = mean(x * x) - mx * mx, mean(y * y) - my * my, mean(x * y) - mx * my
+    s = ((2 * mx * my + _SSIM_C1) * (2 * cov + _SSIM_C2)) / (
+        (mx * mx + my * my + _SSIM_C1) * (vx + vy + _SSIM_C2))
+    return float(s.mean())
 
 
 def _bilevel(ink: Image.Image) -> Encoded:
