@@ -299,8 +299,9 @@ def create_admin(email: str, password: str | None) -> None:
                 type=click.Path(exists=True, dir_okay=False, readable=True))
 @click.option("--output-dir", required=True, type=click.Path(file_okay=False),
               help="Folder for the sanitized files (created if missing).")
-@click.option("--mode", type=click.Choice([mode.value for mode in Mode]), default="basic",
-              show_default=True, help="advanced also rebuilds documents from pixels.")
+@click.option("--mode", type=click.Choice([mode.value for mode in Mode]),
+              default=Mode.BASIC.value, show_default=True,
+              help="advanced also rebuilds documents from pixels.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of results.")
 @click.option("--ocr/--no-ocr", default=None,
               help="advanced mode: add a searchable OCR text layer to the pages rebuilt from "

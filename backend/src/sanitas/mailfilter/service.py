@@ -45,7 +45,7 @@ def resolve(settings: Settings, factory: sessionmaker[Session] | None,
     """'basic', 'advanced' or the id of an organisation-wide policy (UnknownPolicy), through
     intake.choose_policy as every channel's."""
     caller = intake.Caller.service(intake.Channel.MAIL)
-    ref = intake.PolicyRef(policy_id=(policy_id or "basic").strip())
+    ref = intake.PolicyRef(policy_id=(policy_id or Mode.BASIC).strip())
     try:
         return Chosen(intake.choose_policy(settings, caller, ref, factory=factory))
     except intake.UnknownPolicy as exc:
