@@ -7,11 +7,12 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from sanitas.engine import libreoffice
-from sanitas.engine.office_package import OLE_MAGIC
+from sanitas.engine.office_package import OLE_MAGIC, serialize
 from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
 
 if TYPE_CHECKING:
@@ -63,11 +64,99 @@ def to_ooxml(src: Path, ctx: Context, kind: str) -> Path:
             raise Rejected(f"The file is not a valid {kind.upper()} document (no OLE container).",
                            RejectionCode.DAMAGED)
         _check_encrypted(data, kind)
-        report_ole_contents(data, f"{kind.upper()} document", ctx)
+        objects = report_ole_contents(data, f"{kind.upper()} document", ctx)
     ctx.progress(15)
-    out = libreoffice.convert(src, ctx, target, in_ext)
+    if kind in ("xls", "xlt") and objects:
+        out = _workbook_objects_as_pictures(src, ctx, in_ext, target)
+    else:
+        out = libreoffice.convert(src, ctx, target, in_ext)
     ctx.progress(50)
     return out
+
+
+# ODF names used to turn a workbook's embedded objects into pictures
+_DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
+_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+_TABLE_NAME = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}name"
+_MANIFEST = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
+_ODF_CHART = "application/vnd.oasis.opendocument.chart"
+
+
+def _workbook_objects_as_pictures(src: Path, ctx: Context, in_ext: str, target: str) -> Path:
+    """A workbook with embedded objects (an MS Graph or Excel chart, a document): LibreOffice's
+    .xlsx export leaves every embedded object out, picture included, so the sheet would lose
+    what it showed (and the pages it printed on). The workbook goes through ODF first, where
+    each object other than a native chart becomes the picture LibreOffice shows for it (its
+    preview), reported by name; the object itself is not carried over. Charts that are
+    LibreOffice charts are exported as .xlsx charts (data, not code) and stay as they are."""
+    ods = libreoffice.convert(src, ctx, "ods", in_ext)
+    pictures = ods.with_name("pictures.ods")
+    _objects_to_pictures(ods, pictures, ctx)
+    return libreoffice.convert(pictures, ctx, target, "ods")
+
+
+def _objects_to_pictures(ods: Path, dst: Path, ctx: Context) -> None:
+    from sanitas.engine.office_package import read_package, remove_element, write_package
+    from sanitas.engine.xmlsafe import parse_xml
+
+    members, order = read_package(ods, "converted spreadsheet")
+    if "content.xml" not in members or "META-INF/manifest.xml" not in members:
+        raise Rejected("LibreOffice could not convert the workbook's embedded objects.",
+                       RejectionCode.DAMAGED)
+    manifest = parse_xml(members["META-INF/manifest.xml"], "META-INF/manifest.xml")
+    types = {(e.get(f"{{{_MANIFEST}}}full-path") or "").rstrip("/"):
+             e.get(f"{{{_MANIFEST}}}media-type") or "" for e in manifest}
+    content = parse_xml(members["content.xml"], "content.xml")
+    gone: set[str] = set()
+    for obj in list(content.iter(f"{{{_DRAW}}}object", f"{{{_DRAW}}}object-ole")):
+        href = (obj.get(_XLINK_HREF) or "").removeprefix("./").rstrip("/")
+        if obj.tag == f"{{{_DRAW}}}object" and types.get(href) == _ODF_CHART:
+            continue  # a chart LibreOffice writes as an .xlsx chart
+        frame = obj.getparent()
+        if frame is None:
+            continue
+        name = frame.get(f"{{{_DRAW}}}name") or "unnamed"
+        sheet = next((t.get(_TABLE_NAME) for t in obj.iterancestors(
+            "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}table")), None)
+        where = (f"sheet {sheet!r}: " if sheet else "") + f"object {name[:80]!r}"
+        if obj.tag == f"{{{_DRAW}}}object-ole":
+            what = _stored_type(members.get(href, b"")) or "embedded OLE object"
+        else:
+            what = "embedded " + types.get(href, "").rpartition(".")[2] + " object"
+        preview = next((c for c in frame if c.tag == f"{{{_DRAW}}}image" and
+                        (c.get(_XLINK_HREF) or "").removeprefix("./") in members), None)
+        if href:
+            gone.add(href)
+        if preview is not None:
+            remove_element(obj)
+            ctx.add("ole_object", where, action="converted",
+                    detail=f"{what} replaced by its preview picture")
+        else:
+            remove_element(frame)
+            ctx.add("ole_object", where, detail=f"{what} removed (it has no preview picture)")
+    for entry in list(manifest):
+        if _object_member(entry.get(f"{{{_MANIFEST}}}full-path") or "", gone):
+            manifest.remove(entry)
+    members["content.xml"] = serialize(content)
+    members["META-INF/manifest.xml"] = serialize(manifest)
+    write_package(dst, [(n, members[n]) for n in order if not _object_member(n, gone)],
+                  stored_first="mimetype")
+
+
+def _object_member(name: str, objects: set[str]) -> bool:
+    name = name.rstrip("/")
+    return any(name == o or name.startswith(o + "/") for o in objects)
+
+
+def _stored_type(data: bytes) -> str:
+    """The declared type of an OLE object stored as its own compound file."""
+    if not data.startswith(OLE_MAGIC):
+        return ""
+    try:
+        with _ole_from_bytes(data) as ole:
+            return _stored_object_type(ole, [])
+    except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container; no type known
+        return ""
 
 
 def convert(src: Path, ctx: Context, target_ext: str, in_ext: str) -> Path:
@@ -142,11 +231,12 @@ def _check_encrypted(data: bytes, kind: str) -> None:
                        "cannot be inspected, so it was not processed.", RejectionCode.ENCRYPTED)
 
 
-def report_ole_contents(data: bytes, location: str, ctx: Context) -> None:
+def report_ole_contents(data: bytes, location: str, ctx: Context) -> int:
     """Findings for VBA/XLM macros and embedded OLE objects in an OLE container (the
-    conversion drops them: the OOXML written by LibreOffice is sanitized afterwards)."""
+    conversion drops them: the OOXML written by LibreOffice is sanitized afterwards).
+    Returns the number of embedded objects found in the container's storages."""
     _report_macros(data, location, ctx)
-    _report_ole_objects(data, location, ctx)
+    return _report_ole_objects(data, location, ctx)
 
 
 def _report_macros(data: bytes, location: str, ctx: Context) -> None:
@@ -158,8 +248,11 @@ def _report_macros(data: bytes, location: str, ctx: Context) -> None:
         return
     try:
         auto = set()
+        xlm = True  # until oletools answers, what it extracts is reported
+        with contextlib.suppress(Exception):  # a hostile workbook: keep reporting
+            xlm = bool(parser.detect_xlm_macros())
         try:
-            if parser.detect_vba_macros() or parser.detect_xlm_macros():
+            if parser.detect_vba_macros() or xlm:
                 for kw_type, keyword, _desc in parser.analyze_macros() or []:
                     if kw_type == "AutoExec":
                         auto.add(keyword)
@@ -170,8 +263,12 @@ def _report_macros(data: bytes, location: str, ctx: Context) -> None:
             for _f, stream, vba_name, _code in parser.extract_all_macros():
                 if count >= MAX_REPORTED:
                     break
-                count += 1
                 kind = "xlm_macro" if "xlm" in str(stream).lower() else "macro"
+                if kind == "xlm_macro" and not xlm:
+                    # oletools lists every workbook's sheet records (BOUNDSHEET lines) as
+                    # "xlm_macro.txt" even when it found no macro sheet: not a macro
+                    continue
+                count += 1
                 ctx.add(kind, f"{location}: {stream}", action="removed",
                         detail=f"module {vba_name}" + (f"; auto-run: {', '.join(sorted(auto))}"
                                                 if auto else ""))
@@ -202,11 +299,11 @@ def _has_vba_storage(data: bytes) -> bool:
         return False
 
 
-def _report_ole_objects(data: bytes, location: str, ctx: Context) -> None:
+def _report_ole_objects(data: bytes, location: str, ctx: Context) -> int:
     try:
         ole = _ole_from_bytes(data)
     except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container; nothing to report
-        return
+        return 0
     with ole:
         count = 0
         for entry in ole.listdir(streams=True, storages=True):
@@ -217,12 +314,66 @@ def _report_ole_objects(data: bytes, location: str, ctx: Context) -> None:
                 (top == "ObjectPool" and len(entry) == 2)  # Word embedded objects
                 or (top.startswith("MBD") and len(entry) == 1)  # Excel embedded objects
                 or (len(entry) == 1 and leaf in ("\x01Ole10Native", "Package")))
-            if is_object and count < MAX_REPORTED:
-                count += 1
+            if not is_object:
+                continue
+            count += 1
+            if count <= MAX_REPORTED:
+                what = _stored_object_type(ole, entry)
                 ctx.add("ole_object", f"{location}: {path.replace(chr(1), '')}", action="removed",
-                        detail="embedded OLE object (not carried into the converted document)")
+                        detail=f"embedded OLE object{' ' + what if what else ''} (not carried "
+                        "into the converted document)")
         if ole.exists("PowerPoint Document"):
             _report_ppt_objects(data, location, ctx)
+    return count
+
+
+def _stored_object_type(ole: olefile.OleFileIO[str], entry: list[str]) -> str:
+    """The type an embedded object's storage declares in its CompObj stream, e.g.
+    "MSGraph.Chart.8 (Microsoft Graph Chart)"; "" when it declares none."""
+    import olefile
+
+    stream = [*entry, "\x01CompObj"]
+    try:
+        if ole.get_type(stream) != olefile.STGTY_STREAM:
+            return ""
+        with ole.openstream(stream) as fh:
+            return compobj_type(fh.read(4096))
+    except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container; no type known
+        return ""
+
+
+_PRINTABLE = re.compile(r"[^\x20-\x7e]")
+
+
+def compobj_type(data: bytes) -> str:
+    """ProgID and user type of an OLE CompObj stream (MS-OLEDS 2.3.8): a 28-byte header,
+    then the user type, the clipboard format and the ProgID (length-prefixed ANSI strings;
+    the clipboard format may be a 4-byte marker and an id). Tolerant and bounded: any field
+    that does not fit ends the parse."""
+
+    def lpstr(pos: int) -> tuple[str, int]:
+        if pos + 4 > len(data):
+            raise ValueError
+        n = int.from_bytes(data[pos:pos + 4], "little")
+        if n > 256 or pos + 4 + n > len(data):
+            raise ValueError
+        text = data[pos + 4:pos + 4 + n].split(b"\0", 1)[0].decode("latin-1")
+        return _PRINTABLE.sub("", text)[:80], pos + 4 + n
+
+    user = prog = ""
+    try:
+        user, pos = lpstr(28)
+        marker = int.from_bytes(data[pos:pos + 4], "little") if pos + 4 <= len(data) else 0
+        if marker in (0xFFFFFFFF, 0xFFFFFFFE):
+            pos += 8
+        else:
+            _fmt, pos = lpstr(pos)
+        prog, _ = lpstr(pos)
+    except ValueError:
+        pass
+    if prog and user:
+        return f"{prog} ({user})"
+    return prog or user
 
 
 def _report_ppt_objects(data: bytes, location: str, ctx: Context) -> None:

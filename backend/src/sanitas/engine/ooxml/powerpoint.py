@@ -21,15 +21,18 @@ def clean_slide(state: PackageState, part: str, root: etree._Element) -> None:
         ole = next(iter(elements(gf, P_NSS, "oleObj")), None)
         if ole is not None and state.kept_embeddings and embedded_kept(state, ole):
             continue  # an embedded object the policy keeps
-        prog = ole.get("progId", "") if ole is not None else ""
+        prog = (ole.get("progId") or "") if ole is not None else ""
+        frame = next(iter(elements(gf, P_NSS, "cNvPr")), None)
+        name = (frame.get("name") or "") if frame is not None else ""
+        what = " ".join(w for w in ("OLE object", prog[:80], repr(name[:80]) if name else "")
+                        if w)
         pic = next(iter(elements(gf, P_NSS, "pic")), None)
         if pic is None:
-            state.ctx.add("ole_object", part,
-                          detail=f"OLE object {prog} removed (no preview image)")
+            state.ctx.add("ole_object", part, detail=f"{what} removed (no preview image)")
             remove_element(gf)
             continue
-        state.ctx.add("ole_object", part, detail=f"OLE object {prog} replaced by its preview image",
-                     action="converted")
+        state.ctx.add("ole_object", part, detail=f"{what} replaced by its preview image",
+                      action="converted")
         new = copy.deepcopy(pic)
         _adopt_frame(gf, new)
         gf.addprevious(new)

@@ -66,8 +66,9 @@ def _replace_word_object(state: PackageState, part: str, obj: etree._Element) ->
         if name in ("OLEObject", "control", "objectEmbed", "objectLink", "movie"):
             objects.append(child.get("ProgID") or child.get("progId") or name)
             remove_element(child)
-    state.ctx.add("ole_object", part, detail="embedded object replaced by its preview image: "
-                 + ", ".join(k for k in objects if k), action="converted")
+    names = ", ".join(k for k in objects if k)
+    state.ctx.add("ole_object", part, detail="embedded object replaced by its preview image"
+                  + (f": {names}" if names else ""), action="converted")
     shapes = [c for c in obj if local_name(c) in ("shape", "rect", "group") or ns_of(c) == VML_NS]
     drawings = [c for c in obj if local_name(c) == "drawing"]
     if shapes:
