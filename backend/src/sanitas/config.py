@@ -174,6 +174,10 @@ class Settings(BaseSettings):
     sandbox_user: str = "sanitas-sandbox"
     # Per-job cgroup: auto | off | required | a delegated cgroup v2 path (sandbox/cgroups.py).
     sandbox_cgroup: str = "auto"
+    # A spare sandbox for office files also starts LibreOffice idle, so the job's first
+    # conversion skips LibreOffice's start (engine/libreoffice.py); off saves the idle
+    # instance's memory (about 100 MB per office spare) at the cost of that start.
+    sandbox_warm_office: bool = True
     # Advanced mode adds an OCR text layer to the pages it rebuilds from pixels (needs
     # tesseract-ocr; a policy whose output is "pdf" turns it off), in these tesseract languages
     # ("eng+deu"; each needs its tesseract-ocr-LANG package).

@@ -218,6 +218,16 @@ def test_recall_holds_at_the_chosen_resolution(out_dir, tmp_path, size, font):
         assert word_recall(original, rebuilt) >= 0.9, (size, original, rebuilt)
 
 
+def test_chunks_fill_every_core_in_every_round():
+    """Pages per tesseract process: all cores busy, as few model loads as that allows."""
+    assert ocr.chunk_size(1, 2) == 1
+    assert ocr.chunk_size(10, 2) == 5  # two processes of five pages
+    assert ocr.chunk_size(16, 2) == 8
+    assert ocr.chunk_size(17, 2) == 5  # two rounds of two: 5, 5, 5, 2
+    assert ocr.chunk_size(40, 2) == 7  # six chunks, three rounds (not 8, 8, 8, 8, 8)
+    assert ocr.chunk_size(5000, 8) == ocr.CHUNK_PAGES
+
+
 def test_pages_spread_over_processes_keep_their_own_words(out_dir, tmp_path, monkeypatch):
     """Eight pages over three tesseract processes (chunks of three, three and one): every
     page's layer holds that page's words, not a neighbour's, and the photograph among them is

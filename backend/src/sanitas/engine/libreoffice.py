@@ -5,12 +5,21 @@ registry settings: macro execution disabled outright, macro security at its high
 remote references in documents blocked, link updates never. HOME and TMPDIR point into the
 workdir, the environment is otherwise minimal, and a wall-clock timeout kills the whole
 process group.
+
+Warm start: LibreOffice spends most of a conversion starting (about a second here, more under
+load), so a sandbox made for an office file starts it ahead, idle (`start_warm`), while it
+waits for its job. The job's `convert` then runs `soffice` as usual: with the same profile,
+LibreOffice hands the command line (input filter included) to the instance already running,
+which converts and exits. The warm instance lives in the job's sandbox with the job's profile,
+serves that job's first conversion and no other (it ends after one request; a second
+conversion starts cold), and dies with the sandbox. `limit_warm` gives it the job's limits.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -79,12 +88,92 @@ IMPORT_FILTERS = {
 }
 
 
+def _home(work: Path) -> Path:
+    home = work / "lo-home"
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(home / "tmp"),
+            "LANG": "C.UTF-8", "SAL_USE_VCLPLUGIN": "svp"}
+
+
+def _base_command(profile: Path) -> list[str]:
+    return [soffice_path(), f"-env:UserInstallation={profile.resolve().as_uri()}",
+            "--headless", "--invisible", "--norestore", "--nologo", "--nodefault",
+            "--nolockcheck"]
+
+
+# The instance started ahead for this process's job (start_warm), until a conversion used it,
+# and the folder of its profile, which every conversion of the job then uses.
+_warm: subprocess.Popen[bytes] | None = None
+_warm_root: Path | None = None
+served_warm = False  # whether the last conversion was the warm instance's (benchmarks, tests)
+
+
+def start_warm(work: Path) -> bool:
+    """Start LibreOffice idle with the profile `convert` will use in `work`, so that the job's
+    first conversion skips the start (module docstring). False when it cannot start (no
+    LibreOffice): the job then converts cold, as without a warm instance."""
+    global _warm, _warm_root
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+        home = _home(work)
+        command = _base_command(_profile(work))  # no document: it waits, headless
+        _warm = subprocess.Popen(  # noqa: S603 - an argv list, no shell
+            command, cwd=work, env=_env(home), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except (Rejected, OSError):
+        _warm = None
+        return False
+    _warm_root = work
+    return True
+
+
+def warm_pid() -> int | None:
+    """The process group of the idle instance, while one is waiting."""
+    return _warm.pid if _warm is not None and _warm.poll() is None else None
+
+
+def limit_warm(limits: dict[str, int | None]) -> None:
+    """Give the waiting instance's processes (started with the spare's generous limits) the
+    job's: address space, file size, and CPU seconds from now on."""
+    group = warm_pid()
+    if group is None:
+        return
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) != group:  # pgrp (fields after the name: state ppid pgrp ...)
+            continue
+        pid = int(entry)
+        with contextlib.suppress(OSError, ValueError):
+            for which, value in ((resource.RLIMIT_AS, limits.get("memory_bytes")),
+                                 (resource.RLIMIT_FSIZE, limits.get("file_size_bytes"))):
+                if value:
+                    resource.prlimit(pid, which, (value, value))
+            if limits.get("cpu_seconds"):
+                used = (int(fields[11]) + int(fields[12])) // tick + 1  # utime + stime
+                soft = used + int(limits["cpu_seconds"])  # type: ignore[arg-type]
+                resource.prlimit(pid, resource.RLIMIT_CPU, (soft, soft + 1))
+
+
 def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
             timeout: float | None = None) -> Path:
     """Convert src with LibreOffice to `target` (e.g. "docx", "pdf", or "xlsx:Calc MS Excel
     2007 XML"); return the output path inside ctx.workdir. Raises Rejected on failure."""
+    global _warm
     work = _workdir(ctx)
-    profile = _profile(work)
+    root = _warm_root or work  # the profile (and home) a warm instance was started with
+    profile = _profile(root)
+    warm, _warm = _warm, None  # it serves this conversion only
     seq = len(list(work.glob("lo-job-*")))
     job = work / f"lo-job-{seq}"
     job.mkdir()
@@ -93,18 +182,8 @@ def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
     shutil.copyfile(src, safe_in)
     outdir = job / "out"
     outdir.mkdir()
-    home = work / "lo-home"
-    (home / "tmp").mkdir(parents=True, exist_ok=True)
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(home),
-        "TMPDIR": str(home / "tmp"),
-        "LANG": "C.UTF-8",
-        "SAL_USE_VCLPLUGIN": "svp",
-    }
-    cmd = [soffice_path(), f"-env:UserInstallation={profile.resolve().as_uri()}",
-           "--headless", "--invisible", "--norestore", "--nologo", "--nodefault",
-           "--nolockcheck"]
+    env = _env(_home(root))
+    cmd = _base_command(profile)
     if in_ext in IMPORT_FILTERS:
         cmd.append(f"--infilter={IMPORT_FILTERS[in_ext]}")
     cmd += ["--convert-to", target, "--outdir", str(outdir), str(safe_in)]
@@ -115,14 +194,22 @@ def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
         cmd, cwd=job, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, start_new_session=True)
     try:
-        _out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
+        if warm is not None:  # the conversion may be running in the warm instance
+            _kill_group(warm)
         raise Rejected(f"LibreOffice did not finish converting the document within "
                        f"{int(timeout)} s; it was stopped.", RejectionCode.TIME_LIMIT) from None
     finally:
         if proc.poll() is None:
             _kill_group(proc)
+        if warm is not None and warm.poll() is None:
+            _kill_group(warm)  # its one request is answered: it serves nothing more
+    # The instance that converts prints the "convert ... using filter" line: this process when
+    # it started cold, the warm one (whose output goes nowhere) when it was handed the request.
+    global served_warm
+    served_warm = warm is not None and b"convert " not in (out or b"")
     ext = target.split(":", 1)[0]
     outputs = [p for p in outdir.iterdir() if p.suffix.lower() == "." + ext]
     if proc.returncode != 0 or not outputs or outputs[0].stat().st_size == 0:

@@ -124,6 +124,7 @@ class _Layout:
     binds: tuple[str, ...]
     office: bool
     user: str | None  # drop to this user (when running as root)
+    warm_office: bool = False  # an office sandbox starts LibreOffice idle (child.py)
 
 
 def _layout(settings: Settings, office: bool) -> _Layout:
@@ -138,7 +139,8 @@ def _layout(settings: Settings, office: bool) -> _Layout:
     if not any(source == b or source.startswith(b + "/") for b in [*binds, "/usr"]):
         binds.append(source)
     user = settings.sandbox_user if os.geteuid() == 0 else None
-    return _Layout(python, tuple(binds), office, user)
+    return _Layout(python, tuple(binds), office, user,
+                   warm_office=office and settings.sandbox_warm_office)
 
 
 def _seccomp_fd() -> int | None:
@@ -311,7 +313,9 @@ class _Sandbox:
         try:
             command = _command(layout, limits, seccomp_fd=filter_fd, cgroup=self.cgroup)
             command.append(str(child_fd))  # the child learns its job socket from argv
-            command.append("office" if layout.office else "plain")  # what to preload
+            # what to preload, and whether LibreOffice waits started
+            command.append("office-warm" if layout.warm_office
+                           else "office" if layout.office else "plain")
             self.proc = subprocess.Popen(  # noqa: S603 - bwrap argv built by _command, no shell
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, env=dict(CLEAN_ENV), close_fds=True,

@@ -1,4 +1,6 @@
-"""The process inside the sandbox: `python -I -m sanitas.sandbox.child JOB_SOCKET_FD [office]`.
+"""The process inside the sandbox: `python -I -m sanitas.sandbox.child JOB_SOCKET_FD [plain |
+office | office-warm]` (office: preload the office libraries; office-warm: also start
+LibreOffice idle for the job's first conversion, engine/libreoffice.py).
 
 It warms up (imports what most jobs need), says "ready", receives one job over the socket (a
 JSON line plus two file descriptors: the input, read-only, and the output file to fill), lowers
@@ -24,6 +26,7 @@ import shutil
 import socket
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, BinaryIO
 
 MAX_JOB_MESSAGE = 64 * 1024
@@ -31,6 +34,7 @@ IDLE_GRACE = 1.0  # seconds a ready spare waits for a job before its idle import
 # Heap an idle spare touches ahead of its job: a fresh process pays a page fault for every
 # page of its first big buffers (a 12-MP photo: ~25 ms of 110), a warm heap does not.
 PREFAULT_BYTES = 64 << 20
+LO_WARM_ROOT = "/tmp/lo-warm"  # the warm LibreOffice's profile and home (engine/libreoffice.py)
 
 
 # What most jobs need, imported while no file is present (off the job's clock). The PDF
@@ -144,10 +148,13 @@ def main() -> int:
     sys.stdout = sys.stderr
     emit = _emitter(out)
 
+    office = len(sys.argv) > 2 and sys.argv[2] in ("office", "office-warm")
+    warm_office = office and sys.argv[2] == "office-warm"
+    if warm_office:  # LibreOffice starts idle beside the imports below, off the job's clock
+        from sanitas.engine import libreoffice
+        libreoffice.start_warm(Path(LO_WARM_ROOT))
     # Warm-up: the expensive imports happen before any file is seen.
-    from sanitas.engine import Policy, RejectionCode, sanitize_file
-    office = len(sys.argv) > 2 and sys.argv[2] == "office"
-    from sanitas.engine import formats
+    from sanitas.engine import Policy, RejectionCode, formats, sanitize_file
 
     for module in PRELOAD + formats.preload_modules(False) + (
             formats.preload_modules(True) if office else ()):
@@ -166,6 +173,8 @@ def main() -> int:
     preview_fd = fds[2] if len(fds) == 3 else None
     limits = job.get("limits", {})
     _apply_limits(limits)
+    if warm_office:
+        libreoffice.limit_warm(limits)
 
     work = "/tmp/job"
     os.makedirs(f"{work}/out", exist_ok=True)
@@ -226,8 +235,6 @@ def _render_preview(result: Any, fd: int, options: object,
                     emit: Callable[[dict[str, Any]], None]) -> None:
     """Draw the preview of the sanitized output (never the input, deleted by now) into `fd`
     and report {"event": "preview", "status": "ok" | "unavailable", ...}."""
-    from pathlib import Path
-
     from sanitas.engine import preview
 
     max_side = options.get("max_side") if isinstance(options, dict) else None
