@@ -43,6 +43,15 @@ def _csv_cells(row: FileRow) -> list[str]:
             row.verdict_summary]
 
 
+def _neutralised(cell: str) -> str:
+    """neutralise(cell), without its work for a cell that starts with an ASCII letter or
+    digit (most names and addresses): no formula starts so, and there are no spaces or
+    quotes to look past."""
+    if cell and cell[0].isascii() and cell[0].isalnum():
+        return cell
+    return neutralise(cell)
+
+
 def summary(meta: dict[str, str], totals: Totals) -> list[tuple[str, str]]:
     """The summary lines: the period, scope and time of the report, then the totals."""
     lines = list(meta.items())
@@ -64,7 +73,7 @@ def write_csv(path: Path, rows: Iterable[FileRow], meta: dict[str, str]) -> Tota
         out.writerow(CSV_COLUMNS)
         for row in rows:
             totals.add(row)
-            out.writerow([c if i in _GENERATED else neutralise(c)
+            out.writerow([c if i in _GENERATED else _neutralised(c)
                           for i, c in enumerate(_csv_cells(row))])
         out.writerow([])
         out.writerow(["item", "value"])
