@@ -91,12 +91,27 @@ class _Field(TypedDict):
     sep: etree._Element | None
 
 
+# Fields that show a document property (title, author, dates...). When the properties are
+# removed, a viewer that updates fields (LibreOffice on opening, Word on printing) would show
+# them empty: they become the text they showed.
+PROPERTY_FIELDS = frozenset({
+    "TITLE", "AUTHOR", "SUBJECT", "KEYWORDS", "COMMENTS", "LASTSAVEDBY", "DOCPROPERTY", "INFO",
+    "CREATEDATE", "SAVEDATE", "PRINTDATE", "EDITTIME", "TEMPLATE",
+})
+
+
 def _clean_fields(state: PackageState, part: str, root: etree._Element) -> None:
+    # names of the property fields turned into their text (None: the properties are kept)
+    frozen: list[str] | None = (
+        None if state.ctx.decides(Rule.DOCUMENT_METADATA) is Action.KEEP else [])
     for el in elements(root, W_NSS, "fldSimple"):
         instr = el.get(f"{{{ns_of(el)}}}instr") or ""
         if not _field_is_safe(state, instr):
             state.ctx.add(_field_kind(instr), part, detail=f"field {instr.strip()[:120]}")
             unwrap(el)  # the cached result runs stay
+        elif frozen is not None and _field_name(instr) in PROPERTY_FIELDS:
+            frozen.append(_field_name(instr))
+            unwrap(el)
     stack: list[_Field] = []
     doomed: list[etree._Element] = []
     for el in elements(root, W_NSS, "fldChar", "instrText", "delInstrText"):
@@ -113,11 +128,16 @@ def _clean_fields(state: PackageState, part: str, root: etree._Element) -> None:
             stack[-1]["sep"] = el
         elif char_type == "end" and stack:
             fld = stack.pop()
-            _finish_field(state, part, fld, el, doomed)
+            _finish_field(state, part, fld, el, doomed, frozen=frozen)
         else:
             doomed.append(el)
     for fld in stack:  # unterminated fields
         _finish_field(state, part, fld, None, doomed, force=True)
+    if frozen:
+        names = ", ".join(sorted(set(frozen)))
+        state.ctx.add("metadata", part, action="converted",
+                      detail=f"{plural(len(frozen), 'field')} showing document properties "
+                      f"({names[:200]}) kept as the text they showed (the properties are removed)")
     for el in doomed:
         run = el.getparent()
         remove_element(el)
@@ -127,14 +147,18 @@ def _clean_fields(state: PackageState, part: str, root: etree._Element) -> None:
 
 
 def _finish_field(state: PackageState, part: str, fld: _Field, end: etree._Element | None,
-                  doomed: list[etree._Element], force: bool = False) -> None:
+                  doomed: list[etree._Element], force: bool = False,
+                  frozen: list[str] | None = None) -> None:
     instr = "".join(e.text or "" for e in fld["instr"])
     form = _field_name(instr) in FORM_FIELD_NAMES and \
         state.ctx.decides(Rule.FORM_FIELDS) is not Action.KEEP
     if not force and not form and _field_is_safe(state, instr):
-        return
-    state.ctx.add("form_field" if form else _field_kind(instr), part,
-                  detail=f"field {instr.strip()[:120]}")
+        if frozen is None or _field_name(instr) not in PROPERTY_FIELDS:
+            return
+        frozen.append(_field_name(instr))  # its result runs stay, the field marks go
+    else:
+        state.ctx.add("form_field" if form else _field_kind(instr), part,
+                      detail=f"field {instr.strip()[:120]}")
     doomed.append(fld["begin"])
     doomed.extend(fld["instr"])
     if fld["sep"] is not None:

@@ -1,11 +1,16 @@
-"""Embedded objects of legacy workbooks (issue 22): an .xls holding an MS Graph chart keeps
-the chart as the picture it showed (LibreOffice's .xlsx export leaves embedded objects out,
-so the sheet used to lose the chart and the page it printed on), reported by name; a
-LibreOffice chart stays an .xlsx chart; a clean workbook reports no XLM macro.
+"""Fidelity of legacy conversions (issue 22).
 
-The MS Graph object is made here: an OLE storage with MS Graph's class id and CompObj (its
-Workbook stream a bare BIFF8 chart substream) plus a preview picture, embedded in an .ods as
-a foreign object, which LibreOffice writes into the .xls as an MBD storage like Excel's."""
+Embedded objects: an .xls holding an MS Graph chart keeps the chart as the picture it showed
+(LibreOffice's .xlsx export leaves embedded objects out, so the sheet used to lose the chart
+and the page it printed on), reported by name; a LibreOffice chart stays an .xlsx chart; a
+clean workbook reports no XLM macro. The MS Graph object is made here: an OLE storage with MS
+Graph's class id and CompObj (its Workbook stream a bare BIFF8 chart substream) plus a preview
+picture, embedded in an .ods as a foreign object, which LibreOffice writes into the .xls as an
+MBD storage like Excel's.
+
+Headers and footers: fields showing document properties (TITLE, AUTHOR...) keep the text they
+showed once the properties are removed (LibreOffice updates them on opening: the header of
+the cleaned document used to read "Title: " instead of "Title: Quarterly")."""
 
 from __future__ import annotations
 
@@ -23,10 +28,10 @@ from PIL import Image, ImageDraw
 from sanitas.engine import legacy_office, sanitize_file
 from tests.engine import corpus_office as corpus
 from tests.engine.cfb_office import write_cfb
-from tests.engine.fidelity import min_page_ssim, render_pdf
+from tests.engine.fidelity import min_page_ssim, pdf_text, render_pdf
 from tests.engine.render_office import convert_many
 
-pytestmark = pytest.mark.slow  # about eight LibreOffice runs
+pytestmark = pytest.mark.slow  # about ten LibreOffice runs
 
 MSGRAPH_CLSID = "00020803-0000-0000-c000-000000000046"
 BARS = [3, 9, 5, 12]
@@ -141,21 +146,25 @@ def workbooks(tmp_path_factory):
     src.mkdir()
     (src / "graph.ods").write_bytes(graph_ods())
     (src / "chart.xlsx").write_bytes(chart_xlsx())
+    (src / "fields.docx").write_bytes(property_fields_docx())
     lo = root / "lo"
     made = convert_many([src / "graph.ods", src / "chart.xlsx"], "xls", root / "xls", lo)
     assert len(made) == 2, "LibreOffice could not write the .xls originals"
+    made_doc = convert_many([src / "fields.docx"], "doc", root / "doc", lo)
+    assert made_doc, "LibreOffice could not write the .doc original"
     results = {}
-    for name, path in (("graph", made[src / "graph.ods"]), ("chart", made[src / "chart.xlsx"])):
+    for name, path in (("graph", made[src / "graph.ods"]), ("chart", made[src / "chart.xlsx"]),
+                       ("fields", made_doc[src / "fields.docx"])):
         out = root / f"out-{name}"
         out.mkdir()
-        results[name] = (path, sanitize_file(path, out, original_name=f"{name}.xls"))
+        results[name] = (path, sanitize_file(path, out, original_name=path.name))
     # PDFs of the originals and of the outputs (distinct stems for soffice)
     pdf_in = {}
     for name, (path, result) in results.items():
         assert result.status == "ok", (result.reason, result.code)
-        pdf_in[f"orig-{name}"] = root / f"orig-{name}.xls"
+        pdf_in[f"orig-{name}"] = root / f"orig-{name}{path.suffix}"
         pdf_in[f"orig-{name}"].write_bytes(path.read_bytes())
-        pdf_in[f"clean-{name}"] = root / f"clean-{name}.xlsx"
+        pdf_in[f"clean-{name}"] = root / f"clean-{name}{Path(result.output).suffix}"
         pdf_in[f"clean-{name}"].write_bytes(Path(result.output).read_bytes())
     pdfs = convert_many(list(pdf_in.values()), "pdf", root / "pdf", lo)
     return {"results": results, "pdf": {k: pdfs.get(p) for k, p in pdf_in.items()}}
@@ -213,8 +222,60 @@ def test_a_libreoffice_chart_stays_a_chart(workbooks):
 
 def test_a_clean_workbook_reports_no_xlm_macro(workbooks):
     # oletools lists a workbook's sheet records as "xlm_macro.txt" without any macro sheet
-    for _, result in workbooks["results"].values():
+    for name in ("graph", "chart"):
+        _, result = workbooks["results"][name]
         assert not [f for f in result.findings if f.kind in ("xlm_macro", "macro")]
+
+
+def _field(instr: str, result: str) -> str:
+    return ('<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve">'
+            f' {instr} </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r>'
+            f'<w:t xml:space="preserve">{result}</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/>'
+            '</w:r>')
+
+
+def _text(text: str) -> str:
+    return f'<w:r><w:t xml:space="preserve">{text}</w:t></w:r>'
+
+
+def property_fields_docx() -> bytes:
+    """Two pages whose header shows the title and author through fields and whose footer
+    shows the page number and who saved it last (LibreOffice keeps the fields in the .doc)."""
+    header = (f'<?xml version="1.0" encoding="UTF-8"?><w:hdr {corpus.NS_W}><w:p>'
+              + _text("Title: ") + _field("TITLE", "Quarterly") + _text(" by ")
+              + _field("AUTHOR", "Secret Author") + "</w:p></w:hdr>")
+    footer = (f'<?xml version="1.0" encoding="UTF-8"?><w:ftr {corpus.NS_W}><w:p>'
+              + _text("Page ") + _field("PAGE", "1") + _text(" saved by ")
+              + _field("LASTSAVEDBY", "Someone") + "</w:p></w:ftr>")
+    body = "".join(corpus._p(f"Paragraph {i}: the quick brown fox jumps over the lazy dog.")
+                   for i in range(1, 70))
+    sect = corpus.SECT.replace('<w:pgSz', '<w:footerReference w:type="default" r:id="rIdFtr"/>'
+                               '<w:pgSz')
+    r, wml = corpus.R, corpus.WML
+    data = corpus.docx(body, doc_rels=[("rIdFtr", f"{r}/footer", "footer1.xml")],
+                       parts={"word/header1.xml": header, "word/footer1.xml": footer},
+                       overrides={"/word/footer1.xml": f"{wml}.footer+xml"})
+    return corpus._patch_zip(data, {"word/document.xml": lambda s: s.replace(corpus.SECT, sect)})
+
+
+def test_header_and_footer_fields_keep_the_text_they_showed(workbooks):
+    _, result = workbooks["results"]["fields"]
+    original, cleaned = workbooks["pdf"]["orig-fields"], workbooks["pdf"]["clean-fields"]
+    assert original is not None and cleaned is not None
+    shown = pdf_text(original)
+    assert shown.count("Title: Quarterly by Secret Author") == 2  # two pages
+    assert pdf_text(cleaned).count("Title: Quarterly by Secret Author") == 2
+    assert pdf_text(cleaned).count("saved by Someone") == 2
+    assert min_page_ssim(original, cleaned) >= 0.98
+    with zipfile.ZipFile(result.output) as zf:
+        header = next(zf.read(n) for n in zf.namelist() if n.startswith("word/header"))
+        core = zf.read("docProps/core.xml")
+    assert b"TITLE" not in header and b"AUTHOR" not in header  # plain text now
+    assert b"Quarterly" not in core and b"Secret Author" not in core  # the properties go
+    frozen = [f for f in result.findings if f.kind == "metadata" and f.action == "converted"
+              and "showing document properties" in f.detail]
+    assert {f.detail.split("(")[1].split(")")[0] for f in frozen} == {"AUTHOR, TITLE",
+                                                                     "LASTSAVEDBY"}
 
 
 @pytest.mark.parametrize("data,expected", [
