@@ -48,3 +48,4 @@ def _empty_sink(request) -> None:
         sink = request.getfixturevalue("sink")
         sink.handler.messages.clear()
         sink.handler.answer = None
+        sink.handler.refuse.clear()

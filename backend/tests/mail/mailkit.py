@@ -51,7 +51,15 @@ class Received:
 class SinkHandler:
     messages: list[Received] = field(default_factory=list)
     answer: str | None = None  # e.g. "451 4.3.0 busy" to refuse every message
+    refuse: dict[str, str] = field(default_factory=dict)  # recipient -> its RCPT answer
     arrived: threading.Event = field(default_factory=threading.Event)
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:
+        if address in self.refuse:
+            return self.refuse[address]
+        envelope.rcpt_tos.append(address)
+        envelope.rcpt_options.extend(rcpt_options)
+        return "250 2.1.5 Ok"
 
     async def handle_DATA(self, server, session, envelope) -> str:
         if self.answer:
@@ -134,7 +142,7 @@ def stop_filter(mail: MailFilter) -> None:
 # -- samples ---------------------------------------------------------------------------------
 def samples(folder: Path) -> dict[str, bytes]:
     """macro.docm (VBA), photo.jpg (GPS EXIF), script.pdf (JavaScript), bundle.zip (a text
-    file and tool.exe), tool.exe."""
+    file, tool.exe and a macro report.docm), tool.exe."""
     from tests.engine.corpus import hostile_jpeg, hostile_pdf, save_pdf, zip_bytes
     from tests.engine.corpus_office import hostile_docm
 
@@ -143,7 +151,8 @@ def samples(folder: Path) -> dict[str, bytes]:
     save_pdf(hostile_pdf(), folder / "script.pdf")
     return {"macro.docm": hostile_docm(), "photo.jpg": (folder / "photo.jpg").read_bytes(),
             "script.pdf": (folder / "script.pdf").read_bytes(),
-            "bundle.zip": zip_bytes({"notes.txt": b"hello\n", "tool.exe": b"MZ" + bytes(510)}),
+            "bundle.zip": zip_bytes({"notes.txt": b"hello\n", "tool.exe": b"MZ" + bytes(510),
+                                     "report.docm": hostile_docm()}),
             "tool.exe": b"MZ" + bytes(510)}
 
 

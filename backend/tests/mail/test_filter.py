@@ -86,6 +86,11 @@ def test_a_hostile_message_arrives_clean(mail_filter, sink, attachments):
     # The ZIP: its executable member dropped.
     bundle = zipfile.ZipFile(io.BytesIO(files["bundle.zip"]))
     assert "notes.txt" in bundle.namelist() and "tool.exe" not in bundle.namelist()
+    # ... and its other members cleaned: the macro document inside it lost its VBA project.
+    [report] = [n for n in bundle.namelist() if n.startswith("report.")]
+    with zipfile.ZipFile(io.BytesIO(bundle.read(report))) as zf:
+        assert "word/document.xml" in zf.namelist()
+        assert not any("vbaproject" in n.lower() for n in zf.namelist())
     # The HTML body: no script, no tracking pixel.
     assert b"tracker.example" not in got.data and b"alert(1)" not in got.data
     assert "pixel" in TRACKING_HTML
@@ -139,6 +144,70 @@ def test_next_hop_down_is_451_then_delivered_once(mail_filter, sink, attachments
     assert len(sink.handler.messages) == 1
     row = [r for r in held_rows(mail_filter) if r["subject"] == "retry me"]
     assert len(row) == 1 and row[0]["attempts"] == 2 and row[0]["status"] == "delivered"
+
+
+def transaction(port: int, data: bytes, rcpts: list[str]) -> tuple[dict[str, tuple[int, str]],
+                                                                    tuple[int, str]]:
+    """As Postfix's smtp client: each RCPT TO's answer, then the DATA answer."""
+    with smtplib.SMTP("127.0.0.1", port, timeout=300) as client:
+        client.ehlo("postfix.test")
+        assert client.mail("alice@example.org", ["BODY=8BITMIME"])[0] == 250
+        answers = {}
+        for rcpt in rcpts:
+            code, text = client.rcpt(rcpt)
+            answers[rcpt] = (code, text.decode("utf-8", "replace"))
+        code, text = client.data(data)
+        return answers, (code, text.decode("utf-8", "replace"))
+
+
+def test_each_recipient_gets_the_next_hops_answer(mail_filter, sink, attachments):
+    """The next hop refuses one recipient for good (550) and one for now (450): the filter
+    passes each answer back at RCPT TO, so Postfix bounces the first and retries the second
+    itself; the others get the message once, and the retry reaches the deferred one once."""
+    sink.handler.refuse = {"gone@example.net": "550 5.1.1 <gone@example.net>: no such user",
+                           "later@example.net": "450 4.2.1 <later@example.net>: mailbox busy"}
+    data = message({"photo.jpg": attachments["photo.jpg"]}, subject="per recipient")
+    rcpts = ["bob@example.net", "gone@example.net", "later@example.net", "carol@example.net"]
+    answers, done = transaction(mail_filter.port, data, rcpts)
+    assert answers["bob@example.net"][0] == 250 and answers["carol@example.net"][0] == 250
+    assert answers["gone@example.net"] == (550, "5.1.1 <gone@example.net>: no such user")
+    assert answers["later@example.net"] == (450, "4.2.1 <later@example.net>: mailbox busy")
+    assert done[0] == 250, done
+    [got] = sink.handler.wait(1)
+    assert got.recipients == ["bob@example.net", "carol@example.net"]
+    row = [r for r in held_rows(mail_filter) if r["subject"] == "per recipient"][-1]
+    assert row["status"] == "delivered"
+    assert __import__("json").loads(row["recipients"]) == got.recipients
+    refused = " ".join(__import__("json").loads(row["refused_recipients"]))
+    assert "gone@example.net: 550" in refused and "later@example.net: 450" in refused
+    # Postfix's retry of the deferred recipient alone, once the next hop takes it.
+    del sink.handler.refuse["later@example.net"]
+    answers, done = transaction(mail_filter.port, data, ["later@example.net"])
+    assert answers["later@example.net"][0] == 250 and done[0] == 250, (answers, done)
+    assert len(sink.handler.wait(2)) == 2
+    time.sleep(0.5)
+    assert [m.recipients for m in sink.handler.messages] == [
+        ["bob@example.net", "carol@example.net"], ["later@example.net"]]
+
+
+def test_every_recipient_refused_then_rset_then_delivered_once(mail_filter, sink):
+    """No recipient taken: Postfix sends no DATA but RSET, and the next transaction on the
+    same connection (a new one with the next hop) delivers once."""
+    sink.handler.refuse = {"bob@example.net": "450 4.2.1 busy"}
+    data = message({}, subject="after rset")
+    with smtplib.SMTP("127.0.0.1", mail_filter.port, timeout=300) as client:
+        client.ehlo("postfix.test")
+        assert client.mail("alice@example.org")[0] == 250
+        assert client.rcpt("bob@example.net")[0] == 450
+        assert client.rset()[0] == 250
+        assert client.mail("alice@example.org")[0] == 250
+        assert client.rcpt("carol@example.net")[0] == 250
+        code, text = client.data(data)
+        assert code == 250, text
+    [got] = sink.handler.wait(1)
+    assert got.recipients == ["carol@example.net"]
+    time.sleep(0.5)
+    assert len(sink.handler.messages) == 1
 
 
 def test_next_hop_refusing_for_good_is_554(mail_filter, sink):

@@ -2,16 +2,21 @@
 after-queue content filter. For each message:
 
   1. the SIZE limit is announced and enforced while DATA arrives (552 beyond it);
-  2. a retry of a message already delivered (same envelope and bytes) is answered 250
-     without a second delivery;
-  3. the original is sealed into storage for the retention period (held.py, vault.py);
-  4. the whole message is cleaned by the engine in the sandbox (service.run_engine): a
+  2. at the first RCPT TO the filter opens its own transaction with the next hop (MAIL FROM
+     with the same parameters, relay.Transaction) and passes each RCPT TO on: every recipient
+     gets the next hop's own answer, so Postfix retries a recipient refused with 4xx and
+     bounces one refused with 5xx itself; an unreachable next hop is 451 for the recipient;
+  3. a retry of a message already delivered (same envelope and bytes) is answered 250
+     without a second delivery (the transaction with the next hop ends without DATA);
+  4. the original is sealed into storage for the retention period (held.py, vault.py);
+  5. the whole message is cleaned by the engine in the sandbox (service.run_engine): a
      message the engine refuses (over a limit, unreadable, refused by the policy) is answered
      554 with the reason, so Postfix bounces it to its sender;
-  5. the cleaned copy, with the original's trace fields and `X-Sanitas`, is re-injected to the
-     next hop with the original envelope (relay.py), and only once the next hop accepted it
-     the answer is 250. An internal fault, a sandbox fault or a next hop that cannot be reached
-     or answers 4xx is answered 451: Postfix keeps the message queued and tries again.
+  6. the cleaned copy, with the original's trace fields and `X-Sanitas`, is the DATA of that
+     transaction (a new one with the same envelope if the next hop ended it meanwhile), and
+     only once the next hop accepted it the answer is 250. An internal fault, a sandbox fault
+     or a next hop that cannot be reached or answers 4xx is answered 451: Postfix keeps the
+     message queued and tries again; a 5xx of the next hop to the data is 554.
 """
 
 from __future__ import annotations
@@ -69,24 +74,75 @@ class MailFilter:
         self.jobs = asyncio.Semaphore(max(1, workers))
         self.connections = 0
 
+    # -- the envelope: one transaction with the next hop per message ----------------------
+    async def handle_RCPT(self, server: SMTP, session: Session, envelope: Envelope,
+                          address: str, rcpt_options: list[str]) -> str:
+        """The next hop's answer for this recipient (a 2xx adds it to the envelope)."""
+        tx = _transaction(session, envelope)
+        if tx is None:
+            drop(session)
+            tx = relay.Transaction(self.next_hop, envelope.mail_from or "",
+                                   list(envelope.mail_options),
+                                   timeout=self.settings.mail_next_hop_timeout_seconds)
+            session.sanitas_tx, session.sanitas_for = tx, envelope  # type: ignore[attr-defined]
+            session.sanitas_refused = {}  # type: ignore[attr-defined]
+            code, text = await asyncio.to_thread(tx.open)
+            if code != 250:
+                mail_metrics.next_hop_failed(_kind(code, tx.unreachable))
+                log.info("mail: the next hop did not take MAIL FROM:<%s>: %d %s",
+                         _one_line(envelope.mail_from or "", 100), code, text)
+        if tx.opened is not None and tx.opened[0] != 250:
+            code, text = tx.opened
+        else:
+            code, text = await asyncio.to_thread(tx.rcpt, address)
+            if code not in (250, 251):
+                mail_metrics.next_hop_failed(_kind(code, tx.unreachable))
+        if code in (250, 251):
+            envelope.rcpt_tos.append(address)
+            envelope.rcpt_options.extend(rcpt_options)
+            return f"{code} {_one_line(text) or 'Ok'}"
+        session.sanitas_refused[address] = f"{code} {text}"  # type: ignore[attr-defined]
+        if not 400 <= code < 600:
+            return f"451 4.4.1 The next hop answered {code}: {_one_line(text)}"
+        return f"{code} {_one_line(text)}"
+
+    async def handle_RSET(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        tx = _detach(session)
+        if tx is not None:
+            await asyncio.to_thread(tx.close)
+        return "250 2.0.0 Ok"
+
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         started = time.monotonic()
         data = envelope.original_content or b""
+        tx = _transaction(session, envelope)
+        refused: dict[str, str] = getattr(session, "sanitas_refused", {})
+        _detach(session)
         try:
-            line, outcome = await self._message(envelope, data, started)
+            if tx is None:
+                raise Reply("451 4.3.0 No transaction with the next hop; try again later",
+                            "deferred")
+            line, outcome = await self._message(envelope, data, started, tx, refused)
         except Reply as reply:
             line, outcome = reply.line, reply.outcome
         except Exception:
             log.exception("mail: a message failed")
             line, outcome = "451 4.3.0 Sanitas failed on this message; try again later", \
                 "deferred"
+        except BaseException:  # cancelled: Postfix went away; the next hop gets no DATA end
+            if tx is not None:
+                tx.abort()
+            raise
+        if tx is not None:
+            await asyncio.to_thread(tx.close)
         mail_metrics.message(outcome, time.monotonic() - started)
         log.info("mail: %s from=<%s> rcpts=%d size=%d: %s", outcome,
                  _one_line(envelope.mail_from or "", 100), len(envelope.rcpt_tos), len(data),
                  line)
         return line
 
-    async def _message(self, env: Envelope, data: bytes, started: float) -> tuple[str, str]:
+    async def _message(self, env: Envelope, data: bytes, started: float,
+                       tx: relay.Transaction, refused: dict[str, str]) -> tuple[str, str]:
         envelope = relay.Envelope(env.mail_from or "", list(env.rcpt_tos),
                                   list(env.mail_options))
         head = headers.read(data)
@@ -125,25 +181,21 @@ class MailFilter:
             outgoing = service.outgoing(head, cleaned, service.x_sanitas(result, len(listed)))
         finally:
             scratch.close()
-        sent = await asyncio.to_thread(relay.send, self.next_hop, envelope, outgoing,
-                                       timeout=self.settings.mail_next_hop_timeout_seconds)
-        if not sent.accepted:
-            kind = "unreachable" if "could not be reached" in sent.reply else \
-                "temporary" if sent.temporary else "permanent"
-            mail_metrics.next_hop_failed(kind)
+        code, text = await asyncio.to_thread(tx.deliver, outgoing)
+        if code != 250:
+            mail_metrics.next_hop_failed(_kind(code, tx.unreachable))
+            reason = f"the next hop answered {code} {text}"
             self._finish(held_id, started, status=HeldStatus.DEFERRED, result=result,
-                         reason=sent.reply, listed=listed)
-            if sent.temporary:
-                raise Reply(f"451 4.4.1 Not delivered, try again later: {_one_line(sent.reply)}",
+                         reason=reason, listed=listed, refused=refused)
+            if not 500 <= code < 600:
+                raise Reply(f"451 4.4.1 Not delivered, try again later: {_one_line(reason)}",
                             "deferred")
-            raise Reply(f"554 5.4.0 Not delivered: {_one_line(sent.reply)}", "refused")
+            raise Reply(f"554 5.4.0 Not delivered: {_one_line(reason)}", "refused")
         mail_metrics.cleaned(outcome.verdict.value, [a["verdict"] for a in listed])
         self._finish(held_id, started, status=HeldStatus.DELIVERED, result=result,
-                     listed=listed, refused=sent.refused)
+                     listed=listed, refused=refused)
         self._audit(env, data, digest, chosen, result, started, "sanitized", None)
-        note = f"; {len(sent.refused)} recipient(s) refused by the next hop" \
-            if sent.refused else ""
-        return f"250 2.0.0 Ok: cleaned, verdict {outcome.verdict.value}{note}", "delivered"
+        return f"250 2.0.0 Ok: cleaned, verdict {outcome.verdict.value}", "delivered"
 
     async def _clean(self, chosen: service.Chosen, source: Any, out: Any) -> service.Cleaned:
         from sanitas.sandbox import SandboxError
@@ -193,6 +245,34 @@ class MailFilter:
             duration=time.monotonic() - started, details=details))
 
 
+def _kind(code: int, unreachable: bool) -> str:
+    """The next-hop failure metric's label."""
+    return "unreachable" if unreachable else "permanent" if 500 <= code < 600 else "temporary"
+
+
+def _transaction(session: Session, envelope: Envelope) -> relay.Transaction | None:
+    """The transaction with the next hop opened for this envelope (aiosmtpd makes a new
+    envelope after DATA, RSET and EHLO; a transaction of an older one is not this one's)."""
+    if getattr(session, "sanitas_for", None) is not envelope:
+        return None
+    tx: relay.Transaction | None = getattr(session, "sanitas_tx", None)
+    return tx
+
+
+def _detach(session: Session) -> relay.Transaction | None:
+    tx: relay.Transaction | None = getattr(session, "sanitas_tx", None)
+    session.sanitas_tx = session.sanitas_for = None  # type: ignore[attr-defined]
+    return tx
+
+
+def drop(session: Session | None) -> None:
+    """End the session's unfinished transaction with the next hop at once (no DATA end was
+    sent, so the next hop delivers nothing)."""
+    tx = _detach(session) if session is not None else None
+    if tx is not None:
+        tx.abort()
+
+
 class FilterSMTP(SMTP):
     """aiosmtpd's server with a cap on connections (421 beyond it)."""
 
@@ -211,6 +291,7 @@ class FilterSMTP(SMTP):
         super().connection_made(transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        drop(self.session)
         if self._counted:
             self.filter.connections -= 1
             self._counted = False
