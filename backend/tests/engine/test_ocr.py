@@ -18,7 +18,7 @@ from sanitas.engine.symbols import looks_like_text
 from sanitas.engine.verdict import of_findings
 from tests.engine.fidelity import min_page_ssim
 from tests.engine.ocrtext import letter_and_photo_pdf, letter_pdf, page_texts, word_recall
-from tests.engine.papers import photo_pdf
+from tests.engine.papers import _font, photo_pdf
 from tests.engine.pdfscan import pdf_dangers
 
 OCR = Policy(output="pdf+ocr")
@@ -167,6 +167,35 @@ def test_small_text_height_is_measured_on_the_page(tmp_path, size, font):
     finally:
         document.close()
     assert height is not None and 1.1 * size <= height <= 1.2 * size
+
+
+def test_stamp_over_a_scan_keeps_the_full_resolution(out_dir, tmp_path):
+    """A page whose only text is a 14 pt stamp over a scanned picture of 8 pt text: a few
+    letters do not set the resolution (the scan's small print would be read at 80 DPI), the
+    page is recognised at its rendering's and the scan's words come back."""
+    small = tmp_path / "small.pdf"
+    letter_pdf(pages=1, size=8, lines=20, seed=5).save(small)
+    document = pdfium.PdfDocument(str(small))
+    try:
+        scan = document[0].render(scale=150 / 72, fill_color=(255, 255, 255, 255)).to_pil()
+    finally:
+        document.close()
+    source = tmp_path / "stamped.pdf"
+    scan.convert("L").save(source, "PDF", resolution=150)
+    with pikepdf.open(source, allow_overwriting_input=True) as pdf:
+        page = pdf.pages[0]
+        page.Resources.Font = pikepdf.Dictionary(F9=_font(pdf, "Helvetica"))
+        page.contents_add(pdf.make_stream(b"BT /F9 14 Tf 320 760 Td (RECEIVED 27 NOV 2026) Tj ET"))
+        pdf.save(source)
+    document = pdfium.PdfDocument(str(source))
+    try:
+        textpage = document[0].get_textpage()
+        assert raster._small_text_height(textpage, textpage.count_chars()) is None
+    finally:
+        document.close()
+    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR)
+    assert result.status == "ok", result.reason
+    assert word_recall(page_texts(small)[0], page_texts(Path(result.output))[0]) >= 0.9
 
 
 def test_recognition_resolution_follows_the_small_text():

@@ -11,7 +11,8 @@ How: each chosen page's grey pixels (the rendering made for the rebuild, not a s
 go to the job's tmpfs as an uncompressed TIFF carrying the page's resolution, shrunk first when
 the original's text is large enough to be read with fewer pixels (`recognition_dpi`: 15 pixels
 to the em of the page's small text as PDFium measures it, so 12 pt body text is read at about
-90 DPI, 10 pt at about 110, 8 pt at 135; a scan keeps its rendering's). Fewer pixels is less time
+90 DPI, 10 pt at about 110, 8 pt at 135; a scan, or a page with too few letters to tell,
+such as a stamp over a scan, keeps its rendering's). Fewer pixels is less time
 (a page of 25 lines of 12 pt text: 1.07 CPU seconds at 150 DPI, 0.61 at 90, the same words).
 Pages are grouped into chunks of up to CHUNK_PAGES and each chunk is one
 `tesseract LIST OUT -l LANGS tsv` process (the model loads once per chunk: ~0.35 s), with one

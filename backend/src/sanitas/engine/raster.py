@@ -244,13 +244,16 @@ def _has_words(page: pdfium.PdfPage, picture: Image.Image, ink: Image.Image | No
 
 TEXT_SIZE_SAMPLE = 1000  # characters whose boxes are measured, at most, evenly over the page
 SMALL_TEXT_SHARE = 0.05  # the small text: the height that this share of the letters is under
+# Fewer letters than this say little about the page: a stamp, a page number or a header over a
+# scanned picture of smaller text. Such a page is recognised at its rendering's resolution.
+MIN_MEASURED_LETTERS = 100
 
 
 def _small_text_height(textpage: pdfium.PdfTextPage, chars: int) -> float | None:
     """The height in points (on the page, the text matrix applied) of the page's small text:
     PDFium's loose character boxes (the font's ascent to descent, about 1.15 em) of letters
     and digits, the SMALL_TEXT_SHARE quantile, so footnotes count and a stray tiny page number
-    does not. None when no box is usable."""
+    does not. None when fewer than MIN_MEASURED_LETTERS letters were measured."""
     heights: list[float] = []
     for index in range(0, chars, max(1, chars // TEXT_SIZE_SAMPLE)):
         code = pdfium_c.FPDFText_GetUnicode(textpage.raw, index)
@@ -259,7 +262,7 @@ def _small_text_height(textpage: pdfium.PdfTextPage, chars: int) -> float | None
         _left, bottom, _right, top = textpage.get_charbox(index, loose=True)
         if 0 < top - bottom < MAX_PAGE_POINTS:
             heights.append(top - bottom)
-    if not heights:
+    if len(heights) < MIN_MEASURED_LETTERS:
         return None
     heights.sort()
     return heights[int(len(heights) * SMALL_TEXT_SHARE)]
