@@ -147,6 +147,31 @@ def make(folder: Path, name: str) -> Path:
     return path
 
 
+def ape_tagged_mp3(folder: Path) -> Path:
+    """The tagged MP3 (ID3v2 with a cover, ID3v1) with an APEv2 tag written by mutagen between
+    the audio and the ID3v1 tag, where taggers (foobar2000, mp3gain) put it: a title, an
+    artist, a comment with a position, a camera's serial number and a binary cover picture."""
+    from mutagen.apev2 import BINARY, APEv2, APEValue
+
+    path = folder / "ape.mp3"
+    if path.exists():
+        return path
+    data = make(folder, "tagged.mp3").read_bytes()
+    assert data[-128:-125] == b"TAG"  # the ID3v1 tag, put back after the APE tag below
+    path.write_bytes(data[:-128])
+    tag = APEv2()
+    tag["Title"] = "Secret Title (APE)"
+    tag["Artist"] = "Bob Smith"
+    tag["Comment"] = "GPS 48.8582 N, 2.2945 E, recorded at home"
+    tag["Serial Number"] = "SN123456"
+    tag["Cover Art (Front)"] = APEValue(b"cover.jpg\x00" + _inputs(folder)["cover"].read_bytes(),
+                                        BINARY)
+    tag.save(str(path))
+    with open(path, "ab") as fh:
+        fh.write(data[-128:])
+    return path
+
+
 def media_samples(folder: Path) -> dict[str, Path]:
     """One tagged sample per media kind (for the registry walk, tests/engine/samples.py)."""
     return {KIND_OF[name]: make(folder, name) for name in RECIPES if name != "tagged.webm"}

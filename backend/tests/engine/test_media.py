@@ -76,6 +76,48 @@ def test_detected_by_magic_bytes_whatever_the_name(corpus):
             "avi"} <= set(formats.supported_extensions())
 
 
+def test_ape_tag_on_mp3_is_dropped_and_reported(corpus, tmp_path):
+    """ID3v2 + APEv2 + ID3v1 on one MP3: ffmpeg does not read the APE tag, the engine does
+    (to report it), and the output carries none of the three."""
+    from mutagen.apev2 import APENoHeaderError, APEv2
+
+    source = media.ape_tagged_mp3(corpus)
+    assert set(APEv2(str(source)).keys()) >= {"Title", "Comment", "Cover Art (Front)"}
+    before = media.exiftool(source)
+    assert before.get("APE:Artist") == "Bob Smith" and "ID3v1:Title" in before
+    result = run(source, tmp_path)
+    assert result.status == "ok", (result.reason, result.code)
+    output = Path(result.output or "")
+    with pytest.raises(APENoHeaderError):
+        APEv2(str(output))
+    after = media.exiftool(output)
+    assert not [k for k in after if k.startswith(("APE:", "ID3"))], after
+    assert b"APETAGEX" not in output.read_bytes()
+    assert media.leftovers(output) == []
+    probed = media.probe(output)
+    assert media.roles(probed) == {"audio": 1}
+    assert abs(float(probed["format"]["duration"]) - float(media.probe(source)["format"][
+        "duration"])) < 0.1
+    assert media.audio_md5(output) == media.audio_md5(source)
+    ape = {(f.kind, f.location): f for f in result.findings if "APE" in f.location}
+    assert set(ape) == {("metadata", "APE tag"), ("gps_location", "APE tag"),
+                        ("device_info", "APE tag"), ("cover_art", "APE item Cover Art (Front)")}
+    assert "Artist, Title" in ape["metadata", "APE tag"].detail
+    assert "Comment" in ape["gps_location", "APE tag"].detail
+    assert all(f.action == "removed" for f in ape.values())
+    # the policy's refuse rules hold for what only an APE tag carries
+    only_ape = tmp_path / "only-ape.mp3"
+    media.ffmpeg("-f", "lavfi", "-i", "sine=duration=1", "-c:a", "libmp3lame",
+                 "-id3v2_version", "0", str(only_ape))
+    tag = APEv2()
+    tag["Comment"] = "+48.8582+002.2945/"
+    tag.save(str(only_ape))
+    (tmp_path / "fine").mkdir()
+    assert run(only_ape, tmp_path / "fine").status == "ok"
+    refused = run(only_ape, tmp_path / "refused", imageMetadata="refuse")
+    assert (refused.status, refused.code) == ("rejected", REFUSAL_CODES[Rule.IMAGE_METADATA])
+
+
 def test_cover_art_keep_reencodes_it_without_exif(corpus, tmp_path):
     source = media.make(corpus, "tagged.mp3")
     result = run(source, tmp_path, coverArt="keep")

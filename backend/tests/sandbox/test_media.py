@@ -55,3 +55,15 @@ def test_truncated_and_playlist_refused_in_the_sandbox(corpus, sandbox_settings,
                          b"ffconcat version 1.0\nfile /etc/passwd\n")
     result = run_sanitizer(playlist, tmp_path / "out", settings=sandbox_settings, prewarm=False)
     assert (result.status, result.code) == ("rejected", RejectionCode.DAMAGED)
+
+
+def test_ape_tag_dropped_and_reported_in_the_sandbox(corpus, sandbox_settings, tmp_path):
+    source = media.ape_tagged_mp3(corpus)
+    result = run_sanitizer(source, tmp_path / "out", settings=sandbox_settings,
+                           original_name="song.mp3", prewarm=False)
+    assert result.status == "ok", (result.reason, result.code)
+    output = Path(result.output or "")
+    assert b"APETAGEX" not in output.read_bytes() and media.leftovers(output) == []
+    assert media.audio_md5(output) == media.audio_md5(source)
+    assert {f.kind for f in result.findings if "APE" in f.location} == {
+        "metadata", "gps_location", "device_info", "cover_art"}

@@ -38,6 +38,7 @@ import glob
 import json
 import re
 import shutil
+import struct
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +120,64 @@ _LOCATION = re.compile(r"location|gps|iso6709|geo|latitude|longitude|\bxyz\b|pos
                        re.IGNORECASE)
 _DEVICE = re.compile(r"make|model|serial|device|camera|lens|firmware|software|hardware|"
                      r"manufacturer|owner|uuid", re.IGNORECASE)
+
+
+# APE tags (APEv1/v2) at the end of an MP3, before its ID3v1 tag when there is one: ffmpeg's
+# MP3 demuxer neither reads them nor copies them (their bytes are no audio frame), so they are
+# read here to be reported, and the output is checked to hold none.
+APE_FOOTER = 32
+ID3V1 = 128
+MAX_APE_ITEMS = 1000
+APE_VALUE_READ = 256  # bytes of a text item read to see whether it holds a position
+_ISO6709 = re.compile(r"[+-]\d{1,3}\.\d+[+-]\d{1,3}\.\d+")
+
+
+@dataclass(frozen=True)
+class ApeItem:
+    key: str
+    binary: bool  # a binary item (a cover picture, a file), else text or a locator
+    location: bool  # its key or text names a place or holds coordinates
+
+
+def ape_tag(path: Path) -> list[ApeItem] | None:
+    """The items of the APE tag ending `path` (or ending just before its ID3v1 tag), or None
+    when there is none. Reads the footer and each item's header only (bounded item count,
+    values skipped but for the first bytes of a text item)."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        for end in (size, size - ID3V1):
+            if end < APE_FOOTER:
+                continue
+            fh.seek(end - APE_FOOTER)
+            footer = fh.read(APE_FOOTER)
+            if footer[:8] == b"APETAGEX":
+                break
+        else:
+            return None
+        _version, tag_size, count, _flags = struct.unpack("<4I", footer[8:24])
+        start = end - min(tag_size, end)  # the items start; tag_size counts them and the footer
+        position, items = start, list[ApeItem]()
+        while len(items) < min(count, MAX_APE_ITEMS) and position + 9 <= end - APE_FOOTER:
+            fh.seek(position)
+            head = fh.read(8 + 256)
+            value_size, item_flags = struct.unpack("<2I", head[:8])
+            key_end = head.find(b"\0", 8)
+            if key_end < 0:
+                break
+            key = "".join(c if " " <= c <= "~" else "?"
+                          for c in head[8:key_end].decode("latin-1"))
+            binary = (item_flags >> 1) & 3 == 1
+            text = "" if binary else _read_at(fh, position + key_end + 1,
+                                              min(value_size, APE_VALUE_READ))
+            items.append(ApeItem(key[:80], binary, bool(_LOCATION.search(key) or (
+                _LOCATION.search(text) or _ISO6709.search(text)))))
+            position += key_end + 1 + value_size
+    return items
+
+
+def _read_at(fh: Any, offset: int, size: int) -> str:
+    fh.seek(offset)
+    return str(fh.read(size).decode("utf-8", "replace"))
 
 
 @dataclass
@@ -253,6 +312,8 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
         raise Rejected(f"The file has more than {MAX_STREAMS} streams or {MAX_CHAPTERS} "
                        "chapters, more than any recording needs.", RejectionCode.TOO_COMPLEX)
     plan = _decide(info, ctx, container)
+    if container.demuxer == "mp3":
+        _report_ape(ape_tag(src), ctx)
     if not plan.streams:
         raise Rejected("The file holds no audio or video stream that can be kept.",
                        RejectionCode.NO_CONTENT)
@@ -361,6 +422,29 @@ def _decide(info: dict[str, Any], ctx: Context, container: Container) -> _Plan:
     return plan
 
 
+def _report_ape(items: list[ApeItem] | None, ctx: Context) -> None:
+    """Findings for an MP3's APE tag: never kept (the MP3 output keeps tags in ID3v2 only)."""
+    if items is None:
+        return
+    why = "APE tag; the output keeps no APE tag"
+    text = [i.key for i in items if not i.binary]
+    location = [i.key for i in items if not i.binary and i.location]
+    device = [k for k in text if _DEVICE.search(k) and k not in location]
+    plain = [k for k in text if k not in location and k not in device]
+    if plain or not items:
+        ctx.add("metadata", "APE tag", detail=f"{why}: {', '.join(plain) or 'no item'}"[:300],
+                rule=Rule.DOCUMENT_METADATA)
+    for keys, finding in ((location, "gps_location"), (device, "device_info")):
+        if keys:
+            ctx.add(finding, "APE tag", detail=f"{why}: {', '.join(keys)}"[:300],
+                    rule=Rule.IMAGE_METADATA)
+    for item in items:
+        if item.binary and item.key.lower().startswith("cover art"):
+            ctx.add("cover_art", f"APE item {item.key}", detail=f"cover picture in the {why}")
+        elif item.binary:
+            ctx.add("embedded_file", f"APE item {item.key}", detail=f"binary item in the {why}")
+
+
 def _cover(src: Path, info: dict[str, Any], plan: _Plan, ctx: Context, container: Container,
            limit: float) -> Path | None:
     """The kept cover picture, extracted and cleaned by the image family (its EXIF goes too),
@@ -461,6 +545,8 @@ def check_output(out: Path, container: Container, info: dict[str, Any], plan: _P
         raise Rejected("The sanitized audio or video file does not open again.",
                        RejectionCode.INVALID_OUTPUT) from None
     problems = check_streams(info, produced, plan)
+    if container.muxer == "mp3" and ape_tag(out) is not None:
+        problems.append("an APE tag is left")
     if problems:
         raise Rejected("The sanitized audio or video file did not keep the original's "
                        f"streams ({'; '.join(problems)[:300]}).", RejectionCode.INVALID_OUTPUT)
