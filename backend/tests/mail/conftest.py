@@ -49,3 +49,6 @@ def _empty_sink(request) -> None:
         sink.handler.messages.clear()
         sink.handler.answer = None
         sink.handler.refuse.clear()
+        sink.handler.drop_after = None
+        sink.handler.then_refuse = {}
+        sink.handler.rcpts_seen.clear()

@@ -3,6 +3,7 @@ stands for the next hop, sample attachments and messages. bench/bench_mail.py us
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import signal
@@ -52,13 +53,23 @@ class SinkHandler:
     messages: list[Received] = field(default_factory=list)
     answer: str | None = None  # e.g. "451 4.3.0 busy" to refuse every message
     refuse: dict[str, str] = field(default_factory=dict)  # recipient -> its RCPT answer
+    # Close the connection once this recipient was answered (as a next hop's smtpd_timeout
+    # ends an idle session), then refuse the recipients of `then_refuse`.
+    drop_after: str | None = None
+    then_refuse: dict[str, str] = field(default_factory=dict)
+    rcpts_seen: list[str] = field(default_factory=list)
     arrived: threading.Event = field(default_factory=threading.Event)
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:
+        self.rcpts_seen.append(address)
         if address in self.refuse:
             return self.refuse[address]
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(rcpt_options)
+        if address == self.drop_after:
+            self.drop_after = None
+            self.refuse.update(self.then_refuse)
+            asyncio.get_running_loop().call_soon(server.transport.close)  # after the answer
         return "250 2.1.5 Ok"
 
     async def handle_DATA(self, server, session, envelope) -> str:

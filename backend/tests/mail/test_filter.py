@@ -210,6 +210,34 @@ def test_every_recipient_refused_then_rset_then_delivered_once(mail_filter, sink
     assert len(sink.handler.messages) == 1
 
 
+def test_next_hop_ending_the_session_while_cleaning(mail_filter, sink, attachments):
+    """The next hop closes the idle session before the cleaned copy is ready: the filter opens
+    a new one with the same envelope and delivers once; when the next hop then refuses a
+    recipient it had taken, the whole message is answered 451 and nothing is delivered."""
+    data = message({"photo.jpg": attachments["photo.jpg"]}, subject="session ended")
+    sink.handler.drop_after = "carol@example.net"
+    code, text = send(mail_filter.port, data)
+    assert code == 250, text
+    [got] = sink.handler.wait(1)
+    assert got.recipients == RCPTS
+    assert sink.handler.rcpts_seen == RCPTS + RCPTS  # the same recipients, in a new session
+    time.sleep(0.5)
+    assert len(sink.handler.messages) == 1
+
+    sink.handler.messages.clear()
+    data = message({"photo.jpg": attachments["photo.jpg"]}, subject="session ended, refused")
+    sink.handler.drop_after = "carol@example.net"
+    sink.handler.then_refuse = {"carol@example.net": "452 4.2.2 carol is over quota now"}
+    code, text = send(mail_filter.port, data)
+    assert code == 451 and "over quota now" in text, text
+    time.sleep(0.5)
+    assert sink.handler.messages == []
+    sink.handler.refuse.clear()
+    code, text = send(mail_filter.port, data)  # Postfix's retry
+    assert code == 250, text
+    assert [m.recipients for m in sink.handler.wait(1)] == [RCPTS]
+
+
 def test_next_hop_refusing_for_good_is_554(mail_filter, sink):
     sink.handler.answer = "554 5.7.1 no thanks"
     code, text = send(mail_filter.port, message({}, subject="refused"))

@@ -4,7 +4,8 @@ private Postfix instance on loopback ports (postfixkit.py: content_filter in mai
 mail` as its content filter, a local SMTP sink as the final destination and swaks as the
 sender. A hostile message arrives cleaned with the header; killing the filter mid-message
 leaves the message queued in Postfix, and it is delivered exactly once after the filter is
-back."""
+back. A recipient the final destination refuses is bounced (550) or kept queued and
+delivered later (450) by Postfix itself, while the others get the message once."""
 
 from __future__ import annotations
 
@@ -35,11 +36,12 @@ def need(binary: str) -> str:
                 "and swaks", pytrace=False)
 
 
-def swaks(postfix: Postfix, folder: Path, files: dict[str, bytes], subject: str) -> str:
+def swaks(postfix: Postfix, folder: Path, files: dict[str, bytes], subject: str,
+          to: str = "bob@example.net,carol@example.net") -> str:
     """Send one message with swaks: an HTML body with a tracking pixel and `files`."""
     (folder / "body.html").write_text(TRACKING_HTML)
     argv = [need("swaks"), "--server", f"127.0.0.1:{postfix.smtp_port}",
-            "--from", "alice@example.org", "--to", "bob@example.net,carol@example.net",
+            "--from", "alice@example.org", "--to", to,
             "--header", f"Subject: {subject}", "--attach-type", "text/html",
             "--attach-body", f"@{folder / 'body.html'}",
             "--attach-type", "application/octet-stream"]
@@ -136,3 +138,34 @@ def test_killed_mid_message_stays_queued_and_is_delivered_once(chain, attachment
     wait_for(lambda: "Mail queue is empty" in postfix.queue(), 60, "an empty queue")
     time.sleep(4)  # more queue runs: no second copy
     assert len(sink.handler.messages) == 1
+
+
+def test_refused_recipients_are_bounced_or_retried_by_postfix(chain, attachments):
+    postfix, sink, _, folder = chain
+    sink.handler.refuse = {"gone@example.net": "550 5.1.1 <gone@example.net>: no such user",
+                           "later@example.net": "450 4.2.1 <later@example.net>: mailbox busy"}
+    swaks(postfix, folder, {"photo.jpg": attachments["photo.jpg"]}, "some refused",
+          to="bob@example.net,gone@example.net,later@example.net")
+
+    def to(rcpt: str) -> list:
+        return [m for m in sink.handler.messages if m.recipients == [rcpt]]
+
+    [got] = wait_for(lambda: to("bob@example.net"), 180, "the message to bob")
+    assert b"X-Sanitas: sanitized" in got.data and b"Subject: some refused" in got.data
+    # The 550: Postfix bounces it to the sender (through the filter too), naming the answer.
+    [bounce] = wait_for(lambda: to("alice@example.org"), 180, "the bounce to alice")
+    assert bounce.sender in ("", "<>")
+    assert b"gone@example.net" in bounce.data and b"no such user" in bounce.data
+    # The 450: still queued in Postfix, for that recipient only.
+    queued = wait_for(lambda: "later@example.net" in postfix.queue() and postfix.queue(), 30,
+                      "the deferred recipient in the queue")
+    assert "bob@example.net" not in queued and "gone@example.net" not in queued
+    assert to("later@example.net") == []
+    del sink.handler.refuse["later@example.net"]
+    postfix.flush()
+    [later] = wait_for(lambda: to("later@example.net"), 180, "the retried recipient")
+    assert b"Subject: some refused" in later.data and b"X-Sanitas: sanitized" in later.data
+    wait_for(lambda: "Mail queue is empty" in postfix.queue(), 60, "an empty queue")
+    time.sleep(3)
+    assert len(to("bob@example.net")) == 1 and len(to("later@example.net")) == 1
+    assert not any("gone@example.net" in m.recipients for m in sink.handler.messages)
