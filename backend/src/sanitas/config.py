@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, PrivateAttr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-if TYPE_CHECKING:
-    from sanitas.plans import PlanTable
+from sanitas.plans import PlanTable, load_plans
 
 INSECURE_SECRETS = {"", "changeme", "change-me", "secret", "dev", "development"}
 
@@ -253,8 +252,6 @@ class Settings(BaseSettings):
             self.database_url = f"sqlite:///{self.data_dir / 'sanitas.db'}"
         if not self.public_url:
             self.public_url = listen_url(self.host, self.port)
-        from sanitas.plans import load_plans
-
         self._plans = load_plans(self.plans_file, self.role_limits)
         if self.env == "production" and (
                 not self.secret_key or self.secret_key.strip().lower() in INSECURE_SECRETS

@@ -8,9 +8,14 @@ texts of the pricing page (SPEC section 9, word for word), its limits and its ca
 with `SANITAS_ROLE_LIMITS`; both are read and checked when the settings are made, so a bad
 file stops the server naming the setting.
 
-Routes gate a feature with `sanitas.web.deps.Requires(Capability.X)` (403 `plan_required`);
-services ask `has`/`require`; `GET /api/plans` publishes the table the web app renders.
-A new gated feature is one `Capability` member and its place in the table.
+Routes gate a feature with `sanitas.web.deps.Requires(Capability.X)` (403 `plan_required`,
+`sanitas.web.errors.plan_required`); services ask `has`; `GET /api/plans` publishes the table
+the web app renders. A new gated feature is one `Capability` member and its place in the table.
+
+This module sits below the settings (config.py resolves the table when the settings are made)
+and imports nothing of sanitas but the engine's `Mode` and `CamelModel`: the roles are
+defined here (models/user.py re-exports `Role`), and the plan lookups take anything with a
+`plans` table (`HasPlans`, which `Settings` is).
 """
 
 from __future__ import annotations
@@ -19,23 +24,27 @@ import json
 import tomllib
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sanitas.camel import CamelModel
 from sanitas.engine.policy import Mode
-from sanitas.models.user import Role
-from sanitas.web.errors import ApiError
-from sanitas.web.schemas import CamelModel
-
-if TYPE_CHECKING:
-    from sanitas.config import Settings
 
 MB = 1024 * 1024
 GB = 1024 * MB
 PLANS_FILE_SETTING = "SANITAS_PLANS_FILE"
 ROLE_LIMITS_SETTING = "SANITAS_ROLE_LIMITS"
 MAX_PLANS_FILE_BYTES = 1024 * 1024
+
+
+class Role(StrEnum):
+    """An account's plan, which sets its limits (config.Settings.limits_for), or ADMIN."""
+
+    GUEST = "GUEST"
+    USER = "USER"
+    ENTERPRISE = "ENTERPRISE"
+    ADMIN = "ADMIN"
 
 
 class Capability(StrEnum):
@@ -120,19 +129,13 @@ class PlanTable(CamelModel):
     def roles_with(self, capability: Capability) -> list[str]:
         return [p.role.value for p in self.plans if p.has(capability)]
 
-    def require(self, role: str, capability: str) -> None:
-        """403 `plan_required` unless `role`'s plan includes `capability` (the check behind
-        `Requires(Capability.X)`, web/deps.py, which knows capabilities only as strings)."""
-        if not self.plan(role).has(Capability(capability)):
-            raise self.refusal(Capability(capability))
-
-    def refusal(self, capability: Capability) -> ApiError:
-        """The 403 of a call the caller's plan does not include, naming the plans that do."""
+    def refusal_message(self, capability: Capability) -> str:
+        """What the 403 `plan_required` of a call the caller's plan does not include says
+        (web/errors.py `plan_required`): the feature and the plans that include it."""
         labels = [p.label for p in self.plans if p.listed and p.has(capability)]
         where = (" It comes with " + " and ".join(f"the {label} plan" for label in labels)
                  + ".") if labels else ""
-        return ApiError(403, f"Your plan does not include {_FEATURE_NAMES[capability]}.{where}",
-                        "plan_required")
+        return f"Your plan does not include {_FEATURE_NAMES[capability]}.{where}"
 
 
 class UserPlan(CamelModel):
@@ -335,24 +338,22 @@ def load_plans(plans_file: Path | None, role_limits: dict[str, Any]) -> PlanTabl
 
 
 # -- asking ---------------------------------------------------------------------------------
-def plan_for(settings: Settings, role: str) -> Plan:
+class HasPlans(Protocol):
+    """What the lookups need of the settings: the resolved table (`Settings.plans`)."""
+
+    @property
+    def plans(self) -> PlanTable: ...
+
+
+def plan_for(settings: HasPlans, role: str) -> Plan:
     return settings.plans.plan(role)
 
 
-def has(settings: Settings, role: str, capability: Capability) -> bool:
+def has(settings: HasPlans, role: str, capability: Capability) -> bool:
     return plan_for(settings, role).has(capability)
 
 
-def plan_required(settings: Settings, capability: Capability) -> ApiError:
-    """The 403 of a call the caller's plan does not include, naming the plans that do."""
-    return settings.plans.refusal(capability)
-
-
-def require(settings: Settings, role: str, capability: Capability) -> None:
-    settings.plans.require(role, capability)
-
-
-def user_plan(settings: Settings, role: str) -> UserPlan:
+def user_plan(settings: HasPlans, role: str) -> UserPlan:
     plan = plan_for(settings, role)
     return UserPlan(role=plan.role, label=plan.label, capabilities=list(plan.capabilities),
                     limits=plan.limits.model_copy())

@@ -17,7 +17,6 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from sanitas import plans
 from sanitas.apikeys.schemas import ApiKeyIn, ApiKeyOut
 from sanitas.audit.service import record
 from sanitas.config import Settings
@@ -27,7 +26,7 @@ from sanitas.models.api_key import ApiKeyScope, hash_secret, looks_like_key
 from sanitas.plans import Capability
 from sanitas.users.service import lock_user
 from sanitas.web import ratelimit
-from sanitas.web.errors import ApiError
+from sanitas.web.errors import ApiError, require_plan
 
 SECRET_PREFIX = "sk_live_"  # noqa: S105 - the public prefix of every key, not a secret
 _ALPHABET = string.ascii_letters + string.digits
@@ -136,7 +135,7 @@ def authenticate(session: Session, settings: Settings, secret: str,
     if user is None or not user.is_active:
         raise ApiError(401, "The account this API key belongs to is deactivated.",
                        "account_deactivated", headers={"WWW-Authenticate": "Bearer"})
-    plans.require(settings, user.role, Capability.API_KEYS)  # a downgraded owner's keys stop
+    require_plan(settings.plans, user.role, Capability.API_KEYS)  # a downgraded owner's keys stop
     if scope.value not in key.scopes:
         raise ApiError(403, f"This API key lacks the '{scope.value}' scope this call needs.",
                        "insufficient_scope")

@@ -8,16 +8,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from sanitas.db import Base, utcnow
 from sanitas.models._common import id_column
-
-
-class Role(StrEnum):
-    """An account's plan, which sets its limits (config.Settings.limits_for), or ADMIN."""
-
-    GUEST = "GUEST"
-    USER = "USER"
-    ENTERPRISE = "ENTERPRISE"
-    ADMIN = "ADMIN"
-
+from sanitas.plans import Role as Role  # an account's role is its plan, defined with them
 
 ROLES = tuple(Role)
 

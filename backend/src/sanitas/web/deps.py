@@ -18,8 +18,9 @@ from starlette.concurrency import run_in_threadpool
 from sanitas.config import Settings
 from sanitas.models import ApiKeyScope, AuthSession, Role, User
 from sanitas.models.api_key import looks_like_key
+from sanitas.plans import Capability
 from sanitas.storage import Storage, make_storage
-from sanitas.web.errors import ApiError
+from sanitas.web.errors import ApiError, require_plan
 from sanitas.web.schemas import ErrorEnvelope
 
 
@@ -184,7 +185,7 @@ def _plan_gate(capability: StrEnum) -> Callable[..., User]:
     gate = _PLAN_GATES.get(capability)
     if gate is None:
         def gate(user: CurrentUser, settings: SettingsDep) -> User:
-            settings.plans.require(user.role, capability)
+            require_plan(settings.plans, user.role, Capability(capability))
             return user
 
         gate.__name__ = f"requires_{capability.value}"

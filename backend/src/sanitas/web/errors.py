@@ -17,6 +17,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from sanitas.plans import Capability, PlanTable
+
 log = logging.getLogger(__name__)
 
 
@@ -60,6 +62,13 @@ FULL_DISK_BYTES = 1024 * 1024  # less free than this (for an unprivileged writer
 def insufficient_storage() -> ApiError:
     """507: a disk (or the database's, or the bucket) is full; nothing was kept."""
     return ApiError(507, INSUFFICIENT_STORAGE_MESSAGE, "insufficient_storage")
+
+
+def require_plan(plans: PlanTable, role: str, capability: Capability) -> None:
+    """403 `plan_required` unless `role`'s plan includes `capability`, naming the plans that
+    do (the check behind `Requires(Capability.X)`, web/deps.py)."""
+    if not plans.plan(role).has(capability):
+        raise ApiError(403, plans.refusal_message(capability), "plan_required")
 
 
 def is_out_of_space(exc: BaseException | None) -> bool:

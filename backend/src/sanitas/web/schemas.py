@@ -6,20 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Generic, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, PlainSerializer
-from pydantic.alias_generators import to_camel
+from pydantic import AfterValidator, BaseModel, BeforeValidator, PlainSerializer
 
+from sanitas.camel import CamelModel as CamelModel  # defined below the web (plans.py uses it)
 from sanitas.web.validation import bounded_utc, clean_label_input
 
 T = TypeVar("T")
-
-
-class CamelModel(BaseModel):
-    """Python snake_case attributes, camelCase on the wire (see docs/product-rules.md,
-    API field names)."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True,
-                              from_attributes=True, serialize_by_alias=True)
 
 
 class Envelope(BaseModel, Generic[T]):
