@@ -238,6 +238,21 @@ def test_next_hop_ending_the_session_while_cleaning(mail_filter, sink, attachmen
     assert [m.recipients for m in sink.handler.wait(1)] == [RCPTS]
 
 
+def test_next_hop_ending_the_session_between_recipients(mail_filter, sink):
+    """The session ends after the first recipient: the later ones are answered 451 (Postfix
+    keeps them queued), and the first gets the message once, in a new session."""
+    sink.handler.drop_after = "bob@example.net"
+    rcpts = ["bob@example.net", "carol@example.net", "dave@example.net"]
+    answers, done = transaction(mail_filter.port, message({}, subject="ended early"), rcpts)
+    assert answers["bob@example.net"][0] == 250
+    assert answers["carol@example.net"][0] == 451 and answers["dave@example.net"][0] == 451
+    assert done[0] == 250, done
+    [got] = sink.handler.wait(1)
+    assert got.recipients == ["bob@example.net"]
+    time.sleep(0.5)
+    assert len(sink.handler.messages) == 1
+
+
 def test_next_hop_refusing_for_good_is_554(mail_filter, sink):
     sink.handler.answer = "554 5.7.1 no thanks"
     code, text = send(mail_filter.port, message({}, subject="refused"))

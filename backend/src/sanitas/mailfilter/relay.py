@@ -97,8 +97,10 @@ class Transaction:
         return self.opened
 
     def rcpt(self, recipient: str) -> Reply:
-        if self.client is None:
-            return self.opened or (451, "4.4.1 no transaction with the next hop")
+        if self.client is None:  # MAIL refused, or the session ended at an earlier step
+            if self.opened is not None and self.opened[0] != 250:
+                return self.opened
+            return 451, "4.4.1 the session with the next hop ended; try again later"
         try:
             code, text = self.client.rcpt(recipient)
         except (OSError, smtplib.SMTPException) as exc:
