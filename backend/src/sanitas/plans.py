@@ -9,7 +9,7 @@ with `SANITAS_ROLE_LIMITS`; both are read and checked when the settings are made
 file stops the server naming the setting.
 
 Routes gate a feature with `sanitas.web.deps.Requires(Capability.X)` (403 `plan_required`,
-`sanitas.web.errors.plan_required`); services ask `has`; `GET /api/plans` publishes the table
+`sanitas.web.errors.require_plan`); services ask `has`; `GET /api/plans` publishes the table
 the web app renders. A new gated feature is one `Capability` member and its place in the table.
 
 This module sits below the settings (config.py resolves the table when the settings are made)
@@ -131,7 +131,7 @@ class PlanTable(CamelModel):
 
     def refusal_message(self, capability: Capability) -> str:
         """What the 403 `plan_required` of a call the caller's plan does not include says
-        (web/errors.py `plan_required`): the feature and the plans that include it."""
+        (web/errors.py `require_plan`): the feature and the plans that include it."""
         labels = [p.label for p in self.plans if p.listed and p.has(capability)]
         where = (" It comes with " + " and ".join(f"the {label} plan" for label in labels)
                  + ".") if labels else ""
