@@ -31,7 +31,7 @@ from tests.engine.cfb_office import write_cfb
 from tests.engine.fidelity import min_page_ssim, pdf_text, render_pdf
 from tests.engine.render_office import convert_many
 
-pytestmark = pytest.mark.slow  # about ten LibreOffice runs
+pytestmark = pytest.mark.slow  # about twelve LibreOffice runs
 
 MSGRAPH_CLSID = "00020803-0000-0000-c000-000000000046"
 BARS = [3, 9, 5, 12]
@@ -91,6 +91,35 @@ def graph_ods() -> bytes:
         "ObjectReplacements/Object 1": "image/png"})
 
 
+def graph_odp() -> bytes:
+    """One slide: a title and the same MS Graph chart (PowerPoint keeps it as a compressed
+    ExOleObjStg record inside its "PowerPoint Document" stream)."""
+    frame = ('<draw:frame draw:name="Sales" svg:width="12cm" svg:height="8cm" svg:x="1cm" '
+             'svg:y="4cm"><draw:object-ole xlink:href="./Object 1" xlink:type="simple" '
+             'xlink:show="embed" xlink:actuate="onLoad"/><draw:image xlink:href="./'
+             'ObjectReplacements/Object 1" xlink:type="simple" xlink:show="embed" '
+             'xlink:actuate="onLoad"/></draw:frame>')
+    body = ('<office:presentation><draw:page draw:name="Slide1"><draw:frame svg:width="20cm" '
+            'svg:height="2cm" svg:x="2cm" svg:y="1cm"><draw:text-box><text:p>Quarterly sales'
+            '</text:p></draw:text-box></draw:frame>' + frame + '</draw:page></office:presentation>')
+    files = {"Object 1": msgraph_object(), "ObjectReplacements/Object 1": chart_preview()}
+    return corpus.odf(corpus.ODP, body, files=files, manifest_extra={
+        "Object 1": "application/vnd.sun.star.oleobject",
+        "ObjectReplacements/Object 1": "image/png"})
+
+
+def damage_ppt_object(ppt: bytes) -> bytes:
+    """The same presentation with its compressed embedded object's zlib data overwritten."""
+    with olefile.OleFileIO(ppt) as ole:
+        streams = {"/".join(e): ole.openstream(e).read() for e in ole.listdir()}
+    doc = bytearray(streams["PowerPoint Document"])
+    at = doc.find(b"\x10\x00\x11\x10")  # ExOleObjStg, compressed (recInstance 1)
+    assert at > 0
+    doc[at + 8 + 4 + 2 + 16:at + 8 + 4 + 2 + 80] = b"\xff" * 64
+    streams["PowerPoint Document"] = bytes(doc)
+    return write_cfb(streams)
+
+
 CHART_NS = ('xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" '
             'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
             f'xmlns:r="{corpus.R}"')
@@ -147,14 +176,18 @@ def workbooks(tmp_path_factory):
     (src / "graph.ods").write_bytes(graph_ods())
     (src / "chart.xlsx").write_bytes(chart_xlsx())
     (src / "fields.docx").write_bytes(property_fields_docx())
+    (src / "slides.odp").write_bytes(graph_odp())
     lo = root / "lo"
     made = convert_many([src / "graph.ods", src / "chart.xlsx"], "xls", root / "xls", lo)
     assert len(made) == 2, "LibreOffice could not write the .xls originals"
     made_doc = convert_many([src / "fields.docx"], "doc", root / "doc", lo)
     assert made_doc, "LibreOffice could not write the .doc original"
+    made_ppt = convert_many([src / "slides.odp"], "ppt", root / "ppt", lo)
+    assert made_ppt, "LibreOffice could not write the .ppt original"
     results = {}
     for name, path in (("graph", made[src / "graph.ods"]), ("chart", made[src / "chart.xlsx"]),
-                       ("fields", made_doc[src / "fields.docx"])):
+                       ("fields", made_doc[src / "fields.docx"]),
+                       ("slides", made_ppt[src / "slides.odp"])):
         out = root / f"out-{name}"
         out.mkdir()
         results[name] = (path, sanitize_file(path, out, original_name=path.name))
@@ -289,3 +322,55 @@ def test_header_and_footer_fields_keep_the_text_they_showed(workbooks):
 ])
 def test_compobj_type_is_bounded_and_printable(data, expected):
     assert legacy_office.compobj_type(data) == expected
+
+
+def test_a_presentation_names_its_embedded_object(workbooks):
+    # oletools' PowerPoint walk stops at the first stream that is not records (CompObj), so the
+    # presentation's objects went unreported
+    _, result = workbooks["results"]["slides"]
+    objects = [(f.action, f.location, f.detail) for f in result.findings
+               if f.kind == "ole_object"]
+    assert ("removed", "PPT document: PowerPoint object 1", "embedded OLE object MSGraph.Chart.8 "
+            "(Microsoft Graph Chart) (not carried into the converted document)") in objects
+    assert any(a == "converted" and "preview image" in d for a, _, d in objects)
+    with zipfile.ZipFile(result.output) as zf:
+        assert not any("embeddings" in n for n in zf.namelist())
+    assert min_page_ssim(workbooks["pdf"]["orig-slides"], workbooks["pdf"]["clean-slides"]) >= 0.95
+
+
+def test_a_damaged_presentation_object_is_reported_as_damaged(workbooks):
+    from sanitas.engine.report import Context
+
+    path, _ = workbooks["results"]["slides"]
+    ctx = Context()
+    count = legacy_office.report_ole_contents(damage_ppt_object(path.read_bytes()), "PPT", ctx)
+    assert count == 0  # no storage-level object: PowerPoint keeps it in a record
+    assert [(f.location, f.detail) for f in ctx.findings if f.kind == "ole_object"] == [
+        ("PPT: PowerPoint object 1", "embedded OLE object whose data is damaged (it cannot be "
+         "read; not carried into the converted document)")]
+
+
+def test_objects_are_named_by_their_declared_type():
+    """Storage-level objects of a Word file: each named by its CompObj; a LibreOffice chart
+    (LibreOffice reads it back as a chart and writes chart data) is reported as converted."""
+    from sanitas.engine.report import Context
+
+    lo_chart = "0dd0a57f-cf3b-4fd2-bda4-9442719b2a73"
+    doc = write_cfb({
+        "WordDocument": b"\0" * 64,
+        "ObjectPool/_1/\x01CompObj": compobj(MSGRAPH_CLSID, b"Microsoft Graph Chart",
+                                             b"MSGraph.Chart.8"),
+        "ObjectPool/_2/\x01CompObj": compobj(lo_chart, b"Embedded Object",
+                                             b"LibreOffice.ChartDocument.1"),
+        "ObjectPool/_3/\x01Ole": b"\0" * 20,  # declares nothing
+    })
+    ctx = Context()
+    assert legacy_office.report_ole_contents(doc, "DOC", ctx) == 3
+    assert [(f.action, f.location, f.detail) for f in ctx.findings] == [
+        ("removed", "DOC: ObjectPool/_1", "embedded OLE object MSGraph.Chart.8 (Microsoft Graph "
+         "Chart) (not carried into the converted document)"),
+        ("converted", "DOC: ObjectPool/_2", "embedded LibreOffice.ChartDocument.1 (Embedded "
+         "Object) object: LibreOffice reads it as a chart, written as chart data (no OLE object "
+         "is carried over)"),
+        ("removed", "DOC: ObjectPool/_3", "embedded OLE object (not carried into the converted "
+         "document)")]

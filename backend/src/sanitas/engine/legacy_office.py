@@ -8,6 +8,7 @@ import contextlib
 import io
 import logging
 import re
+import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -318,13 +319,27 @@ def _report_ole_objects(data: bytes, location: str, ctx: Context) -> int:
                 continue
             count += 1
             if count <= MAX_REPORTED:
-                what = _stored_object_type(ole, entry)
-                ctx.add("ole_object", f"{location}: {path.replace(chr(1), '')}", action="removed",
-                        detail=f"embedded OLE object{' ' + what if what else ''} (not carried "
-                        "into the converted document)")
+                _report_object(ctx, f"{location}: {path.replace(chr(1), '')}",
+                               _stored_object_type(ole, entry))
         if ole.exists("PowerPoint Document"):
             _report_ppt_objects(data, location, ctx)
     return count
+
+
+def _report_object(ctx: Context, location: str, what: str, *, damaged: bool = False) -> None:
+    """One embedded object of a legacy document, named by its declared type. A LibreOffice
+    chart is read back as a chart and written as an OOXML chart (data, not code); any other
+    object is not carried over (the OOXML sanitizer keeps at most its preview picture)."""
+    if ".ChartDocument" in what:
+        ctx.add("ole_object", location, action="converted",
+                detail=f"embedded {what} object: LibreOffice reads it as a chart, written as "
+                "chart data (no OLE object is carried over)")
+    elif damaged:
+        ctx.add("ole_object", location, detail="embedded OLE object whose data is damaged (it "
+                "cannot be read; not carried into the converted document)")
+    else:
+        ctx.add("ole_object", location, detail=f"embedded OLE object{' ' + what if what else ''}"
+                " (not carried into the converted document)")
 
 
 def _stored_object_type(ole: olefile.OleFileIO[str], entry: list[str]) -> str:
@@ -377,20 +392,66 @@ def compobj_type(data: bytes) -> str:
 
 
 def _report_ppt_objects(data: bytes, location: str, ctx: Context) -> None:
-    # PowerPoint keeps OLE objects (and VBA) as compressed records inside its stream.
+    """PowerPoint keeps embedded objects (and its VBA project) as storages inside records of
+    its "PowerPoint Document" stream (ExOleObjStg, usually zlib-compressed): each object is
+    reported with the type its storage declares, a damaged one as damaged."""
     try:
-        from oletools.oleobj import find_ole_in_ppt
-
-        for n, ole in enumerate(find_ole_in_ppt(io.BytesIO(data)), start=1):
-            if n <= MAX_REPORTED:
-                ctx.add("ole_object", f"{location}: PowerPoint record", action="removed",
-                        detail="embedded OLE object in the presentation stream")
-            with contextlib.suppress(Exception):
-                ole.close()
-    except Refused:
-        raise  # the policy refuses embedded objects
-    except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile stream; the report stops there
+        with _ole_from_bytes(data) as ole, ole.openstream("PowerPoint Document") as fh:
+            stream = fh.read(MAX_PPT_STREAM)
+    except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container; nothing to report
         return
+    for n, (storage, damaged) in enumerate(_ppt_object_storages(stream), start=1):
+        if n > MAX_REPORTED:
+            break
+        if not damaged and _is_vba_storage(storage):
+            continue  # the VBA project: reported with the macros
+        _report_object(ctx, f"{location}: PowerPoint object {n}",
+                       "" if damaged else _stored_type(storage), damaged=damaged)
+
+
+MAX_PPT_STREAM = 512 * 1024 * 1024  # the container's own limit applies before this
+MAX_PPT_OBJECT = 64 * 1024 * 1024  # one embedded object, decompressed
+_EX_OLE_OBJ_STG = 0x1011
+
+
+def _ppt_object_storages(stream: bytes) -> list[tuple[bytes, bool]]:
+    """(storage bytes, damaged) of each ExOleObjStg record, walking the record tree (containers
+    have version 0xF) with bounded depth, record count and decompressed size."""
+    import zlib
+
+    found: list[tuple[bytes, bool]] = []
+    todo = [(0, len(stream), 0)]
+    records = 0
+    while todo and records < 1_000_000:
+        off, end, depth = todo.pop()
+        while off + 8 <= end and records < 1_000_000:
+            records += 1
+            ver_inst, rec_type, length = struct.unpack_from("<HHI", stream, off)
+            body_end = min(off + 8 + length, end)
+            if ver_inst & 0xF == 0xF and depth < 16:
+                todo.append((off + 8, body_end, depth + 1))
+            elif rec_type == _EX_OLE_OBJ_STG:
+                body = stream[off + 8:body_end]
+                if ver_inst >> 4 == 1:  # compressed: a 4-byte size, then zlib data
+                    try:
+                        inflater = zlib.decompressobj()
+                        storage = inflater.decompress(body[4:], MAX_PPT_OBJECT)
+                        damaged = not storage.startswith(OLE_MAGIC)
+                    except zlib.error:
+                        storage, damaged = b"", True
+                else:
+                    storage, damaged = body, not body.startswith(OLE_MAGIC)
+                found.append((storage, damaged))
+            off = off + 8 + length
+    return found
+
+
+def _is_vba_storage(storage: bytes) -> bool:
+    try:
+        with _ole_from_bytes(storage) as ole:
+            return any(e and e[0].upper() == "VBA" for e in ole.listdir(storages=True))
+    except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container; not a VBA project
+        return False
 
 
 def _report_rtf(data: bytes, ctx: Context) -> None:
