@@ -1,7 +1,8 @@
 """The mail filter's options (issue 24): the footer (SANITAS_MAIL_FOOTER) says the verdict in
 words, audit rows (SANITAS_MAIL_AUDIT) land in the mail service account's history like
-ICAP's, `--policy` takes the advanced built-in, and an unknown policy stops the start with
-the reason."""
+ICAP's, `--policy` takes the advanced built-in, the idle timeout (SANITAS_MAIL_TIMEOUT_SECONDS)
+does not cut a message whose cleaning takes longer, and an unknown policy stops the start
+with the reason."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ import email
 import email.policy
 import json
 import os
+import smtplib
 import socket
 import sqlite3
 import subprocess
+import time
+
+import pytest
 
 from tests.mail.mailkit import BIN, Sink, message, start_filter, stop_filter
 from tests.mail.test_filter import send
@@ -58,6 +63,31 @@ def test_footer_audit_and_advanced_policy(tmp_path, attachments):
     details = json.loads(report)["mail"]
     assert details["from"] == "alice@example.org" and details["to"] == ["bob@example.net",
                                                                          "carol@example.net"]
+
+
+def test_cleaning_longer_than_the_idle_timeout(tmp_path, attachments):
+    """SANITAS_MAIL_TIMEOUT_SECONDS=1 and a message that takes longer to clean: the filter does
+    not count its own work as the client's idle time (the connection was cut and the message
+    never delivered), and the idle timeout holds again after the answer."""
+    files = {k: attachments[k] for k in ("macro.docm", "script.pdf", "photo.jpg", "bundle.zip")}
+    with Sink() as sink:
+        mail = start_filter(tmp_path / "data", sink.port, mail_timeout_seconds=1)
+        try:
+            with smtplib.SMTP("127.0.0.1", mail.port, timeout=300) as client:
+                client.ehlo("postfix.test")
+                client.mail("alice@example.org")
+                client.rcpt("bob@example.net")
+                started = time.monotonic()
+                code, text = client.data(message(files, subject="slow"))
+                took = time.monotonic() - started
+                assert code == 250, text
+                assert took > 1.0, f"cleaning took {took:.2f} s: the test needs more than 1 s"
+                time.sleep(2.5)
+                with pytest.raises(smtplib.SMTPServerDisconnected):
+                    client.noop()
+            assert len(sink.handler.wait(1)) == 1
+        finally:
+            stop_filter(mail)
 
 
 def test_unknown_policy_stops_the_start(tmp_path):

@@ -110,11 +110,15 @@ class MailFilter:
         tx = _detach(session)
         if tx is not None:
             await asyncio.to_thread(tx.close)
+        if isinstance(server, FilterSMTP):
+            server.waiting()
         return "250 2.0.0 Ok"
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         started = time.monotonic()
         data = envelope.original_content or b""
+        if isinstance(server, FilterSMTP):
+            server.working()
         tx = _transaction(session, envelope)
         refused: dict[str, str] = getattr(session, "sanitas_refused", {})
         _detach(session)
@@ -135,6 +139,8 @@ class MailFilter:
             raise
         if tx is not None:
             await asyncio.to_thread(tx.close)
+        if isinstance(server, FilterSMTP):
+            server.waiting()
         mail_metrics.message(outcome, time.monotonic() - started)
         log.info("mail: %s from=<%s> rcpts=%d size=%d: %s", outcome,
                  _one_line(envelope.mail_from or "", 100), len(envelope.rcpt_tos), len(data),
@@ -289,6 +295,19 @@ class FilterSMTP(SMTP):
             transport.close()
             return
         super().connection_made(transport)
+
+    def working(self) -> None:
+        """No idle timeout (SANITAS_MAIL_TIMEOUT_SECONDS) while the filter works on a message:
+        Postfix is waiting for the answer (its smtp_data_done_timeout bounds that wait), and
+        aiosmtpd's timer, started with the DATA command, would otherwise cut the connection
+        of a message whose cleaning takes longer."""
+        if self._timeout_handle is not None:
+            self._timeout_handle.cancel()
+
+    def waiting(self) -> None:
+        """The idle timeout again, from the answer on, for the client's next command."""
+        if self.transport is not None:
+            self._reset_timeout()
 
     def connection_lost(self, exc: Exception | None) -> None:
         drop(self.session)
