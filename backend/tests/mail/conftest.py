@@ -52,3 +52,4 @@ def _empty_sink(request) -> None:
         sink.handler.drop_after = None
         sink.handler.then_refuse = {}
         sink.handler.rcpts_seen.clear()
+        sink.handler.delay = 0.0

@@ -58,6 +58,7 @@ class SinkHandler:
     drop_after: str | None = None
     then_refuse: dict[str, str] = field(default_factory=dict)
     rcpts_seen: list[str] = field(default_factory=list)
+    delay: float = 0.0  # seconds between keeping a message and answering 250
     arrived: threading.Event = field(default_factory=threading.Event)
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:
@@ -78,6 +79,8 @@ class SinkHandler:
         self.messages.append(Received(envelope.mail_from, list(envelope.rcpt_tos),
                                       envelope.original_content, list(envelope.mail_options)))
         self.arrived.set()
+        if self.delay:
+            await asyncio.sleep(self.delay)
         return "250 2.0.0 Ok: sunk"
 
     def wait(self, count: int, timeout: float = 120) -> list[Received]:

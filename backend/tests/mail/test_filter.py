@@ -11,6 +11,7 @@ import email
 import email.policy
 import io
 import smtplib
+import socket
 import sqlite3
 import threading
 import time
@@ -249,6 +250,47 @@ def test_next_hop_ending_the_session_between_recipients(mail_filter, sink):
     assert done[0] == 250, done
     [got] = sink.handler.wait(1)
     assert got.recipients == ["bob@example.net"]
+    time.sleep(0.5)
+    assert len(sink.handler.messages) == 1
+
+
+def test_postfix_gone_while_the_next_hop_answers(mail_filter, sink):
+    """Postfix drops the connection after the next hop kept the message but before it
+    answered: the filter lets that hand-over end and records it, so Postfix's retry is
+    answered `already delivered` and the message is not delivered twice."""
+    sink.handler.delay = 3.0
+    data = message({}, subject="gone meanwhile")
+    client = smtplib.SMTP("127.0.0.1", mail_filter.port, timeout=300)
+    client.ehlo("postfix.test")
+    client.mail("alice@example.org", ["BODY=8BITMIME"])
+    for rcpt in RCPTS:
+        client.rcpt(rcpt)
+    failed: list[BaseException] = []
+
+    def data_phase() -> None:
+        try:
+            client.data(data)
+        except (OSError, smtplib.SMTPException) as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=data_phase)
+    worker.start()
+    assert len(sink.handler.wait(1)) == 1  # the next hop has it and takes 3 s to answer
+    client.sock.shutdown(socket.SHUT_RDWR)  # Postfix gives up
+    worker.join(30)
+    client.close()
+    assert failed
+    sink.handler.delay = 0.0
+
+    def answered() -> bool:
+        rows = [r for r in held_rows(mail_filter) if r["subject"] == "gone meanwhile"]
+        return bool(rows) and rows[0]["status"] == "delivered"
+
+    deadline = time.monotonic() + 30
+    while not answered() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    code, text = send(mail_filter.port, data)  # Postfix's retry
+    assert code == 250 and "already delivered" in text, text
     time.sleep(0.5)
     assert len(sink.handler.messages) == 1
 

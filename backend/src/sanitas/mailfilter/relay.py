@@ -68,6 +68,7 @@ class Transaction:
         self.opened: Reply | None = None  # the answer to open(): 250 when MAIL was taken
         self.unreachable = False
         self.accepted: list[str] = []  # recipients the next hop took (250/251)
+        self.handed_over = False  # deliver() began: it runs to its end and closes the session
 
     def _unreachable(self, exc: BaseException) -> Reply:
         self.unreachable = True

@@ -134,7 +134,7 @@ class MailFilter:
             line, outcome = "451 4.3.0 Sanitas failed on this message; try again later", \
                 "deferred"
         except BaseException:  # cancelled: Postfix went away; the next hop gets no DATA end
-            if tx is not None:
+            if tx is not None and not tx.handed_over:  # else handover() ends it
                 tx.abort()
             raise
         if tx is not None:
@@ -187,19 +187,34 @@ class MailFilter:
             outgoing = service.outgoing(head, cleaned, service.x_sanitas(result, len(listed)))
         finally:
             scratch.close()
-        code, text = await asyncio.to_thread(tx.deliver, outgoing)
-        if code != 250:
-            mail_metrics.next_hop_failed(_kind(code, tx.unreachable))
+
+        def handover() -> tuple[int, str]:
+            """The data to the next hop and its outcome on the held row, in one thread: once
+            begun it ends even when Postfix goes away meanwhile (then the row says delivered
+            and Postfix's retry is answered `already delivered`, not delivered twice). The
+            next hop's answer code and, when it did not take the message, the reason."""
+            try:
+                code, text = tx.deliver(outgoing)
+            finally:
+                tx.close()
+            if code == 250:
+                self._finish(held_id, started, status=HeldStatus.DELIVERED, result=result,
+                             listed=listed, refused=refused)
+                return code, ""
             reason = f"the next hop answered {code} {text}"
             self._finish(held_id, started, status=HeldStatus.DEFERRED, result=result,
                          reason=reason, listed=listed, refused=refused)
+            return code, reason
+
+        tx.handed_over = True
+        code, reason = await asyncio.to_thread(handover)
+        if code != 250:
+            mail_metrics.next_hop_failed(_kind(code, tx.unreachable))
             if not 500 <= code < 600:
                 raise Reply(f"451 4.4.1 Not delivered, try again later: {_one_line(reason)}",
                             "deferred")
             raise Reply(f"554 5.4.0 Not delivered: {_one_line(reason)}", "refused")
         mail_metrics.cleaned(outcome.verdict.value, [a["verdict"] for a in listed])
-        self._finish(held_id, started, status=HeldStatus.DELIVERED, result=result,
-                     listed=listed, refused=refused)
         self._audit(env, data, digest, chosen, result, started, "sanitized", None)
         return f"250 2.0.0 Ok: cleaned, verdict {outcome.verdict.value}", "delivered"
 
