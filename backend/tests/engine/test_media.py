@@ -180,6 +180,20 @@ def test_truncated_file_is_damaged(corpus, tmp_path):
     assert "damaged" in (result.reason or "")
 
 
+@pytest.mark.parametrize("name", ["tagged.mp3", "tagged.flac", "tagged.aiff", "tagged.mkv",
+                                  "tagged.webm"])
+def test_partial_download_is_damaged_not_an_invalid_output(name, corpus, tmp_path):
+    """A file cut at two thirds whose header (Xing, STREAMINFO, COMM, Matroska's Duration)
+    still declares the whole length: refused as damaged, found by demuxing its packets."""
+    whole = media.make(corpus, name).read_bytes()
+    cut = tmp_path / f"cut{Path(name).suffix}"
+    cut.write_bytes(whole[:len(whole) * 2 // 3])
+    (tmp_path / "out").mkdir()
+    result = run(cut, tmp_path / "out")
+    assert (result.status, result.code) == ("rejected", RejectionCode.DAMAGED), result.reason
+    assert "cut short" in (result.reason or "")
+
+
 def test_playlist_behind_media_magic_opens_nothing(tmp_path):
     """An HLS/concat playlist starting with a media signature is read with the kind's demuxer
     only: it never opens the files it names."""

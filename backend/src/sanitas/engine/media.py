@@ -40,6 +40,7 @@ import re
 import shutil
 import struct
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -299,6 +300,13 @@ def verify(path: Path, spec: Output) -> None:
     info = probe(path, container.demuxer)
     if not any(_kind_of_stream(s) in ("audio", "video") for s in info.get("streams") or []):
         raise ValueError("no audio or video stream")
+    # MP3 (Xing), FLAC (STREAMINFO), AIFF (COMM) and Matroska (Duration) state their length in
+    # a header written once the muxer is done: a copy cut short still declares the whole, and
+    # only its packets show where it really ends
+    declared, played = _duration(info), packets_end(path, container.demuxer)
+    if declared is not None and (played is None or declared - played > _tolerance(declared)):
+        raise ValueError(f"the file is cut short: its header declares {declared:.2f} s, its "
+                         f"packets end at {played or 0:.2f} s")
 
 
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
@@ -306,6 +314,12 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     assert ctx.workdir is not None
     limit = 30.0 + SECONDS_PER_MB[ctx.mode] * src.stat().st_size / (1024 * 1024)
     info = probe(src, container.demuxer)
+    declared, played = _duration(info), packets_end(src, container.demuxer, limit)
+    if declared is not None and (played is None or declared - played > _tolerance(declared)):
+        # a partial download: the header declares the whole, the packets stop early
+        raise Rejected(f"The audio or video file is damaged (it is cut short: its header "
+                       f"declares {declared:.1f} s, its streams end at {played or 0:.1f} s).",
+                       RejectionCode.DAMAGED)
     ctx.progress(15)
     streams = info.get("streams") or []
     if len(streams) > MAX_STREAMS or len(info.get("chapters") or []) > MAX_CHAPTERS:
@@ -445,6 +459,48 @@ def _report_ape(items: list[ApeItem] | None, ctx: Context) -> None:
             ctx.add("embedded_file", f"APE item {item.key}", detail=f"binary item in the {why}")
 
 
+def packets_end(path: Path, demuxer: str, timeout: float = PROBE_TIMEOUT) -> float | None:
+    """Where the packets actually present end (the latest time + duration of any packet),
+    found by demuxing the whole file without decoding it; None when no packet has a time.
+    ffprobe's output is read line by line (a long recording has a million packets)."""
+    command = [tool("ffprobe"), "-v", "error", "-hide_banner", "-protocol_whitelist", "file",
+               "-f", demuxer, "-i", f"file:{path}", "-show_entries",
+               "packet=pts_time,duration_time", "-of", "csv=p=0"]
+    env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
+    if _LIBRARY_DIRS:
+        env["LD_LIBRARY_PATH"] = _LIBRARY_DIRS
+    end: float | None = None
+    expired = threading.Event()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,  # noqa: S603 - argv list, no shell
+                          stdin=subprocess.DEVNULL, env=env) as process:
+        def stop() -> None:
+            expired.set()
+            process.kill()
+
+        timer = threading.Timer(timeout, stop)
+        timer.start()
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                start, _, length = line[:200].strip().partition(b",")
+                try:
+                    at = float(start) + (float(length) if length not in (b"", b"N/A") else 0.0)
+                except ValueError:
+                    continue
+                end = at if end is None else max(end, at)
+        finally:
+            timer.cancel()
+            process.kill()
+    if expired.is_set():
+        raise Rejected(f"Reading the audio or video took longer than the {int(timeout)} s "
+                       "allowed and was stopped.", RejectionCode.TIME_LIMIT)
+    return end
+
+
+def _tolerance(duration: float) -> float:
+    return max(DURATION_TOLERANCE[0], DURATION_TOLERANCE[1] * duration)
+
+
 def _cover(src: Path, info: dict[str, Any], plan: _Plan, ctx: Context, container: Container,
            limit: float) -> Path | None:
     """The kept cover picture, extracted and cleaned by the image family (its EXIF goes too),
@@ -576,10 +632,9 @@ def check_streams(before: dict[str, Any], after: dict[str, Any], plan: _Plan) ->
     if len(after.get("chapters") or []) > len(plan.chapters):
         problems.append("chapters are left")
     length_in, length_out = _duration(before), _duration(after)
-    if length_in is not None and length_out is not None:
-        tolerance = max(DURATION_TOLERANCE[0], DURATION_TOLERANCE[1] * length_in)
-        if abs(length_in - length_out) > tolerance:
-            problems.append(f"duration {length_in:.2f} s -> {length_out:.2f} s")
+    if length_in is not None and length_out is not None \
+            and abs(length_in - length_out) > _tolerance(length_in):
+        problems.append(f"duration {length_in:.2f} s -> {length_out:.2f} s")
     kept = _tags(after.get("format", {})) if plan.keep_tags else {}
     leftover = [] if plan.keep_tags else _personal(_tags(after.get("format", {})))
     for stream in after.get("streams") or []:
