@@ -53,7 +53,7 @@ const MODE_HELP: Record<Mode, string> = {
   basic: 'The file keeps its format, text and layout; macros, scripts, embedded files and metadata are removed.',
   advanced: 'PDF and office documents are rebuilt from pixels: every page becomes a picture, so nothing active can survive and the layout is kept as an image. '
     + 'The text is recognised again by OCR so it can still be searched, copied and read aloud, but it may contain errors; the report says whether a text layer was added. '
-    + 'Rebuilt files are larger and take longer (about a second per page of text). Pictures stay pictures.',
+    + 'Rebuilt files are larger and take longer (about half a second of processing per page of text). Pictures stay pictures.',
 };
 
 function isMode(value: string): value is Mode {
