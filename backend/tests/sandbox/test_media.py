@@ -50,6 +50,13 @@ def test_truncated_and_playlist_refused_in_the_sandbox(corpus, sandbox_settings,
     cut.write_bytes(media.make(corpus, "tagged.mkv").read_bytes()[:300])
     result = run_sanitizer(cut, tmp_path / "out", settings=sandbox_settings, prewarm=False)
     assert (result.status, result.code) == ("rejected", RejectionCode.DAMAGED)
+    # cut at two thirds, its STREAMINFO still declaring the whole: the packets show the cut
+    whole = media.make(corpus, "tagged.flac").read_bytes()
+    cut = tmp_path / "cut.flac"
+    cut.write_bytes(whole[:len(whole) * 2 // 3])
+    result = run_sanitizer(cut, tmp_path / "out", settings=sandbox_settings, prewarm=False)
+    assert (result.status, result.code) == ("rejected", RejectionCode.DAMAGED)
+    assert "cut short" in (result.reason or "")
     playlist = tmp_path / "list.mp3"
     playlist.write_bytes(b"ID3\n#EXTM3U\n#EXTINF:1,\nfile:///etc/passwd\n"
                          b"ffconcat version 1.0\nfile /etc/passwd\n")
