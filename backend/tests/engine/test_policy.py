@@ -43,3 +43,20 @@ def test_invalid_policies_name_the_field(data, field):
     with pytest.raises(PolicyError) as raised:
         Policy.from_json(data)
     assert field in raised.value.errors
+
+
+def test_the_engine_has_one_mode():
+    # report.Mode is policy.Mode (no second Literal of the same words); a Context given the
+    # word gets the member, an unknown word is refused instead of running basic
+    from sanitas.engine import formats, report
+    from sanitas.engine.policy import Mode, resolve
+
+    assert report.Mode is Mode
+    assert report.Context().mode is Mode.BASIC
+    assert report.Context(mode="advanced").mode is Mode.ADVANCED  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        report.Context(mode="fast")  # type: ignore[arg-type]
+    assert resolve(None, "advanced").mode is Mode.ADVANCED
+    assert formats.allowed_outputs("docx", Mode.ADVANCED) == {"pdf"}
+    assert "docx" in formats.allowed_outputs("docx", Mode.BASIC)
+    assert [m.value for m in Mode] == ["basic", "advanced"]  # the JSON/API/CLI words

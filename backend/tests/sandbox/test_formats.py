@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sanitas.engine import formats
+from sanitas.engine.policy import Mode
 from sanitas.sandbox import run_sanitizer
 from tests.engine.samples import all_samples
 
@@ -37,7 +38,7 @@ def test_every_kind_is_accepted_through_the_sandbox(kind, samples, sandbox_setti
                            original_name=samples[kind].name, prewarm=False)
     assert result.status == "ok", (kind, result.reason, result.code)
     assert result.detected_type == kind
-    assert result.output_type in formats.allowed_outputs(kind, "basic")
+    assert result.output_type in formats.allowed_outputs(kind, Mode.BASIC)
     output = formats.OUTPUTS[result.output_type]
     head = Path(result.output).read_bytes()[:16]
     assert output.text or head.startswith(output.magic)
@@ -58,7 +59,7 @@ def test_advanced_mode_per_family(kind, samples, sandbox_settings, tmp_path):
                            settings=sandbox_settings, original_name=samples[kind].name,
                            prewarm=False)
     assert result.status == "ok", (kind, result.reason)
-    assert result.output_type in formats.allowed_outputs(kind, "advanced")
+    assert result.output_type in formats.allowed_outputs(kind, Mode.ADVANCED)
     if formats.advanced_of(kind) != formats.Advanced.SAME:
         assert result.output_type == "pdf" and result.pages_rebuilt
 

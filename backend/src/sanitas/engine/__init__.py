@@ -83,8 +83,8 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *,
     name = original_name or input_path.name
     if mode is not None or policy is None:
         policy = resolve(policy, mode)  # ValueError for an unknown mode
-    # (Context.mode: report.Mode, the same two words; nested members run basic)
-    ctx = Context(mode="advanced" if policy.mode is Mode.ADVANCED else "basic", policy=policy,
+    # (nested members run basic)
+    ctx = Context(mode=policy.mode, policy=policy,
                   on_progress=on_progress, password=password or None,
                   ocr_languages=ocr_languages)
     result = Result(input=name, status="rejected")
@@ -168,7 +168,7 @@ def sanitize_detected(src: Path, dst: Path, detected: Detected, ctx: Context) ->
 
 def _write_output(src: Path, dst: Path, detected: Detected, ctx: Context) -> str:
     family = formats.family_of(detected.kind)
-    advanced = formats.advanced_of(detected.kind) if ctx.mode == "advanced" else None
+    advanced = formats.advanced_of(detected.kind) if ctx.mode is Mode.ADVANCED else None
     if advanced == formats.Advanced.PIXELS:
         return _pixels_from_pdf(src, dst, ctx)
     if advanced == formats.Advanced.OFFICE_PIXELS:

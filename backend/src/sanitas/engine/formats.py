@@ -24,6 +24,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from sanitas.engine.modes import Mode
+
 if TYPE_CHECKING:
     from sanitas.engine.report import Context
 
@@ -505,7 +507,7 @@ def advanced_of(kind_name: str) -> Advanced:
     return found.advanced or FAMILIES[found.family].advanced
 
 
-def allowed_outputs(kind_name: str | None, mode: str) -> frozenset[str]:
+def allowed_outputs(kind_name: str | None, mode: Mode) -> frozenset[str]:
     """The output extensions a job on `kind_name` may produce in `mode`: its family's basic
     outputs, plus PDF where advanced mode rebuilds from pixels. An archive may only produce a
     ZIP; an unknown kind nothing."""
@@ -513,7 +515,7 @@ def allowed_outputs(kind_name: str | None, mode: str) -> frozenset[str]:
     if found is None:
         return frozenset()
     outputs = set(found.outputs)
-    if mode == "advanced" and advanced_of(found.name) != Advanced.SAME:
+    if mode == Mode.ADVANCED and advanced_of(found.name) != Advanced.SAME:
         outputs = {"pdf"}
     return frozenset(outputs)
 

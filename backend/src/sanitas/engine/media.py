@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sanitas.engine.policy import Action, Rule
+from sanitas.engine.policy import Action, Mode, Rule
 from sanitas.engine.report import Context, Rejected, RejectionCode
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ MAX_PROBE_OUTPUT = 16 * 1024 * 1024
 MAX_STREAMS = 64  # more streams than any real recording: refused (too_complex)
 MAX_CHAPTERS = 1000
 # Remuxing reads and writes at disk speed: its time limit is generous, scaled to the input.
-SECONDS_PER_MB = {"basic": 2.0, "advanced": 30.0}
+SECONDS_PER_MB = {Mode.BASIC: 2.0, Mode.ADVANCED: 30.0}
 # Durations (seconds) compared between input and output: the larger of these.
 DURATION_TOLERANCE = (0.5, 0.02)
 
@@ -348,7 +348,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
                        f"{_first_error(done.stderr)}).", RejectionCode.DAMAGED)
     ctx.progress(85)
     check_output(out, container, info, plan, limit)
-    if ctx.mode == "advanced":
+    if ctx.mode is Mode.ADVANCED:
         ctx.add("media_reencoded", "streams", action="converted",
                 detail="audio and video re-encoded (advanced mode)")
     shutil.move(out, dst)
@@ -541,7 +541,7 @@ def _chapters_file(plan: _Plan, workdir: Path) -> Path:
     return path
 
 
-def _command(src: Path, out: Path, container: Container, plan: _Plan, mode: str,
+def _command(src: Path, out: Path, container: Container, plan: _Plan, mode: Mode,
              cover: Path | None, chapters: Path | None) -> list[str]:
     command = [tool("ffmpeg"), "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
                "-threads", str(THREADS), "-protocol_whitelist", "file",
@@ -566,7 +566,7 @@ def _command(src: Path, out: Path, container: Container, plan: _Plan, mode: str,
         command += [f"-map_metadata:s:{index}", "-1"]
     for key in plan.blank_tags:
         command += ["-metadata", f"{key}="]
-    if mode == "advanced":
+    if mode is Mode.ADVANCED:
         video, audio, subtitles = container.reencode
         command += [*video, *audio, *(subtitles or ("-c:s", "copy"))]
         if cover_input is not None:

@@ -28,7 +28,7 @@ MAX_DEPTH = 3  # archives inside archives
 WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])$", re.IGNORECASE)
 
 
-def nested_context(ctx: Context, size: int, *, mode: Mode = "basic",
+def nested_context(ctx: Context, size: int, *, mode: Mode = Mode.BASIC,
                    password: str | None = None) -> Context:
     """The context of a file of `size` bytes found inside `ctx`'s file (an archive member, an
     attachment, an embedded package), sanitized with the same policy one level deeper; it is

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.report import Context, Mode, Rejected, RejectionCode
 
 # Limits: generous for real documents (a 100 MB upload), fatal for bombs.
 MAX_MEMBERS = 10_000
@@ -216,7 +216,7 @@ def clean_picture(data: bytes, fmt: str, ctx: Context, where: str) -> bytes | No
     from sanitas.engine import image
     from sanitas.engine.report import Refused
 
-    inner = Context(mode="basic", policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth)
+    inner = Context(mode=Mode.BASIC, policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth)
     try:
         cleaned = image.sanitize_bytes(data, fmt, inner)
     except Refused:

@@ -30,12 +30,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
 
-
-class Mode(StrEnum):
-    """How thoroughly a file is cleaned; each plan allows some modes (config)."""
-
-    BASIC = "basic"  # the file keeps its format, minus what the rules remove
-    ADVANCED = "advanced"  # documents rebuilt from pixels as PDF (a policy's output "pdf...")
+from sanitas.engine.modes import Mode as Mode  # re-exported: a policy's mode is one
 
 
 class Action(StrEnum):

@@ -10,12 +10,12 @@ from typing import Any, Literal
 
 from sanitas.engine import verdict
 from sanitas.engine.kinds import CONTENT_NAMES, rule_of
+from sanitas.engine.modes import Mode as Mode  # re-exported: Context.mode is one
 from sanitas.engine.policy import Action, Rule
 from sanitas.engine.policy import Policy as Policy  # re-exported: the Context carries one
 
 # What was done about one finding (a policy's rule says what to do: `policy.Action`).
 FindingAction = Literal["removed", "converted", "kept", "blocked"]
-Mode = Literal["basic", "advanced"]
 
 MAX_PER_KIND = 100  # findings listed per kind; the rest are counted
 MAX_FINDINGS = 500  # findings listed per file
@@ -109,7 +109,7 @@ class Nested:
 class Context:
     """Passed to every family sanitizer."""
 
-    mode: Mode = "basic"
+    mode: Mode = Mode.BASIC
     policy: Policy = field(default_factory=Policy)
     findings: list[Finding] = field(default_factory=list)
     on_progress: Callable[[int], None] | None = None  # percent 0..100
@@ -125,6 +125,11 @@ class Context:
     _seen: set[tuple[str, str, str, str]] = field(default_factory=set, repr=False)
     _per_kind: dict[str, int] = field(default_factory=dict, repr=False)
     _suppressed: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        # a caller's "basic"/"advanced" becomes the member (`is Mode.ADVANCED` holds), any
+        # other word is a ValueError here rather than a silent basic clean
+        self.mode = Mode(self.mode)
 
     def add(self, kind: str, location: str, *, action: FindingAction = "removed",
             detail: str = "", rule: Rule | None = None) -> None:

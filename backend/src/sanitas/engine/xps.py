@@ -21,7 +21,7 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.report import Context, Mode, Rejected, RejectionCode
 
 TIMEOUT = 120.0
 MAX_MEMBERS = 20_000
@@ -118,7 +118,7 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     if pages > MAX_PAGES:
         raise Rejected(f"The XPS document has more than {MAX_PAGES} pages.",
                        RejectionCode.TOO_COMPLEX)
-    if ctx.mode == "advanced":
+    if ctx.mode is Mode.ADVANCED:
         from sanitas.engine import _pixels_from_pdf
 
         return _pixels_from_pdf(drawn, dst, ctx)

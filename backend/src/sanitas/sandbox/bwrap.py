@@ -736,7 +736,7 @@ def _keep_preview(partial: Path, preview: PreviewRequest, drawn: bool) -> None:
         partial.unlink(missing_ok=True)
 
 
-def _result_from_payload(payload: dict[str, Any], name: str, mode: str) -> Result:
+def _result_from_payload(payload: dict[str, Any], name: str, mode: Mode) -> Result:
     """The sandbox's answer as a Result (parsed by `Result.from_json`), with an output type
     the format registry allows for the detected kind in this mode."""
     try:
