@@ -118,6 +118,30 @@ def test_ape_tag_on_mp3_is_dropped_and_reported(corpus, tmp_path):
     assert (refused.status, refused.code) == ("rejected", REFUSAL_CODES[Rule.IMAGE_METADATA])
 
 
+def test_hostile_ape_footer_is_bounded(corpus, tmp_path):
+    """An APE footer declaring 4 billion items, its one item's value running past the end and
+    starting with bytes an MP3 parser takes for a frame's sync word: read in bounded steps,
+    reported, and its bytes left out of the remux; a footer declaring a tag larger than the
+    file is damaged."""
+    import struct
+
+    audio = media.make(corpus, "tagged.mp3").read_bytes()[:-128]
+    item = struct.pack("<2I", 0xFFFFFFF0, 0) + b"Title\x00" + b"Secret Title"
+    for size, status in ((len(item) + 32, "ok"), (0xFFFFFFFF, "rejected")):
+        source = tmp_path / f"hostile-{status}.mp3"
+        footer = b"APETAGEX" + struct.pack("<4I", 2000, size, 0xFFFFFFFF, 0) + bytes(8)
+        source.write_bytes(audio + item + footer)
+        (tmp_path / status).mkdir()
+        result = run(source, tmp_path / status)
+        assert result.status == status, result.reason
+        if status == "rejected":
+            assert result.code == RejectionCode.DAMAGED and "APE tag" in (result.reason or "")
+            continue
+        output = Path(result.output or "").read_bytes()
+        assert b"APETAGEX" not in output and b"Secret Title" not in output
+        assert any(f.location == "APE tag" and "Title" in f.detail for f in result.findings)
+
+
 def test_cover_art_keep_reencodes_it_without_exif(corpus, tmp_path):
     source = media.make(corpus, "tagged.mp3")
     result = run(source, tmp_path, coverArt="keep")

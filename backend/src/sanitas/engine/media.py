@@ -140,10 +140,16 @@ class ApeItem:
     location: bool  # its key or text names a place or holds coordinates
 
 
-def ape_tag(path: Path) -> list[ApeItem] | None:
-    """The items of the APE tag ending `path` (or ending just before its ID3v1 tag), or None
-    when there is none. Reads the footer and each item's header only (bounded item count,
-    values skipped but for the first bytes of a text item)."""
+@dataclass(frozen=True)
+class ApeTag:
+    start: int  # where the tag (its header, else its first item) starts: the audio ends there
+    items: list[ApeItem]
+
+
+def ape_tag(path: Path) -> ApeTag | None:
+    """The APE tag ending `path` (or ending just before its ID3v1 tag), or None when there is
+    none. Reads the footer and each item's header only (bounded item count, values skipped but
+    for the first bytes of a text item)."""
     size = path.stat().st_size
     with open(path, "rb") as fh:
         for end in (size, size - ID3V1):
@@ -155,8 +161,12 @@ def ape_tag(path: Path) -> list[ApeItem] | None:
                 break
         else:
             return None
-        _version, tag_size, count, _flags = struct.unpack("<4I", footer[8:24])
-        start = end - min(tag_size, end)  # the items start; tag_size counts them and the footer
+        _version, tag_size, count, flags = struct.unpack("<4I", footer[8:24])
+        header = APE_FOOTER if flags & 0x80000000 else 0
+        if tag_size < APE_FOOTER or tag_size + header > end:
+            raise Rejected("The audio or video file is damaged (its APE tag declares more bytes "
+                           "than the file holds).", RejectionCode.DAMAGED)
+        start = end - tag_size  # the items start; tag_size counts them and the footer
         position, items = start, list[ApeItem]()
         while len(items) < min(count, MAX_APE_ITEMS) and position + 9 <= end - APE_FOOTER:
             fh.seek(position)
@@ -173,7 +183,7 @@ def ape_tag(path: Path) -> list[ApeItem] | None:
             items.append(ApeItem(key[:80], binary, bool(_LOCATION.search(key) or (
                 _LOCATION.search(text) or _ISO6709.search(text)))))
             position += key_end + 1 + value_size
-    return items
+    return ApeTag(start - header, items)
 
 
 def _read_at(fh: Any, offset: int, size: int) -> str:
@@ -326,8 +336,12 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
         raise Rejected(f"The file has more than {MAX_STREAMS} streams or {MAX_CHAPTERS} "
                        "chapters, more than any recording needs.", RejectionCode.TOO_COMPLEX)
     plan = _decide(info, ctx, container)
-    if container.demuxer == "mp3":
-        _report_ape(ape_tag(src), ctx)
+    ape = ape_tag(src) if container.demuxer == "mp3" else None
+    if ape is not None:
+        _report_ape(ape.items, ctx)
+        # its bytes may look like a frame's sync word and ride along in the last packet: the
+        # remux reads a copy that ends where the tag starts
+        src = _head(src, ape.start, ctx.workdir / f"media-in.{container.extension}")
     if not plan.streams:
         raise Rejected("The file holds no audio or video stream that can be kept.",
                        RejectionCode.NO_CONTENT)
@@ -436,10 +450,20 @@ def _decide(info: dict[str, Any], ctx: Context, container: Container) -> _Plan:
     return plan
 
 
-def _report_ape(items: list[ApeItem] | None, ctx: Context) -> None:
+def _head(src: Path, size: int, dst: Path) -> Path:
+    """A copy of the first `size` bytes of `src`."""
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        while size > 0:
+            chunk = fin.read(min(size, 1 << 20))
+            if not chunk:
+                break
+            fout.write(chunk)
+            size -= len(chunk)
+    return dst
+
+
+def _report_ape(items: list[ApeItem], ctx: Context) -> None:
     """Findings for an MP3's APE tag: never kept (the MP3 output keeps tags in ID3v2 only)."""
-    if items is None:
-        return
     why = "APE tag; the output keeps no APE tag"
     text = [i.key for i in items if not i.binary]
     location = [i.key for i in items if not i.binary and i.location]
