@@ -71,6 +71,19 @@ def ooxml_package(main_type: str, main: bytes = b'<w:document xmlns:w="urn:x"/>'
 
 
 ODF_BODY = "<office:text><text:p>Hello</text:p></office:text>"
+# Valid outputs of the text formats with a reader of their own (Markdown, YAML, TOML, subtitles,
+# calendars and contact cards), as their families write them.
+TEXT_SAMPLES = {
+    "md": "# Grüße\n\nSome *text* and a [link](https://example.org).\n",
+    "yaml": "name: Grüße\nlist:\n  - 1\n  - 2.5\n",
+    "toml": 'name = "Grüße"\nlist = [1, 2.5]\n',
+    "srt": "1\n00:00:01,000 --> 00:00:02,500\nGrüße\n\n2\n00:00:03,000 --> 00:00:04,000\nZwei\n",
+    "vtt": "WEBVTT\n\n00:00:01.000 --> 00:00:02.500\nGrüße\n",
+    "ics": ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Sanitas//Test//EN\r\nBEGIN:VEVENT\r\n"
+            "UID:1@example.org\r\nDTSTAMP:20240101T100000Z\r\nDTSTART:20240102T100000Z\r\n"
+            "SUMMARY:Grüße\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"),
+    "vcf": "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Alice Grüße\r\nN:Grüße;Alice;;;\r\nEND:VCARD\r\n",
+}
 
 
 def good_file(extension: str, folder: Path) -> Path:
@@ -107,6 +120,8 @@ def good_file(extension: str, folder: Path) -> Path:
                          b"Subject: Sample\r\nDate: Mon, 1 Jan 2024 10:00:00 +0000\r\n"
                          b"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"
                          b"\r\nE-mail sample.\r\n")
+    elif extension in TEXT_SAMPLES:
+        path.write_bytes(TEXT_SAMPLES[extension].encode())
     elif spec.verify == "sanitas.engine.media:verify":
         return _clean_media(extension, folder)
     else:
