@@ -47,17 +47,35 @@ class SecretUnavailable(Exception):
 
 
 @lru_cache(maxsize=8)
-def _key(secret: str) -> bytes:
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO).derive(
+def _key(secret: str, info: bytes) -> bytes:
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(
         secret.encode("utf-8"))
 
 
-def seal(settings: Settings, bound_to: str, clear: str) -> str:
-    """`clear` sealed for the row `bound_to` names (a job id, `webhook:<id>`)."""
+def seal_bytes(settings: Settings, bound_to: str, data: bytes, *, info: bytes = _INFO) -> bytes:
+    """`data` sealed for the row `bound_to` names: a 12-byte nonce, then the AES-256-GCM
+    ciphertext and tag, under the key HKDF derives from the secret key with the label `info`
+    (one label per kind of value)."""
     nonce = os.urandom(12)
-    sealed = AESGCM(_key(settings.signing_key())).encrypt(
-        nonce, clear.encode("utf-8"), bound_to.encode("utf-8"))
-    return PREFIX + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
+    return nonce + AESGCM(_key(settings.signing_key(), info)).encrypt(
+        nonce, data, bound_to.encode("utf-8"))
+
+
+def unseal_bytes(settings: Settings, bound_to: str, blob: bytes, *, info: bytes = _INFO) -> bytes:
+    """What seal_bytes sealed for `bound_to`; SecretUnavailable if it cannot be opened."""
+    if len(blob) < 12 + 16:
+        raise SecretUnavailable("too short to be a sealed value")
+    try:
+        return AESGCM(_key(settings.signing_key(), info)).decrypt(
+            blob[:12], blob[12:], bound_to.encode("utf-8"))
+    except InvalidTag:
+        raise SecretUnavailable("the sealed value does not open with this key") from None
+
+
+def seal(settings: Settings, bound_to: str, clear: str) -> str:
+    """`clear` sealed for the row `bound_to` names (a job id, `webhook:<id>`), as text."""
+    sealed = seal_bytes(settings, bound_to, clear.encode("utf-8"))
+    return PREFIX + base64.urlsafe_b64encode(sealed).decode("ascii")
 
 
 def unseal(settings: Settings, bound_to: str, value: str) -> str:
@@ -66,8 +84,6 @@ def unseal(settings: Settings, bound_to: str, value: str) -> str:
         raise SecretUnavailable("unknown format")
     try:
         raw = base64.urlsafe_b64decode(value[len(PREFIX):].encode("ascii"))
-        clear = AESGCM(_key(settings.signing_key())).decrypt(
-            raw[:12], raw[12:], bound_to.encode("utf-8"))
-        return clear.decode("utf-8")
-    except (InvalidTag, ValueError, binascii.Error, UnicodeError):
+        return unseal_bytes(settings, bound_to, raw).decode("utf-8")
+    except (ValueError, binascii.Error, UnicodeError):
         raise SecretUnavailable("the sealed value does not open with this key") from None
