@@ -5,6 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sanitas.engine.policy import Action, Rule
+
+if TYPE_CHECKING:
+    from sanitas.engine.report import Context
 
 URL_REF = re.compile(r"url\(\s*(['\"]?)(.*?)\1\s*\)", re.IGNORECASE | re.DOTALL)
 IMPORT = re.compile(r"@import\b[^;]*;?", re.IGNORECASE)
@@ -38,6 +44,33 @@ class RemoteLoads:
 
 
 Remote = Callable[[str, str], bool]
+
+
+class Removals:
+    """What a markup cleaner (SVG, Markdown, subtitles) took out, counted per (finding kind,
+    what), and the remote loads the policy kept (`remote`, for sanitize_css): one finding per
+    kind of thing when the cleaner is done (`report`), not one per occurrence."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.removed: dict[tuple[str, str], int] = {}
+        self.remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is Action.KEEP)
+
+    def drop(self, kind: str, what: str) -> None:
+        self.removed[(kind, what)] = self.removed.get((kind, what), 0) + 1
+
+    def report_removed(self) -> None:
+        for (kind, what), count in sorted(self.removed.items()):
+            self.ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
+
+    def report_remote(self) -> None:
+        for what, count in sorted(self.remote.kept.items()):
+            self.ctx.add("external_reference", what, action="kept",
+                         detail=f"{count} occurrence(s)")
+
+    def report(self) -> None:
+        self.report_removed()
+        self.report_remote()
 
 
 def sanitize_css(css: str, drop: Callable[[str, str], None],

@@ -30,10 +30,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sanitas.engine.css import RemoteLoads, sanitize_css, web_address
+from sanitas.engine.css import Removals, sanitize_css, web_address
 from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Rejected, RejectionCode
-from sanitas.engine.text import DATA_IMAGE, SAFE_LINK, report_kept
+from sanitas.engine.text import DATA_IMAGE, SAFE_LINK
 from sanitas.engine.text_encoding import CONTROL_CHARS, decode
 
 if TYPE_CHECKING:
@@ -143,25 +143,19 @@ def _front_matter(text: str, ctx: Context) -> tuple[str, str]:
     return f"---\n{clean_yaml(block, ctx, 'The front matter')}---\n\n", rest
 
 
-class _Cleaner:
+class _Cleaner(Removals):
     def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-        self.remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is Action.KEEP)
+        super().__init__(ctx)
         self.keep_links = ctx.policy.keep_links
         self.keep_hidden = ctx.decides(Rule.HIDDEN_CONTENT) is Action.KEEP
-        self.removed: dict[tuple[str, str], int] = {}
         self.kept_hidden = 0
 
-    def drop(self, kind: str, what: str) -> None:
-        self.removed[(kind, what)] = self.removed.get((kind, what), 0) + 1
-
     def report(self) -> None:
-        for (kind, what), count in sorted(self.removed.items()):
-            self.ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
+        self.report_removed()
         if self.kept_hidden:
             self.ctx.add("hidden_text", "HTML comments", action="kept",
                          detail=f"{self.kept_hidden} occurrence(s)")
-        report_kept(self.ctx, self.remote)
+        self.report_remote()
 
     # --- the token stream ----------------------------------------------------------------
     def tokens(self, tokens: list[Token]) -> None:

@@ -20,10 +20,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sanitas.engine.css import RemoteLoads, sanitize_css
+from sanitas.engine.css import Removals, sanitize_css
 from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Rejected, RejectionCode
-from sanitas.engine.text import report_kept
 from sanitas.engine.text_encoding import CONTROL_CHARS, decode
 
 if TYPE_CHECKING:
@@ -111,19 +110,7 @@ def _spell(ms: int, separator: str) -> str:
     return f"{h:02d}:{m:02d}:{s:02d}{separator}{ms:03d}"
 
 
-class _Cues:
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-        self.removed: dict[tuple[str, str], int] = {}
-        self.remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is Action.KEEP)
-
-    def drop(self, kind: str, what: str) -> None:
-        self.removed[(kind, what)] = self.removed.get((kind, what), 0) + 1
-
-    def report(self) -> None:
-        for (kind, what), count in sorted(self.removed.items()):
-            self.ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
-        report_kept(self.ctx, self.remote)
+class _Cues(Removals):
 
     # --- SubRip --------------------------------------------------------------------------
     def srt(self, blocks: list[list[str]]) -> str:

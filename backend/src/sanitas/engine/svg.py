@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from sanitas.engine.css import RemoteLoads, sanitize_css
+from sanitas.engine.css import Removals, sanitize_css
 from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
 from sanitas.engine.xmlsafe import xml_parser
@@ -121,22 +121,7 @@ def sanitize_svg_bytes(data: bytes, ctx: Context) -> bytes:
     return etree.tostring(new_root, xml_declaration=True, encoding="UTF-8")
 
 
-class _Cleaner:
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-        self.removed: dict[tuple[str, str], int] = {}
-        self.remote = RemoteLoads(ctx.decides(Rule.EXTERNAL_REFERENCES) is Action.KEEP)
-
-    def drop(self, kind: str, what: str) -> None:
-        self.removed[(kind, what)] = self.removed.get((kind, what), 0) + 1
-
-    def report(self) -> None:
-        for (kind, what), count in sorted(self.removed.items()):
-            self.ctx.add(kind, what, action="removed", detail=f"{count} occurrence(s)")
-        for what, count in sorted(self.remote.kept.items()):
-            self.ctx.add("external_reference", what, action="kept",
-                         detail=f"{count} occurrence(s)")
-
+class _Cleaner(Removals):
     def element(self, element: etree._Element) -> etree._Element | None:
         """A fresh copy of `element` with only allowed content, or None."""
         if not isinstance(element.tag, str):  # entity references and the like
