@@ -90,22 +90,24 @@ export function DataTable<T>({
   );
 }
 
-/** Every column's label and value, one under the other. */
+/** Every labelled column's label and value, one under the other; then the unlabelled ones
+ * (actions), below the list (a definition list holds only terms and their values). */
 function GenericCard<T>({ row, columns }: { row: T; columns: readonly Column<T>[] }) {
+  const labelOf = (c: Column<T>) => c.cardLabel ?? (typeof c.header === 'string' ? c.header : '');
+  const labelled = columns.filter((c) => labelOf(c) !== '');
+  const others = columns.filter((c) => labelOf(c) === '');
   return (
-    <dl className="grid grid-cols-[auto,1fr] gap-x-3 gap-y-1 text-sm">
-      {columns.map((c) => {
-        const name = c.cardLabel ?? (typeof c.header === 'string' ? c.header : null);
-        return name === null || name === '' ? (
-          <div key={c.key} className="col-span-2">{c.cell(row)}</div>
-        ) : (
+    <>
+      <dl className="grid grid-cols-[auto,1fr] gap-x-3 gap-y-1 text-sm">
+        {labelled.map((c) => (
           <div key={c.key} className="contents">
-            <dt className="text-xs font-semibold uppercase tracking-wide text-slate-500">{name}</dt>
+            <dt className="text-xs font-semibold uppercase tracking-wide text-slate-500">{labelOf(c)}</dt>
             <dd className="min-w-0 break-words text-slate-700">{c.cell(row)}</dd>
           </div>
-        );
-      })}
-    </dl>
+        ))}
+      </dl>
+      {others.map((c) => <div key={c.key} className="mt-2">{c.cell(row)}</div>)}
+    </>
   );
 }
 
