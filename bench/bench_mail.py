@@ -7,7 +7,8 @@ Figures (a message with three small attachments: a macro .docm, a GPS JPEG, a PD
 JavaScript, plus an HTML body):
   1. through the filter alone, sequential: p50/p99 latency (end of DATA to 250)
   2. through the filter alone, N concurrent senders: p50/p99 and messages/s
-  3. through Postfix (submission to delivery at the sink), N concurrent: messages/s
+  3. through Postfix (submission to delivery at the sink), N concurrent: messages/s and each
+     message's p50/p99 from the start of its submission to its arrival at the sink
 
 Every message is checked (250, and delivered with X-Sanitas), so a failure is not measured
 as speed.
@@ -53,7 +54,10 @@ def send(port: int, data: bytes) -> float:
     return time.perf_counter() - started
 
 
-def run_clients(port: int, messages: list[bytes], clients: int) -> tuple[list[float], float]:
+def run_clients(port: int, messages: list[bytes], clients: int,
+                starts: dict[bytes, float] | None = None) -> tuple[list[float], float]:
+    """Send `messages` over `clients` connections at once; `starts` gets each message's
+    submission start (perf_counter) keyed by its Subject line."""
     latencies: list[float] = []
     lock = threading.Lock()
     queue = list(messages)
@@ -65,6 +69,8 @@ def run_clients(port: int, messages: list[bytes], clients: int) -> tuple[list[fl
                 if not queue:
                     return
                 data = queue.pop()
+                if starts is not None:
+                    starts[subject_of(data)] = time.perf_counter()
             try:
                 seconds = send(port, data)
             except BaseException as exc:  # noqa: BLE001 - reported below
@@ -82,6 +88,30 @@ def run_clients(port: int, messages: list[bytes], clients: int) -> tuple[list[fl
     if errors:
         raise errors[0]
     return latencies, time.perf_counter() - started
+
+
+def subject_of(data: bytes) -> bytes:
+    start = data.index(b"\nSubject: ") + 10 if not data.startswith(b"Subject: ") else 9
+    return data[start:data.index(b"\n", start)].strip()
+
+
+class Arrivals(threading.Thread):
+    """Notes when each message reaches the sink (by its Subject line), polling every 5 ms."""
+
+    def __init__(self, sink: Sink) -> None:
+        super().__init__(daemon=True)
+        self.sink = sink
+        self.times: dict[bytes, float] = {}
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        seen = 0
+        while not self.done.is_set():
+            messages = self.sink.handler.messages
+            while seen < len(messages):
+                self.times.setdefault(subject_of(messages[seen].data), time.perf_counter())
+                seen += 1
+            time.sleep(0.005)
 
 
 def main() -> None:
@@ -135,15 +165,26 @@ def through_postfix(folder: Path, batch: list[bytes], clients: int) -> None:
                                 sink_port=sink_port)
         mail = start_filter(folder / "data-postfix", postfix.reinject_port, port=filter_port,
                             mail_workers=os.cpu_count() or 2)
+        arrivals = Arrivals(sink)
+        arrivals.start()
         try:
+            starts: dict[bytes, float] = {}
             started = time.perf_counter()
-            run_clients(postfix.smtp_port, batch, clients)
+            run_clients(postfix.smtp_port, batch, clients, starts)
             delivered = sink.handler.wait(len(batch), 600)
             elapsed = time.perf_counter() - started
+            time.sleep(0.05)  # the last arrival noted
+            arrivals.done.set()
             assert len(delivered) == len(batch), f"{len(delivered)} of {len(batch)} delivered"
+            latencies = [arrivals.times[subject] - start for subject, start in starts.items()
+                         if subject in arrivals.times]
+            assert len(latencies) == len(batch), "a message arrived under another subject"
             print(f"through Postfix, {clients} concurrent senders ({len(batch)} messages, "
-                  f"submission to delivery): {len(batch) / elapsed:.2f} messages/s")
+                  f"submission to delivery): {len(batch) / elapsed:.2f} messages/s, "
+                  f"p50 {statistics.median(latencies) * 1000:.0f} ms, "
+                  f"p99 {percentile(latencies, 0.99) * 1000:.0f} ms")
         finally:
+            arrivals.done.set()
             stop_filter(mail)
             postfix.stop()
             shutil.rmtree(root, ignore_errors=True)
