@@ -44,7 +44,11 @@ class Family:
     handler: str  # "module:function", called as handler(src, dst, ctx, kind) -> extension
     advanced: Advanced
     office: bool = False  # the sandbox needs the LibreOffice layout (bigger budgets, fonts)
-    preload: bool = True  # the sandbox child imports the handler module before a job arrives
+    # The sandbox child imports the handler module before a job arrives. Only for the families
+    # most uploads belong to: every spare pays its imports, under load with CPU the running
+    # jobs need (the mail, Markdown, calendar and subtitle handlers added ~30 ms a spare);
+    # the others come while a ready spare has nothing to do (`idle_modules`).
+    preload: bool = True
     summary: str = ""  # what the family's sanitizer keeps and removes (README, upload info)
 
     def sanitizer(self) -> Callable[[Path, Path, Context, str], str]:
@@ -151,7 +155,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            Advanced.OFFICE_PIXELS, office=True, preload=False,
            summary="Converted by LibreOffice (macros never run) to the matching OOXML type, "
                    "then cleaned like it; macros and OLE objects do not survive."),
-    Family("mail", "sanitas.engine.mail:sanitize", Advanced.SAME,
+    Family("mail", "sanitas.engine.mail:sanitize", Advanced.SAME, preload=False,
            summary="Every attachment (also in attached messages) sanitized by its own family "
                    "and attached again; one that cannot be made safe replaced by a note saying "
                    "why. HTML bodies lose scripts, handlers, forms and remote loads (tracking "
@@ -167,16 +171,16 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            summary="Drawn by LibreOffice and rebuilt as a PNG picture: printer escapes, "
                    "comments, EMF+ records and the description naming the program are not "
                    "kept."),
-    Family("markdown", "sanitas.engine.markdown:sanitize", Advanced.SAME,
+    Family("markdown", "sanitas.engine.markdown:sanitize", Advanced.SAME, preload=False,
            summary="Parsed and written back as Markdown: raw HTML other than harmless "
                    "formatting, event handlers, script links, remote pictures (tracking) and "
                    "front matter removed; text, links, tables and local pictures kept."),
-    Family("vcalendar", "sanitas.engine.vcalendar:sanitize", Advanced.SAME,
+    Family("vcalendar", "sanitas.engine.vcalendar:sanitize", Advanced.SAME, preload=False,
            summary="Calendar entries and contact cards read line by line and written again: "
                    "alarms that run programs or send mail, attachments, addresses the client "
                    "fetches, client extensions (X- properties) and the producing program "
                    "removed; pictures of a card cleaned; events, people and details kept."),
-    Family("subtitles", "sanitas.engine.subtitles:sanitize", Advanced.SAME,
+    Family("subtitles", "sanitas.engine.subtitles:sanitize", Advanced.SAME, preload=False,
            summary="Cues parsed and written again: timings checked, only the format's own "
                    "formatting tags kept (scripts, links and pictures in cue text removed), "
                    "WebVTT comments (NOTE) removed and STYLE blocks without remote loads."),
