@@ -23,7 +23,7 @@ from sanitas import plans
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
-from sanitas.engine.verdict import Verdict
+from sanitas.engine.verdict import Outcome, Verdict
 from sanitas.files.schemas import FilePolicy
 from sanitas.files.service import file_outcome, policy_ref, storage_used
 from sanitas.models import AuditAction, File, FileStatus, Role, User
@@ -189,17 +189,24 @@ def findings_by_kind(report: dict[str, Any] | None) -> Counter[str]:
     left out counts its N under its own kind, `more`)."""
     counts: Counter[str] = Counter()
     findings = report.get("findings") if isinstance(report, dict) else None
-    for item in findings if isinstance(findings, list) else []:
-        if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
+    for item in findings if isinstance(findings, list) else ():
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("kind")
+        if not isinstance(kind, str):
             continue
         detail = item.get("detail")
-        detail = detail if isinstance(detail, str) else ""
-        match = _MORE_OF_KIND.match(detail) or _NOT_LISTED.match(detail)
-        counts[item["kind"]] += int(match.group(1)) if match else 1
+        # Only a detail starting "and " or a digit can be a summary line (most are neither).
+        match = (_MORE_OF_KIND.match(detail) or _NOT_LISTED.match(detail)) \
+            if isinstance(detail, str) and detail[:1] in _SUMMARY_STARTS else None
+        counts[kind] += int(match.group(1)) if match else 1
     return counts
 
 
-@dataclass
+_SUMMARY_STARTS = frozenset("a0123456789")
+
+
+@dataclass(slots=True)
 class FileRow:
     id: str
     uploaded_at: datetime
@@ -231,7 +238,9 @@ class Totals:
         self.files += 1
         self.completed += row.result == FileStatus.COMPLETED
         self.failed += row.result == FileStatus.FAILED
-        self.findings.update(row.findings)
+        findings = self.findings
+        for kind, n in row.findings.items():
+            findings[kind] += n
         if row.verdict:
             self.verdicts[row.verdict] += 1
 
@@ -244,33 +253,69 @@ _REPORT_COLUMNS = (File.id, File.created_at, File.original_name, File.detected_t
                    File.policy_id, File.policy_name, File.policy_version, File.user_id)
 
 
+class _Columns:
+    """The attributes of one row that file_outcome and policy_ref read, set row by row (one
+    object for the whole report instead of one per row)."""
+
+    __slots__ = ("error_message", "mode", "policy_id", "policy_name", "policy_version",
+                 "report", "status")
+    error_message: str | None
+    mode: str
+    policy_id: str | None
+    policy_name: str | None
+    policy_version: int | None
+    report: dict[str, Any] | None
+    status: str
+
+
+# Distinct refusal reasons remembered per report: refused(reason) is the same for every
+# FAILED file with the same message; past this many the memo starts afresh (constant memory).
+_MEMO = 1000
+
+
 def report_rows(session: Session, report: Report, batch: int = 2000) -> Iterator[FileRow]:
     """Every file of the report's period and scope, oldest first, streamed `batch` rows at a
     time through a server-side cursor (yield_per: the memory used does not grow with the
     period; on PostgreSQL the rows come in index order, ix_files_created_id read backwards
     or ix_files_user_created for one account, with an incremental sort of the ties). Plain
-    rows of the columns shown, not ORM objects: file_outcome and policy_ref read the same
-    attributes from a row."""
+    Core rows of the columns shown, read as tuples (no ORM loading, no attribute lookups by
+    name); file_outcome and policy_ref read the same attributes from one reused holder."""
     query = (select(*_REPORT_COLUMNS, User.email).join(User, User.id == File.user_id)
              .where(File.created_at >= report.period_start, File.created_at < report.period_end)
-             .order_by(File.created_at, File.id).execution_options(yield_per=batch))
+             .order_by(File.created_at, File.id))
     if report.scope_user_id is not None:
         query = query.where(File.user_id == report.scope_user_id)
+    result = session.connection().execute(
+        query, execution_options={"stream_results": True, "yield_per": batch})
     policies: dict[tuple[object, ...], FilePolicy] = {}  # a few policies for many files
-    for row in session.execute(query):
-        file = cast(File, row)  # the attributes file_outcome and policy_ref read
-        key = (row.policy_id, row.policy_name, row.policy_version, row.mode)
-        policy = policies.get(key) or policies.setdefault(key, policy_ref(file))
-        outcome = file_outcome(file)
-        yield FileRow(id=row.id, uploaded_at=row.created_at, name=row.original_name,
-                      user_email=row.email, detected_type=row.detected_type,
-                      size=row.original_size, sha256_original=row.sha256_original,
-                      sha256_sanitized=row.sha256_sanitized, policy_id=policy.id,
-                      policy_name=policy.name, policy_version=policy.version,
-                      result=row.status, error_code=row.error_code,
-                      findings=findings_by_kind(row.report),
-                      verdict=outcome.verdict.value if outcome else "",
-                      verdict_summary=outcome.summary if outcome else "")
+    refusals: dict[str | None, Outcome | None] = {}
+    held = _Columns()
+    file = cast(File, held)
+    failed = FileStatus.FAILED
+    for (file_id, created_at, name, detected_type, size, sha_original, sha_sanitized, status,
+         error_code, error_message, stored, mode, policy_id, policy_name, policy_version, _,
+         email) in result:
+        held.status, held.error_message, held.report = status, error_message, stored
+        key = (policy_id, policy_name, policy_version, mode)
+        policy = policies.get(key)
+        if policy is None:
+            held.policy_id, held.policy_name, held.policy_version = policy_id, policy_name, \
+                policy_version
+            held.mode = mode
+            policy = policies[key] = policy_ref(file)
+        if status == failed:  # refused for its message, whatever its report says
+            if error_message not in refusals:
+                if len(refusals) >= _MEMO:
+                    refusals.clear()
+                refusals[error_message] = file_outcome(file)
+            outcome = refusals[error_message]
+        else:
+            outcome = file_outcome(file)
+        yield FileRow(file_id, created_at, name, email, detected_type, size, sha_original,
+                      sha_sanitized, policy.id, policy.name, policy.version, status,
+                      error_code, findings_by_kind(stored),
+                      outcome.verdict.value if outcome else "",
+                      outcome.summary if outcome else "")
 
 
 # -- expiry --------------------------------------------------------------------------------------

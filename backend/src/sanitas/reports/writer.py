@@ -17,11 +17,6 @@ CSV_COLUMNS = ("file_id", "uploaded_at", "name", "user_email", "detected_type", 
                "sha256_original", "sha256_sanitized", "policy_id", "policy_name",
                "policy_version", "result", "error_code", "findings_total", "findings_by_kind",
                "verdict", "verdict_summary")
-# The cells this code writes in a fixed form (a time, numbers, hex hashes, a status word),
-# which never start as a formula: the others (names, addresses, kinds, ...) are neutralised.
-_GENERATED = frozenset(CSV_COLUMNS.index(c) for c in (
-    "uploaded_at", "size_bytes", "sha256_original", "sha256_sanitized", "policy_version",
-    "result", "findings_total"))
 PDF_MAX_FILES = 20_000  # a longer table belongs in the CSV form
 
 
@@ -34,22 +29,29 @@ def kinds_text(findings: dict[str, int]) -> str:
     return "; ".join(f"{kind}={n}" for kind, n in sorted(findings.items()))
 
 
-def _csv_cells(row: FileRow) -> list[str]:
-    return [row.id, iso(row.uploaded_at) or "", row.name, row.user_email,
-            row.detected_type or "", str(row.size), row.sha256_original or "",
-            row.sha256_sanitized or "", row.policy_id, row.policy_name,
-            str(row.policy_version), row.result, row.error_code or "",
-            str(sum(row.findings.values())), kinds_text(row.findings), row.verdict,
-            row.verdict_summary]
+def _csv_cells(row: FileRow) -> tuple[str, ...]:
+    """The row's cells in CSV_COLUMNS order. The cells people write (names, addresses, kinds,
+    policies, verdict text) are neutralised; those this code writes in a fixed form (the time,
+    numbers, hex hashes, the status word) never start as a formula."""
+    n = _neutralised
+    return (n(row.id), iso(row.uploaded_at) or "", n(row.name), n(row.user_email),
+            n(row.detected_type or ""), str(row.size), row.sha256_original or "",
+            row.sha256_sanitized or "", n(row.policy_id), n(row.policy_name),
+            str(row.policy_version), row.result, n(row.error_code or ""),
+            str(sum(row.findings.values())), n(kinds_text(row.findings)), n(row.verdict),
+            n(row.verdict_summary))
 
 
 def _neutralised(cell: str) -> str:
     """neutralise(cell), without its work for a cell that starts with an ASCII letter or
     digit (most names and addresses): no formula starts so, and there are no spaces or
     quotes to look past."""
-    if cell and cell[0].isascii() and cell[0].isalnum():
+    if cell and cell[0] in _PLAIN_START:
         return cell
     return neutralise(cell)
+
+
+_PLAIN_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def summary(meta: dict[str, str], totals: Totals) -> list[tuple[str, str]]:
@@ -71,10 +73,10 @@ def write_csv(path: Path, rows: Iterable[FileRow], meta: dict[str, str]) -> Tota
     with path.open("w", encoding="utf-8", newline="") as fh:
         out = csv.writer(fh, lineterminator="\r\n")
         out.writerow(CSV_COLUMNS)
+        write = out.writerow
         for row in rows:
             totals.add(row)
-            out.writerow([c if i in _GENERATED else _neutralised(c)
-                          for i, c in enumerate(_csv_cells(row))])
+            write(_csv_cells(row))
         out.writerow([])
         out.writerow(["item", "value"])
         for item, value in summary(meta, totals):
