@@ -2,7 +2,10 @@
 geological map and a LaTeX page with a photograph came out below 0.90 SSIM at 72 DPI). Each
 lossy candidate (black-and-white, a 16-colour palette) is measured against the rendered page
 before it is kept; a page it would spoil gets the next richer one, and ordinary pages keep
-their small encodings."""
+their small encodings. Then what 72 DPI shows of the rebuilt page: a picture on a page of
+LibreOffice's A4 size (595.304 x 841.89 pt) is not drawn a pixel off, a contour map's
+hairlines are not moved by a pixel, and text that 150 DPI pixels do not keep (an article
+with embedded fonts, test_advanced.py) is rebuilt from 200."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pikepdf
 import pypdfium2 as pdfium
+import pytest
 from pikepdf import Dictionary, Name
 from PIL import Image, ImageChops, ImageFilter
 
@@ -70,6 +74,55 @@ def article_with_photograph(seed: int = 1, size: tuple[int, int] = (260, 200)) -
     w, h = size
     figure = f"q 1 g 300 300 {w + 20} {h + 20} re f Q q {w} 0 0 {h} 310 310 cm /Im1 Do Q"
     page.Contents = pdf.make_stream(page.Contents.read_bytes() + b"\n" + figure.encode())
+    return pdf
+
+
+def contour_map(seed: int = 1, width: float = 0.3) -> pikepdf.Pdf:
+    """A topographic sheet: five hills of 39 closed contours each, 2.4 pt apart, `width`
+    thick (every fifth, the index contour, 1.6 times that), in black, with a frame and a
+    caption. The contours are pieces too large for glyphs."""
+    rng = np.random.default_rng(seed)
+    pdf = two_column_paper(pages=1)
+    page = pdf.pages[0]
+    ops = ["q 1 g 0 0 612 792 re f Q q 0 G 1 J 1 j"]
+    angles = np.linspace(0, 2 * np.pi, 181)
+    for _ in range(5):
+        cx, cy, k = rng.uniform(120, 490), rng.uniform(150, 650), rng.uniform(0.6, 1.4)
+        phase = rng.uniform(0, 6.28, size=2)
+        wobble = 1 + 0.12 * np.sin(3 * angles + phase[0]) + 0.07 * np.sin(5 * angles + phase[1])
+        for level in range(1, 40):
+            r = level * 2.4 * k * wobble
+            xs, ys = cx + r * np.cos(angles), cy + 0.8 * r * np.sin(angles)
+            path = " ".join(f"{x:.2f} {y:.2f} l" for x, y in zip(xs[1:], ys[1:], strict=True))
+            ops.append(f"{width * (1.6 if level % 5 == 0 else 1):.2f} w "
+                       f"{xs[0]:.2f} {ys[0]:.2f} m {path} h S")
+    ops.append("Q 1 w 36 36 540 720 re S BT /F1 9 Tf 40 760 Td (Contours every 10 m) Tj ET")
+    page.Contents = pdf.make_stream("\n".join(ops).encode())
+    return pdf
+
+
+def hairline_table(seed: int = 1, width: float = 0.25) -> pikepdf.Pdf:
+    """A page-long table of 56 rows and 8 columns of 7 pt Helvetica figures, its cell borders
+    `width` thick."""
+    rng = random.Random(seed)
+    pdf = pikepdf.new()
+    page = pdf.add_blank_page(page_size=(612, 792))
+    page.Resources = Dictionary(Font=Dictionary(F1=pdf.make_indirect(Dictionary(
+        Type=Name.Font, Subtype=Name.Type1, BaseFont=Name.Helvetica,
+        Encoding=Name.WinAnsiEncoding))))
+    left, top, cell, row, rows, columns = 36, 756, 67.5, 12.6, 56, 8
+    ops = [f"q {width} w 0 G"]
+    ops += [f"{left} {top - r * row:.2f} m {left + columns * cell:.2f} {top - r * row:.2f} l S"
+            for r in range(rows + 1)]
+    ops += [f"{left + c * cell:.2f} {top} m {left + c * cell:.2f} {top - rows * row:.2f} l S"
+            for c in range(columns + 1)]
+    ops.append("Q")
+    for r in range(rows):
+        for c in range(columns):
+            text = f"{rng.uniform(0, 9999):.2f}" if c else f"Item {r + 1}"
+            ops.append(f"BT /F1 7 Tf {left + c * cell + 3:.2f} {top - (r + 1) * row + 3.5:.2f} "
+                       f"Td ({text}) Tj ET")
+    page.Contents = pdf.make_stream("\n".join(ops).encode())
     return pdf
 
 
@@ -142,6 +195,8 @@ def test_ordinary_pages_keep_their_small_encodings(out_dir, tmp_path):
     output = Path(result.output)
     assert _encodings(output) == ["symbols", "symbols", ("/FlateDecode", 4)]
     assert min_page_ssim(source, output) >= MIN_SSIM
+    (detail,) = [f.detail for f in result.findings if f.kind == "pixel_reconstruction"]
+    assert "more DPI" not in detail  # 0.931-0.952 at 150 DPI: not rendered again
 
 
 def test_the_chooser_measures_what_the_fidelity_tests_measure():
@@ -161,3 +216,52 @@ def test_the_chooser_measures_what_the_fidelity_tests_measure():
     assert abs(raster.similarity(page.reduce(factor), thresholded) - expected) < 1e-4
     assert raster.similarity(page.reduce(factor), page) == 1.0
     assert raster.similarity(page.reduce(factor), ImageChops.invert(page)) < 0.5
+
+
+def _advanced(source: Path, out_dir: Path) -> tuple[Path, str]:
+    result = sanitize_file(source, out_dir, mode="advanced", policy=Policy(output="pdf"))
+    assert result.status == "ok", result.reason
+    (detail,) = [f.detail for f in result.findings if f.kind == "pixel_reconstruction"]
+    return Path(result.output), detail
+
+
+def test_contour_hairlines_are_not_moved_at_low_zoom(out_dir, tmp_path):
+    """0.3 pt contours (0.48 pt index contours) are large pieces of a symbol-coded page. Drawn
+    as a picture of their own each, PDFium placed them on whole device pixels: at 72 DPI a
+    pixel off, 0.893. One picture of the page's large pieces, placed as the page: 0.95, the
+    same bytes (about 50 KB, a JPEG page takes over 250)."""
+    source = save_pdf(contour_map(), tmp_path / "contours.pdf")
+    output, detail = _advanced(source, out_dir)
+    assert _encodings(output) == ["symbols"]
+    assert min_page_ssim(source, output) >= MIN_SSIM
+    assert output.stat().st_size <= 0.3 * _jpeg_bytes(source)[0]
+    assert "more DPI" not in detail  # more pixels would not help hairlines (see raster.py)
+
+
+def test_a_picture_on_libreoffice_a4_is_not_a_pixel_off(out_dir, tmp_path):
+    """LibreOffice writes A4 as 595.303955 x 841.889771 pt. The picture's matrix said
+    841.8898 (4 decimals) where the MediaBox said 841.889771: a hair larger than the page, so
+    PDFium drew it a device pixel larger and every line of it a pixel off at 72 DPI (0.877
+    for a text page with colour shapes, a 16-colour palette; 0.983 now)."""
+    shapes = "q 0.9 0.2 0.2 rg 60 560 180 120 re f 0.2 0.4 0.8 rg 330 560 200 120 re f Q"
+    pdf = two_column_paper(pages=1, extra=shapes)
+    pdf.pages[0].MediaBox = [0, 0, 595.303955, 841.889771]
+    source = save_pdf(pdf, tmp_path / "a4.pdf")
+    output, _ = _advanced(source, out_dir)
+    assert _encodings(output) == [("/FlateDecode", 4)]
+    assert min_page_ssim(source, output) >= 0.95
+    with pikepdf.open(output) as rebuilt:
+        page = rebuilt.pages[0]
+        box = [float(v) for v in page.MediaBox]
+        matrix = page.Contents.read_bytes().split()[1:5]
+        assert [float(matrix[0]), float(matrix[3])] == box[2:]  # the same numbers
+
+
+@pytest.mark.xfail(strict=True, reason="out of reach of pixels: PDFium draws a stroke "
+                   "thinner than a device pixel one pixel wide, so at 72 DPI the original's "
+                   "0.25 pt borders are dark 1 pt lines and any picture of them reduces to "
+                   "grey ones (lossless: 0.863 at 150 DPI, 0.722 at 300)")
+def test_hairline_cell_borders_at_low_zoom(out_dir, tmp_path):
+    source = save_pdf(hairline_table(), tmp_path / "table.pdf")
+    output, _ = _advanced(source, out_dir)
+    assert min_page_ssim(source, output) >= MIN_SSIM

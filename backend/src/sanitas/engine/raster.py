@@ -111,6 +111,10 @@ MIN_SIMILARITY = {"bilevel": 0.96, "palette": 0.98}  # a candidate scoring less 
 PALETTE_APART = 32  # palette colours are at least this far apart (RGB distance)
 INK_LEVEL = 128  # darker is ink
 MARK_LEVEL = 224  # darker, a pixel from ink: ink too (light text, lines); + 31 must be <= 255
+FIDELITY_DPI = 72  # black-and-white pages are compared with the original at this resolution
+SHARPEN_BELOW = 0.91  # estimated (`seen_at`; ~0.926 as fidelity.py scores): try SHARPER_DPI
+SHARPER_DPI = 200
+SHARPER_GAIN = 0.005  # the sharper rendering is kept when its estimate is this much higher
 FLATE_LEVEL = 1  # palette pages: level 6 saves 12-50% of the bytes in 3-5x the time (~15 ms)
 
 _CEILING = [(INK_LEVEL if v < INK_LEVEL else MARK_LEVEL) + 31 for v in range(256)]
@@ -130,7 +134,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
         raise Rejected("The document cannot be rendered (PDFium refused it).",
                        RejectionCode.DAMAGED) from exc
     encodings: Counter[str] = Counter()
-    raised = 0
+    raised = sharpened = 0
     recogniser: ocr.Recogniser | None = None
     try:
         count = len(document)
@@ -149,28 +153,16 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                 points = _page_points(page, index)
                 scale = page_scale(*points, dpi)
                 raised += scale > dpi / 72
-                bitmap = page.render(scale=scale, may_draw_forms=False, draw_annots=True,
-                                     rev_byteorder=True, fill_color=(255, 255, 255, 255))
-                picture = bitmap.to_pil()
-                if picture.mode != "RGB":
-                    picture = picture.convert("RGB")
-                encoded, ink = encode(picture)
-                if encoded is None:  # black and white: symbol-coded, else one Group 4 image
-                    assert ink is not None
-                    symbol_page = symbols.add_page(np.asarray(ink), points, _group4_mask)
-                    if symbol_page is not None:
-                        out.pages.append(symbol_page)
-                    else:
-                        encoded = _bilevel(ink)
-                if encoded is not None:
-                    _add_image_page(out, encoded, picture.size, points)
-                encodings[encoded.encoding if encoded is not None else "symbols"] += 1
+                built = _rebuild_page(page, out, symbols, points, scale, sharpened > 0)
+                if built.scale > scale:
+                    sharpened += 1
+                out.pages.append(built.page)
+                encodings[built.encoding] += 1
                 if recogniser is not None:
-                    chosen, text_height = _has_words(page, picture, ink)
+                    chosen, text_height = _has_words(page, built.picture, built.ink)
                     if chosen:
-                        recogniser.add(index, picture, scale * 72, text_height)
+                        recogniser.add(index, built.picture, built.scale * 72, text_height)
                         sizes[index] = points
-                bitmap.close()
             finally:
                 page.close()
             ctx.pages_rebuilt.append(index + 1)
@@ -198,7 +190,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
         document.close()
     check_output(dst, count)  # read back by qpdf and PDFium before it is accepted
     ctx.add("pixel_reconstruction", f"{count} page(s)", action="converted",
-            detail=_detail(dpi, raised, encodings) + (f"; {no_ocr}" if no_ocr else ""))
+            detail=_detail(dpi, raised, sharpened, encodings) + (f"; {no_ocr}" if no_ocr else ""))
     if no_ocr is None:  # the verdict reads this: rebuilt pages keep a text layer (verdict.py)
         _report_ocr(ctx, count, len(sizes), text_pages, failed)
     return "pdf"
@@ -289,7 +281,8 @@ def _page_points(page: pdfium.PdfPage, index: int) -> tuple[float, float]:
     width, height = page.get_size()  # points, after /Rotate
     if not (0 < width <= MAX_PAGE_POINTS and 0 < height <= MAX_PAGE_POINTS):
         raise Rejected(f"Page {index + 1} has an impossible size.", RejectionCode.DAMAGED)
-    return width, height
+    # 4 decimals, written alike in the MediaBox and in the picture's matrix (`_image_page`)
+    return round(width, 4), round(height, 4)
 
 
 def page_scale(width: float, height: float, dpi: int = DPI) -> float:
@@ -302,14 +295,107 @@ def page_scale(width: float, height: float, dpi: int = DPI) -> float:
     return scale
 
 
-def _detail(dpi: int, raised: int, encodings: Counter[str]) -> str:
+def _detail(dpi: int, raised: int, sharpened: int, encodings: Counter[str]) -> str:
     detail = f"every page rebuilt from {dpi} DPI pixels"
     if raised:
         detail += f" ({raised} small page(s) at more DPI: {MIN_SHORT_SIDE} px on the short side)"
+    if sharpened:
+        detail += (f" ({sharpened} text page(s) at more DPI: {SHARPER_DPI}, the document's "
+                   f"text at {dpi} DPI looked less like it at {FIDELITY_DPI} DPI)")
     names = {"symbols": "black-and-white (symbol-coded)", "bilevel": "black-and-white (CCITT G4)",
              "palette": "palette (Flate)", "jpeg": "JPEG"}
     return detail + "; pages encoded as " + ", ".join(
         f"{encodings[encoding]} {name}" for encoding, name in names.items() if encodings[encoding])
+
+
+# --- one page, and its likeness at low zoom --------------------------------------------------
+
+@dataclass
+class _Built:
+    page: pikepdf.Page  # not yet in the output document
+    encoding: str  # "symbols", "bilevel", "palette" or "jpeg"
+    picture: Image.Image  # the rendering it was built from
+    ink: Image.Image | None  # its ink, when computed
+    scale: float  # pixels per point of the rendering
+    grey: Image.Image | None  # the page as stored, grey, at the rendering's size (not JPEG)
+
+
+def _rebuild_page(page: pdfium.PdfPage, out: pikepdf.Pdf, symbols: SymbolPages,
+                  points: tuple[float, float], scale: float, sharp_text: bool) -> _Built:
+    """The page rebuilt from pixels at `scale`; a black-and-white page that would look less
+    like the original at FIDELITY_DPI than SHARPEN_BELOW (`seen_at`) is rendered again at
+    SHARPER_DPI and kept so when that is symbol-coded text (glyphs only) looking more like
+    it. (Only text gains from more pixels: hairlines thinner than a device pixel are drawn
+    one pixel wide by readers, so their pictures look less like them the sharper they are.)
+    Once a page of the document was, `sharp_text`: each page is tried at SHARPER_DPI first
+    and kept so when it is such text (the document's text then shares one set of glyphs:
+    an article half at 150 and half at 200 DPI took 23% more bytes than all at 200)."""
+    sharper = page_scale(*points, SHARPER_DPI)
+    mark = symbols.mark()
+    if sharp_text and sharper > scale * 1.05:
+        first = _build(page, out, symbols, points, sharper)
+        if _glyphs_only(first):
+            return first
+        symbols.rollback(mark)
+    built = _build(page, out, symbols, points, scale)
+    if built.encoding not in ("symbols", "bilevel") or sharper <= scale * 1.05:
+        return built
+    assert built.grey is not None and built.ink is not None
+    reference = _render(page, FIDELITY_DPI / 72).convert("L")
+    score = seen_at(reference, built.grey)
+    if score >= SHARPEN_BELOW:
+        return built
+    symbols.rollback(mark)  # the first rendering's new glyphs go (kept below if it stays)
+    other = _build(page, out, symbols, points, sharper)
+    if (_glyphs_only(other) and other.grey is not None
+            and seen_at(reference, other.grey) >= score + SHARPER_GAIN):
+        return other
+    symbols.rollback(mark)
+    if built.encoding == "symbols":  # its glyphs again, under the same codes
+        again = symbols.add_page(np.asarray(built.ink), points, _group4_picture)
+        assert again is not None
+        built.page = again
+    return built
+
+
+def _glyphs_only(built: _Built) -> bool:
+    """Symbol-coded text with no picture for large pieces (hairlines, frames, figures)."""
+    return built.encoding == "symbols" and "/XObject" not in built.page.Resources
+
+
+def _render(page: pdfium.PdfPage, scale: float) -> Image.Image:
+    bitmap = page.render(scale=scale, may_draw_forms=False, draw_annots=True,
+                         rev_byteorder=True, fill_color=(255, 255, 255, 255))
+    picture: Image.Image = bitmap.to_pil()  # RGB: a copy of the bitmap's pixels
+    if picture.mode != "RGB":
+        picture = picture.convert("RGB")
+    bitmap.close()
+    return picture
+
+
+def _build(page: pdfium.PdfPage, out: pikepdf.Pdf, symbols: SymbolPages,
+           points: tuple[float, float], scale: float) -> _Built:
+    picture = _render(page, scale)
+    encoded, ink, grey = encode(picture)
+    if encoded is None:  # black and white: symbol-coded, else one Group 4 image
+        assert ink is not None
+        symbol_page = symbols.add_page(np.asarray(ink), points, _group4_picture)
+        if symbol_page is not None:
+            return _Built(symbol_page, "symbols", picture, ink, scale, grey)
+        encoded = _bilevel(ink)
+    return _Built(_image_page(out, encoded, picture.size, points), encoded.encoding, picture,
+                  ink, scale, grey)
+
+
+def seen_at(reference: Image.Image, grey: Image.Image) -> float:
+    """About how much a page stored as `grey` (its grey pixels) looks like the original
+    rendered at the size of `reference` (grey): SSIM, 8 x 8 windows (`similarity`), of `grey`
+    halved (box) then resized to it (bilinear); about 5 ms with the SSIM. A reader draws a
+    page by its own rules, so this is an estimate: on black-and-white text pages it reads
+    0.015-0.02 under the likeness tests/engine/fidelity.py measures (0.894-0.942 for
+    0.915-0.951), in the same order."""
+    resized = grey.reduce(2).resize(reference.size, Image.Resampling.BILINEAR)
+    return similarity(reference, resized, reduction=1)
 
 
 # --- choosing and writing the encoding ------------------------------------------------------
@@ -317,28 +403,32 @@ def _detail(dpi: int, raised: int, encodings: Counter[str]) -> str:
 Colours = list[tuple[int, tuple[int, int, int]]]  # (count, RGB) in a sample of the page
 
 
-def encode(picture: Image.Image) -> tuple[Encoded | None, Image.Image | None]:
+def encode(picture: Image.Image,
+           ) -> tuple[Encoded | None, Image.Image | None, Image.Image | None]:
     """The page's encoding: the one `classify` names, unless the page as that encoding would
     store it falls short of its MIN_SIMILARITY to the rendered page (`similarity`); then the
     next richer one that holds: black-and-white, the 16-colour palette, the 256-colour
-    palette, JPEG (not checked: quality 90 scores >= 0.99). Returns (None, ink) for a
+    palette, JPEG (not checked: quality 90 scores >= 0.99). Returns (None, ink, grey) for a
     black-and-white page (its ink, for symbols or Group 4), else (the image, the ink when it
-    was computed: a page that did not hold as black-and-white)."""
+    was computed: a page that did not hold as black-and-white, grey); grey is the page as
+    stored, in grey levels (None for JPEG)."""
     encoding, colours = classify(picture)
     if encoding == "jpeg" or colours is None:
-        return _jpeg(picture), None
+        return _jpeg(picture), None, None
     grey = picture.convert("L")
     reference = grey.reduce(CHECK_REDUCTION)
     ink = None
     if encoding == "bilevel":
         ink = _ink(grey)
-        if similarity(reference, ImageChops.invert(ink.convert("L"))) >= MIN_SIMILARITY["bilevel"]:
-            return None, ink
+        stored = ImageChops.invert(ink.convert("L"))
+        if similarity(reference, stored) >= MIN_SIMILARITY["bilevel"]:
+            return None, ink, stored
     for size in (PALETTE_SIZE, RICH_PALETTE_SIZE):
         indexed, lookup = _indexed(picture, colours, size)
-        if similarity(reference, _palette_grey(indexed, lookup)) >= MIN_SIMILARITY["palette"]:
-            return _palette(indexed, lookup), ink
-    return _jpeg(picture), ink
+        stored = _palette_grey(indexed, lookup)
+        if similarity(reference, stored) >= MIN_SIMILARITY["palette"]:
+            return _palette(indexed, lookup), ink, stored
+    return _jpeg(picture), ink, None
 
 
 def classify(picture: Image.Image) -> tuple[str, Colours | None]:
@@ -426,14 +516,16 @@ def _palette(indexed: Image.Image, lookup: bytes) -> Encoded:
 _SSIM_C1, _SSIM_C2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
 
 
-def similarity(reference: Image.Image, candidate: Image.Image) -> float:
+def similarity(reference: Image.Image, candidate: Image.Image,
+               reduction: int = CHECK_REDUCTION) -> float:
     """SSIM (grey, 8 x 8 windows, the usual constants: what tests/engine/fidelity.py scores
     at 72 DPI) of `candidate`, a page's grey pixels as an encoding would store them, reduced
     by CHECK_REDUCTION (box filter), against `reference`, the rendered page's grey pixels
     already reduced. The windows' sums add rows first (several times faster than numpy's mean
     over two axes of a 4-D view) in float32, exact for integer pixels."""
     x = np.asarray(reference, dtype=np.float32)
-    y = np.asarray(candidate.reduce(CHECK_REDUCTION), dtype=np.float32)
+    y = np.asarray(candidate.reduce(reduction) if reduction > 1 else candidate,
+                   dtype=np.float32)
     height, width = (min(x.shape[0], y.shape[0]) // 8) * 8, (min(x.shape[1], y.shape[1]) // 8) * 8
     if height == 0 or width == 0:
         return 1.0
@@ -461,12 +553,12 @@ def _bilevel(ink: Image.Image) -> Encoded:
                     "DecodeParms": Dictionary(K=-1, Columns=ink.width, Rows=ink.height)})
 
 
-def _group4_mask(out: pikepdf.Pdf, ink: np.ndarray) -> pikepdf.Stream:
-    """A piece of ink too large to be a glyph, as a Group 4 image mask (black runs decode to 0,
-    which a mask paints)."""
+def _group4_picture(out: pikepdf.Pdf, ink: np.ndarray) -> pikepdf.Stream:
+    """Ink as a Group 4 image (black on white) for a symbol-coded page's large pieces."""
     height, width = ink.shape
     return pikepdf.Stream(out, _group4(Image.fromarray(ink)), Type=Name.XObject,
-                          Subtype=Name.Image, Width=width, Height=height, ImageMask=True,
+                          Subtype=Name.Image, Width=width, Height=height,
+                          ColorSpace=Name.DeviceGray, BitsPerComponent=1,
                           Filter=Name.CCITTFaxDecode,
                           DecodeParms=Dictionary(K=-1, Columns=width, Rows=height))
 
@@ -498,12 +590,16 @@ def _ink(grey: Image.Image) -> Image.Image:
     return ImageChops.subtract(ceiling, grey, 1.0, 96).convert("1", dither=Image.Dither.NONE)
 
 
-def _add_image_page(out: pikepdf.Pdf, encoded: Encoded, pixels: tuple[int, int],
-                    points: tuple[float, float]) -> None:
+def _image_page(out: pikepdf.Pdf, encoded: Encoded, pixels: tuple[int, int],
+                points: tuple[float, float]) -> pikepdf.Page:
+    """A page of `points` showing the image. The matrix's numbers are the MediaBox's own
+    (`_page_points` rounds them to 4 decimals): a picture a hair larger than the page is
+    drawn a device pixel larger by PDFium, shifting it by a pixel at low zoom (an A4 page at
+    72 DPI went from 0.94 to 0.79-0.81 SSIM, lossless included)."""
     width, height = points
     image = pikepdf.Stream(out, encoded.data, Type=Name.XObject, Subtype=Name.Image,
                            Width=pixels[0], Height=pixels[1], **encoded.entries)
     content = pikepdf.Stream(out, f"q {width:.4f} 0 0 {height:.4f} 0 0 cm /P0 Do Q".encode())
     page = Dictionary(Type=Name.Page, MediaBox=Array([0, 0, width, height]),
                       Resources=Dictionary(XObject=Dictionary(P0=image)), Contents=content)
-    out.pages.append(pikepdf.Page(page))
+    return pikepdf.Page(page)
