@@ -26,8 +26,13 @@ within 2x of PostgreSQL.
 CONCURRENTLY on the loaded table), ANALYZE, and time again. The figures from before the
 rollup and the first indexes are in issue 23 and docs/deploying.md.
 
+--reuse-db NAME (to iterate on a query): the PostgreSQL database NAME (or, with --db sqlite,
+the SQLite file NAME) is loaded only if it holds no files yet, migrated to head on each run and
+kept afterwards (drop it yourself); not with --compare.
+
 Usage: backend/.venv/bin/python bench/bench_scale.py [--db postgresql|sqlite|both]
-       [--rows N] [--compare] [--pg-url postgresql+psycopg://postgres@127.0.0.1:5432/test]
+       [--rows N] [--compare] [--reuse-db NAME]
+       [--pg-url postgresql+psycopg://postgres@127.0.0.1:5432/test]
 """
 
 from __future__ import annotations
@@ -375,19 +380,34 @@ def print_table(title: str, columns: dict[str, dict[str, float]]) -> None:
 
 
 # -- main ----------------------------------------------------------------------------------------
-def run_postgresql(admin_url: str, rows: int, compare: bool) -> None:
-    name = f"sanitas_bench_scale_{os.getpid()}"
+def _holds_files(url: str) -> bool:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT 1 FROM files LIMIT 1")).first() is not None
+    finally:
+        engine.dispose()
+
+
+def run_postgresql(admin_url: str, rows: int, compare: bool, reuse: str | None = None) -> None:
+    name = reuse or f"sanitas_bench_scale_{os.getpid()}"
     admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
+        if not reuse or conn.execute(text("SELECT 1 FROM pg_database WHERE datname = :n"),
+                                     {"n": name}).first() is None:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
     url = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
     try:
         cfg = alembic_config(url)
         command.upgrade(cfg, BEFORE_INDEXES if compare else "head")
-        started = time.perf_counter()
-        load_postgresql(url, rows)
-        print(f"PostgreSQL: loaded {rows:,} files, their jobs and {AUDIT_ROWS:,} audit rows "
-              f"in {time.perf_counter() - started:.0f} s")
+        if reuse and _holds_files(url):
+            analyze(url)
+            print(f"PostgreSQL: reusing the loaded database {name}")
+        else:
+            started = time.perf_counter()
+            load_postgresql(url, rows)
+            print(f"PostgreSQL: loaded {rows:,} files, their jobs and {AUDIT_ROWS:,} audit "
+                  f"rows in {time.perf_counter() - started:.0f} s")
         columns = {}
         with tempfile.TemporaryDirectory() as tmp:
             if compare:
@@ -403,19 +423,24 @@ def run_postgresql(admin_url: str, rows: int, compare: bool) -> None:
         print_table(f"PostgreSQL, {rows:,} files", columns)
         print(f"server (API process) peak RSS over the HTTP run: {peak:.0f} MB")
     finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        if not reuse:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
 
 
-def run_sqlite(rows: int) -> None:
+def run_sqlite(rows: int, reuse: str | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{tmp}/bench.db"
+        url = f"sqlite:///{Path(reuse).resolve() if reuse else Path(tmp) / 'bench.db'}"
         command.upgrade(alembic_config(url), "head")
-        started = time.perf_counter()
-        load_sqlite(url, rows)
-        print(f"SQLite: loaded {rows:,} files and their jobs in "
-              f"{time.perf_counter() - started:.0f} s")
+        if reuse and _holds_files(url):
+            analyze(url)
+            print(f"SQLite: reusing the loaded database {reuse}")
+        else:
+            started = time.perf_counter()
+            load_sqlite(url, rows)
+            print(f"SQLite: loaded {rows:,} files and their jobs in "
+                  f"{time.perf_counter() - started:.0f} s")
         columns = {"head": time_calls(url, Path(tmp))}
         print_table(f"SQLite, {rows:,} files, service calls", columns)
         columns["HTTP"], peak = http_calls(url, Path(tmp) / "serve")
@@ -428,13 +453,17 @@ def main() -> None:
     parser.add_argument("--db", choices=("postgresql", "sqlite", "both"), default="both")
     parser.add_argument("--rows", type=int, default=0, help="files rows (default 1M / 100k)")
     parser.add_argument("--compare", action="store_true")
+    parser.add_argument("--reuse-db", metavar="NAME", help="keep and reuse this database "
+                        "(PostgreSQL name, or SQLite file with --db sqlite)")
     parser.add_argument("--pg-url", default=os.environ.get(
         "SANITAS_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
     args = parser.parse_args()
+    if args.reuse_db and (args.compare or args.db == "both"):
+        parser.error("--reuse-db takes one database (--db postgresql or sqlite), no --compare")
     if args.db in ("postgresql", "both"):
-        run_postgresql(args.pg_url, args.rows or 1_000_000, args.compare)
+        run_postgresql(args.pg_url, args.rows or 1_000_000, args.compare, args.reuse_db)
     if args.db in ("sqlite", "both"):
-        run_sqlite(args.rows or 100_000)
+        run_sqlite(args.rows or 100_000, args.reuse_db)
 
 
 if __name__ == "__main__":
