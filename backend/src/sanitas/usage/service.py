@@ -341,18 +341,8 @@ def charts(session: Session, user: User, timeframe: Timeframe,
                                      .where(*with_report)) or 0
     newest_reports = (select(File.report).where(*with_report)
                       .order_by(File.created_at.desc()).limit(MAX_REPORTS))
-    if session.get_bind().dialect.name == "postgresql":
-        threats, reports_read = _threats_in_sql(session, newest_reports.subquery()), min(
-            matched_reports, MAX_REPORTS)
-    else:
-        threats, reports_read = Counter(), 0
-        for report in session.scalars(newest_reports):
-            reports_read += 1
-            findings = report.get("findings") if isinstance(report, dict) else None
-            for finding in findings if isinstance(findings, list) else []:
-                counted = _threat_count(finding) if isinstance(finding, dict) else None
-                if counted:
-                    threats[counted[0]] += counted[1]
+    threats = _threats_in_sql(session, newest_reports.subquery())
+    reports_read = min(matched_reports, MAX_REPORTS)
 
     # Processing time of the files cleaned, per family of their detected type.
     timed = [*in_period, File.status == FileStatus.COMPLETED,
@@ -369,7 +359,7 @@ def charts(session: Session, user: User, timeframe: Timeframe,
     else:
         durations: defaultdict[str, list[float]] = defaultdict(list)
         timed_read = 0
-        for kind, seconds in session.execute(newest_timed):
+        for kind, seconds in session.connection().execute(newest_timed):  # Core rows
             timed_read += 1
             family = formats.KINDS[kind].family if kind in formats.KINDS else UNKNOWN
             durations[family].append(float(seconds or 0))
@@ -395,24 +385,38 @@ def charts(session: Session, user: User, timeframe: Timeframe,
 
 
 def _threats_in_sql(session: Session, reports: Any) -> Counter[str]:
-    """What the Python loop over `reports` (a subquery of File.report) counts, with the
-    findings taken apart in PostgreSQL: one row per distinct (kind, action, detail, location)
-    of a threat action, with how often it occurs, instead of every report's JSON."""
-    report = cast(reports.c.report, JSONB)  # parsed once, not at every -> as json is
-    findings = report.op("->")(literal_column("'findings'"))
-    elements = func.jsonb_array_elements(case(
-        (func.jsonb_typeof(findings) == "array", findings),
-        else_=literal_column("'[]'::jsonb"))).alias("e")  # a function in FROM: lateral
-    fields: list[ColumnElement[Any]] = [literal_column(f"(e.value -> '{name}')::text")
-                                        for name in ("kind", "action", "detail", "location")]
+    """What a loop over `reports` (a subquery of File.report) reading each report's findings
+    and counting them with _threat_count would count, with the findings taken apart in the
+    database: one row per distinct (kind, action, detail, location) of a threat action, each
+    field as JSON text, with how often it occurs, instead of every report's JSON. PostgreSQL
+    parses each report once (as jsonb); SQLite walks it with json_each (JSON1)."""
+    names = ("kind", "action", "detail", "location")
+    if session.get_bind().dialect.name == "postgresql":
+        report = cast(reports.c.report, JSONB)  # parsed once, not at every -> as json is
+        findings = report.op("->")(literal_column("'findings'"))
+        elements = func.jsonb_array_elements(case(
+            (func.jsonb_typeof(findings) == "array", findings),
+            else_=literal_column("'[]'::jsonb"))).alias("e")  # a function in FROM: lateral
+        fields: list[ColumnElement[Any]] = [literal_column(f"(e.value -> '{name}')::text")
+                                            for name in names]
+        action: ColumnElement[Any] = literal_column("e.value ->> 'action'")
+    else:  # only an array of findings is walked (json_each would walk an object's members)
+        elements = func.json_each(case(
+            (func.json_type(reports.c.report, "$.findings") == "array",
+             func.json_extract(reports.c.report, "$.findings")),
+            else_=literal("[]"))).alias("e")
+        # json_each's value is JSON text only for an object or array element (a string
+        # element is bare text): only an object's members are read, as PostgreSQL does.
+        is_object = literal_column("e.type") == "object"
+        fields = [case((is_object, literal_column(f"e.value -> '$.{name}'")))
+                  for name in names]
+        action = case((is_object, literal_column("e.value ->> '$.action'")))
     rows = session.execute(
         select(*fields, func.count()).select_from(reports.join(elements, true()))
-        .where(literal_column("e.value ->> 'action'").in_(sorted(THREAT_ACTIONS)))
-        .group_by(*fields))
+        .where(action.in_(sorted(THREAT_ACTIONS))).group_by(*fields))
     threats: Counter[str] = Counter()
     for row in rows:
-        parsed = {key: json.loads(value) for key, value in
-                  zip(("kind", "action", "detail", "location"), row[:4], strict=True)
+        parsed = {key: json.loads(value) for key, value in zip(names, row[:4], strict=True)
                   if value is not None}
         counted = _threat_count(parsed)
         if counted:
