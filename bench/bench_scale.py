@@ -31,13 +31,14 @@ the SQLite file NAME) is loaded only if it holds no files yet, migrated to head 
 kept afterwards (drop it yourself); not with --compare.
 
 Usage: backend/.venv/bin/python bench/bench_scale.py [--db postgresql|sqlite|both]
-       [--rows N] [--compare] [--reuse-db NAME]
+       [--rows N] [--compare] [--reuse-db NAME] [--save FILE] [--against FILE]
        [--pg-url postgresql+psycopg://postgres@127.0.0.1:5432/test]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -389,7 +390,8 @@ def _holds_files(url: str) -> bool:
         engine.dispose()
 
 
-def run_postgresql(admin_url: str, rows: int, compare: bool, reuse: str | None = None) -> None:
+def run_postgresql(admin_url: str, rows: int, compare: bool,
+                   reuse: str | None = None) -> dict[str, dict[str, float]]:
     name = reuse or f"sanitas_bench_scale_{os.getpid()}"
     admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
@@ -422,6 +424,7 @@ def run_postgresql(admin_url: str, rows: int, compare: bool, reuse: str | None =
             columns["HTTP"], peak = http_calls(url, Path(tmp) / "serve")
         print_table(f"PostgreSQL, {rows:,} files", columns)
         print(f"server (API process) peak RSS over the HTTP run: {peak:.0f} MB")
+        return columns
     finally:
         if not reuse:
             with admin.connect() as conn:
@@ -429,7 +432,7 @@ def run_postgresql(admin_url: str, rows: int, compare: bool, reuse: str | None =
         admin.dispose()
 
 
-def run_sqlite(rows: int, reuse: str | None = None) -> None:
+def run_sqlite(rows: int, reuse: str | None = None) -> dict[str, dict[str, float]]:
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(reuse).resolve() if reuse else Path(tmp) / 'bench.db'}"
         command.upgrade(alembic_config(url), "head")
@@ -446,6 +449,27 @@ def run_sqlite(rows: int, reuse: str | None = None) -> None:
         columns["HTTP"], peak = http_calls(url, Path(tmp) / "serve")
         print_table(f"SQLite, {rows:,} files", columns)
         print(f"server (API process) peak RSS over the HTTP run: {peak:.0f} MB")
+        return columns
+
+
+def print_comparison(sqlite: dict[str, dict[str, float]],
+                     postgresql: dict[str, dict[str, float]]) -> None:
+    """Each call's SQLite median over PostgreSQL's (the target: within 2x), through the
+    service functions and through HTTP."""
+    print("\nSQLite over PostgreSQL (target <= 2.0)")
+    print("| call | service: SQLite / PG ms | ratio | HTTP: SQLite / PG ms | ratio |")
+    print("|---|---|---|---|---|")
+    for name in sqlite["head"]:
+        cells = []
+        for column in ("head", "HTTP"):
+            lite, pg = sqlite.get(column, {}).get(name), postgresql.get(column, {}).get(name)
+            if lite is None or pg is None:
+                cells += ["-", "-"]
+                continue
+            ratio = lite / pg if pg else float("inf")
+            cells += [f"{lite:,.1f} / {pg:,.1f}", f"{ratio:.2f}{'' if ratio <= 2 else ' !'}"]
+        print(f"| {name} | {' | '.join(cells)} |")
+    sys.stdout.flush()
 
 
 def main() -> None:
@@ -455,15 +479,26 @@ def main() -> None:
     parser.add_argument("--compare", action="store_true")
     parser.add_argument("--reuse-db", metavar="NAME", help="keep and reuse this database "
                         "(PostgreSQL name, or SQLite file with --db sqlite)")
+    parser.add_argument("--save", metavar="FILE", help="write the medians as JSON")
+    parser.add_argument("--against", metavar="FILE", help="a --save of a PostgreSQL run: "
+                        "compare a --db sqlite run with it")
     parser.add_argument("--pg-url", default=os.environ.get(
         "SANITAS_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
     args = parser.parse_args()
     if args.reuse_db and (args.compare or args.db == "both"):
         parser.error("--reuse-db takes one database (--db postgresql or sqlite), no --compare")
+    figures: dict[str, dict[str, dict[str, float]]] = {}
+    if args.against:
+        figures["postgresql"] = json.loads(Path(args.against).read_text())["postgresql"]
     if args.db in ("postgresql", "both"):
-        run_postgresql(args.pg_url, args.rows or 1_000_000, args.compare, args.reuse_db)
+        figures["postgresql"] = run_postgresql(args.pg_url, args.rows or 1_000_000,
+                                               args.compare, args.reuse_db)
     if args.db in ("sqlite", "both"):
-        run_sqlite(args.rows or 100_000, args.reuse_db)
+        figures["sqlite"] = run_sqlite(args.rows or 100_000, args.reuse_db)
+    if args.save:
+        Path(args.save).write_text(json.dumps(figures, indent=1))
+    if "sqlite" in figures and "postgresql" in figures:
+        print_comparison(figures["sqlite"], figures["postgresql"])
 
 
 if __name__ == "__main__":
