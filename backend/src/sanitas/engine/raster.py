@@ -134,7 +134,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
         raise Rejected("The document cannot be rendered (PDFium refused it).",
                        RejectionCode.DAMAGED) from exc
     encodings: Counter[str] = Counter()
-    raised = sharpened = 0
+    raised = sharpened = lined = 0
     recogniser: ocr.Recogniser | None = None
     try:
         count = len(document)
@@ -156,6 +156,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                 built = _rebuild_page(page, out, symbols, points, scale, sharpened > 0)
                 if built.scale > scale:
                     sharpened += 1
+                lined += built.hairlines > 0
                 out.pages.append(built.page)
                 encodings[built.encoding] += 1
                 if recogniser is not None:
@@ -190,7 +191,8 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
         document.close()
     check_output(dst, count)  # read back by qpdf and PDFium before it is accepted
     ctx.add("pixel_reconstruction", f"{count} page(s)", action="converted",
-            detail=_detail(dpi, raised, sharpened, encodings) + (f"; {no_ocr}" if no_ocr else ""))
+            detail=_detail(dpi, raised, sharpened, lined, encodings)
+            + (f"; {no_ocr}" if no_ocr else ""))
     if no_ocr is None:  # the verdict reads this: rebuilt pages keep a text layer (verdict.py)
         _report_ocr(ctx, count, len(sizes), text_pages, failed)
     return "pdf"
@@ -295,13 +297,16 @@ def page_scale(width: float, height: float, dpi: int = DPI) -> float:
     return scale
 
 
-def _detail(dpi: int, raised: int, sharpened: int, encodings: Counter[str]) -> str:
+def _detail(dpi: int, raised: int, sharpened: int, lined: int, encodings: Counter[str]) -> str:
     detail = f"every page rebuilt from {dpi} DPI pixels"
     if raised:
         detail += f" ({raised} small page(s) at more DPI: {MIN_SHORT_SIDE} px on the short side)"
     if sharpened:
         detail += (f" ({sharpened} text page(s) at more DPI: {SHARPER_DPI}, the document's "
                    f"text at {dpi} DPI looked less like it at {FIDELITY_DPI} DPI)")
+    if lined:
+        detail += (f" ({lined} page(s) with their hairlines drawn as lines, as readers draw "
+                   "them at low zoom)")
     names = {"symbols": "black-and-white (symbol-coded)", "bilevel": "black-and-white (CCITT G4)",
              "palette": "palette (Flate)", "jpeg": "JPEG"}
     return detail + "; pages encoded as " + ", ".join(
@@ -318,6 +323,7 @@ class _Built:
     ink: Image.Image | None  # its ink, when computed
     scale: float  # pixels per point of the rendering
     grey: Image.Image | None  # the page as stored, grey, at the rendering's size (not JPEG)
+    hairlines: int = 0  # lines drawn over it (`hairlines`)
 
 
 def _rebuild_page(page: pdfium.PdfPage, out: pikepdf.Pdf, symbols: SymbolPages,
@@ -359,8 +365,9 @@ def _rebuild_page(page: pdfium.PdfPage, out: pikepdf.Pdf, symbols: SymbolPages,
 
 
 def _glyphs_only(built: _Built) -> bool:
-    """Symbol-coded text with no picture for large pieces (hairlines, frames, figures)."""
-    return built.encoding == "symbols" and "/XObject" not in built.page.Resources
+    """Symbol-coded text with no picture for large pieces (frames, figures) nor hairlines."""
+    return (built.encoding == "symbols" and "/XObject" not in built.page.Resources
+            and not built.hairlines)
 
 
 def _render(page: pdfium.PdfPage, scale: float) -> Image.Image:
@@ -375,7 +382,29 @@ def _render(page: pdfium.PdfPage, scale: float) -> Image.Image:
 
 def _build(page: pdfium.PdfPage, out: pikepdf.Pdf, symbols: SymbolPages,
            points: tuple[float, float], scale: float) -> _Built:
+    """The page from its rendering at `scale`; hairlines (`hairlines`) are drawn as lines
+    over the rest, where the page is not a photograph or glyph-only text."""
     picture = _render(page, scale)
+    mark = symbols.mark()
+    built = _encode_page(out, symbols, picture, points, scale)
+    if built.encoding == "jpeg" or _glyphs_only(built):
+        return built
+    found = hairlines(picture)
+    if found is None:
+        return built
+    cleaned, strokes, count = found
+    symbols.rollback(mark)
+    rebuilt = _encode_page(out, symbols, cleaned, points, scale)
+    rebuilt.page.obj.Contents = pikepdf.Stream(
+        out, rebuilt.page.obj.Contents.read_bytes() + b"\n"
+        + _strokes(strokes, picture.size, points))
+    rebuilt.picture = picture  # what OCR reads: the page as rendered
+    rebuilt.hairlines = count
+    return rebuilt
+
+
+def _encode_page(out: pikepdf.Pdf, symbols: SymbolPages, picture: Image.Image,
+                 points: tuple[float, float], scale: float) -> _Built:
     encoded, ink, grey = encode(picture)
     if encoded is None:  # black and white: symbol-coded, else one Group 4 image
         assert ink is not None
@@ -385,6 +414,129 @@ def _build(page: pdfium.PdfPage, out: pikepdf.Pdf, symbols: SymbolPages,
         encoded = _bilevel(ink)
     return _Built(_image_page(out, encoded, picture.size, points), encoded.encoding, picture,
                   ink, scale, grey)
+
+
+# --- hairlines ------------------------------------------------------------------------------
+
+HAIRLINE_DARK = 224  # darker than this is a line's pixel (as MARK_LEVEL)
+HAIRLINE_RUN = 48  # pixels at least (23 pt at 150 DPI): shorter runs are left in the picture
+HAIRLINE_SAMPLE = 8  # runs are first looked for in every 8th column (6 in a row: >= 48)
+MIN_HAIRLINES = 8  # fewer on a page: left in the picture
+
+Stroke = tuple[tuple[int, int, int], float, float, float, float, float]  # colour, width, x0..y1
+
+
+def hairlines(picture: Image.Image) -> tuple[Image.Image, list[Stroke], int] | None:
+    """A page's hairlines: straight runs, across or down, at least HAIRLINE_RUN pixels long
+    and one or two pixels thick (the next pixels beside them paper), at least MIN_HAIRLINES
+    of them. Returns the picture without them (paper where they were), the lines to draw
+    instead (pixel space, y down: colour, width in pixels, ends) and how many; None when
+    the page has fewer. Readers draw a stroke thinner than a device pixel one pixel wide, so
+    at low zoom a 0.25 pt table border is a dark 1 pt line, where any picture of it is
+    reduced to a light grey one (a table page at 72 DPI: 0.87 as a picture, however many
+    pixels; 0.94 with its borders drawn as lines). Drawn as a line at the picture's own
+    width and place, it is the same pixels at the rendering's resolution and what the
+    original shows at lower zoom. About 3 ms for a page without lines."""
+    grey = np.asarray(picture.convert("L"))
+    dark = grey < HAIRLINE_DARK
+    across = _thin_runs(dark)
+    if not across and not _thin_runs(dark.T, probe=True):
+        return None
+    rgb = np.asarray(picture)
+    cleaned = rgb.copy()
+    strokes = [_erase(cleaned, grey, rgb, line) for line in across]
+    # Down, once the lines across are gone: where a border crosses another, the one across
+    # had left the pixels beside the one down dark.
+    grey_t = np.asarray(Image.fromarray(cleaned).convert("L")).T
+    down = _thin_runs(grey_t < HAIRLINE_DARK)
+    if len(across) + len(down) < MIN_HAIRLINES:
+        return None
+    cleaned_t = cleaned.transpose(1, 0, 2)  # a view: erasing in it erases in `cleaned`
+    for line in down:
+        colour, width, x0, y, x1, _ = _erase(cleaned_t, grey_t, cleaned_t, line)
+        strokes.append((colour, width, y, x0, y, x1))
+    return Image.fromarray(cleaned), strokes, len(strokes)
+
+
+def _thin_runs(dark: np.ndarray, probe: bool = False) -> list[tuple[int, int, int, int]]:
+    """Runs across `dark` (rows) at least HAIRLINE_RUN long and 1 or 2 rows thick, the rows
+    above and below them not dark: (first row, thickness, first column, end column). Rows
+    are first picked on every HAIRLINE_SAMPLE-th column (a run covers at least `need` such
+    columns in a row), then their runs are measured whole. With `probe`, stops at the
+    first."""
+    height, width = dark.shape
+    need = HAIRLINE_RUN // HAIRLINE_SAMPLE
+    sampled = np.zeros((height + 4, -(-width // HAIRLINE_SAMPLE)), dtype=np.bool_)
+    sampled[2:-2] = dark[:, ::HAIRLINE_SAMPLE]
+    found: list[tuple[int, int, int, int]] = []
+    for thick in (1, 2):
+        core = (sampled[2:height + 2] & ~sampled[1:height + 1]
+                & ~sampled[2 + thick:height + 2 + thick])
+        if thick == 2:
+            core &= sampled[3:height + 3]
+        columns = core.shape[1] - need + 1
+        if columns <= 0:
+            return found
+        window = core[:, :columns].copy()
+        for shift in range(1, need):
+            window &= core[:, shift:columns + shift]
+        for row in np.flatnonzero(window.any(axis=1)).tolist():
+            line = dark[row].copy()
+            for k in range(thick):
+                line &= dark[row + k]
+            if row > 0:
+                line &= ~dark[row - 1]
+            if row + thick < height:
+                line &= ~dark[row + thick]
+            edges = np.flatnonzero(np.diff(line.astype(np.int8), prepend=0, append=0))
+            for start, end in zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True):
+                if end - start >= HAIRLINE_RUN:
+                    found.append((row, thick, start, end))
+                    if probe:
+                        return found
+    return found
+
+
+def _erase(cleaned: np.ndarray, grey: np.ndarray, rgb: np.ndarray,
+           line: tuple[int, int, int, int]) -> Stroke:
+    """Paint a line across (and the paper-light anti-aliasing beside it) as paper in
+    `cleaned`; returns it as a stroke: its colour and width from its pixels' darkness (summed
+    across: a line under a pixel wide is drawn one pixel wide, its colour what that sum
+    leaves), its centre the darkness-weighted middle of its rows."""
+    row, thick, start, end = line
+    first, last = max(row - 1, 0), min(row + thick + 1, grey.shape[0])
+    darkness = 255.0 - grey[first:last, start:end].mean(axis=1)
+    channels = 255.0 - rgb[first:last, start:end].reshape(last - first, end - start, -1) \
+        .mean(axis=1)[:, :3]
+    total = float(darkness.sum())
+    centre = float((darkness * (np.arange(first, last) + 0.5)).sum()) / max(total, 1e-6)
+    width = max(1.0, total / 255)
+    colour = tuple(round(255 - min(255.0, float(v) / width))
+                   for v in channels.sum(axis=0))
+    band = cleaned[first:last, start:end]
+    light = grey[first:last, start:end] >= HAIRLINE_DARK
+    light[row - first:row - first + thick] = True
+    band[light] = 255
+    return (cast("tuple[int, int, int]", colour), width, start, centre, end, centre)
+
+
+def _strokes(strokes: list[Stroke], pixels: tuple[int, int], points: tuple[float, float],
+             ) -> bytes:
+    """The lines as one content stream fragment, in the rendering's pixel space (y up),
+    grouped by colour and width."""
+    width, height = pixels
+    groups: dict[tuple[tuple[int, int, int], float], list[str]] = {}
+    for colour, thickness, x0, y0, x1, y1 in strokes:
+        groups.setdefault((colour, round(thickness, 2)), []).append(
+            f"{x0:.2f} {height - y0:.2f} m {x1:.2f} {height - y1:.2f} l")
+    ops = [f"q {points[0] / width:.10f} 0 0 {points[1] / height:.10f} 0 0 cm 0 J"]
+    for (colour, thickness), lines in groups.items():
+        r, g, b = (f"{v / 255:.3f}" for v in colour)
+        ops.append(f"{r} {g} {b} RG {thickness} w")
+        ops += lines
+        ops.append("S")
+    ops.append("Q")
+    return "\n".join(ops).encode()
 
 
 def seen_at(reference: Image.Image, grey: Image.Image) -> float:
