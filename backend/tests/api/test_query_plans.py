@@ -169,7 +169,7 @@ def test_history_last_page_reads_the_index_backwards(loaded: Engine) -> None:
     _assert_no_full_scan(loaded, sent)
 
 
-def test_history_name_search_reads_the_trigram_index(loaded: Engine) -> None:
+def test_history_name_search_reads_the_accounts_name_keys(loaded: Engine) -> None:
     answers: list[Any] = []
     with _session(loaded) as session:
         sent = _captured(loaded, lambda: answers.append(files.file_history(
@@ -178,7 +178,40 @@ def test_history_name_search_reads_the_trigram_index(loaded: Engine) -> None:
     assert [f.original_name for f in history.files] == ["file39990.pdf"]
     assert history.pagination.total == 1
     counted = [(st, p) for st, p in sent if "count(" in st.lower()]
-    assert len(counted) == 1 and "ix_files_name_trgm" in _uses(loaded, *counted[0])
+    assert len(counted) == 1 and "ix_files_name_keys" in _uses(loaded, *counted[0])
+    _assert_no_full_scan(loaded, sent)
+
+
+def test_history_search_and_status_read_the_name_keys(loaded: Engine) -> None:
+    """The search of the heavy account with a status filter: its count and its page read
+    ix_files_name_keys (the account's trigrams), neither the whole account nor pg_trgm's
+    index of every name; the answer is what LIKE alone finds."""
+    from sanitas.models import FileStatus
+
+    answers: list[Any] = []
+    with _session(loaded) as session:
+        sent = _captured(loaded, lambda: answers.append(files.file_history(
+            session, HEAVY, page=1, limit=20, status=FileStatus.COMPLETED, search="e3")))
+        short = [f.original_name for f in answers[0].files]
+        sent = _captured(loaded, lambda: answers.append(files.file_history(
+            session, HEAVY, page=1, limit=20, status=FileStatus.COMPLETED, search="File39")))
+        expected = session.scalars(text(
+            "SELECT original_name FROM files WHERE user_id = :u AND status = 'COMPLETED' "
+            "AND lower(original_name) LIKE '%file39%' ORDER BY created_at DESC, id LIMIT 20"),
+            {"u": HEAVY}).all()
+        total = session.scalar(text(
+            "SELECT count(*) FROM files WHERE user_id = :u AND status = 'COMPLETED' "
+            "AND lower(original_name) LIKE '%file39%'"), {"u": HEAVY})
+    history = answers[1]
+    assert [f.original_name for f in history.files] == expected and len(expected) == 20
+    assert history.pagination.total == total > 20
+    assert short  # 2 characters: no trigram, the account's rows are read (same LIKE)
+    for marker in ("count(", "LIMIT"):
+        statement = [(st, p) for st, p in sent if marker in st]
+        assert len(statement) == 1, marker
+        assert "ix_files_name_keys" in _uses(loaded, *statement[0]), marker
+    assert not [n for st, p in sent if "sanitas_name_keys" in st
+                for n in _uses(loaded, st, p) if "trgm" in n]
     _assert_no_full_scan(loaded, sent)
 
 

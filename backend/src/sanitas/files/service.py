@@ -10,7 +10,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, case, func, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    case,
+    func,
+    literal_column,
+    or_,
+    select,
+    table,
+    text,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from sanitas import logs, plans, sealing
@@ -424,6 +436,50 @@ def files_by_id(session: Session, ids: list[str]) -> list[File]:
     return [found[i] for i in ids if i in found]
 
 
+NAME_FTS = "files_name_fts"  # SQLite's trigram index of names (migration a0c2e4f6b8d1)
+
+
+def name_contains(session: Session, user_id: str, search: str,
+                  rows: int) -> ColumnElement[bool]:
+    """The history's name search in the files of `user_id` (who has `rows` files): the name
+    contains `search`, ignoring case, LIKE's wildcards taken literally (db.contains_text,
+    the test every answer passes, so the answers are the LIKE's on each database).
+
+    A search of 3 characters or more first narrows the rows by trigrams (every 3 characters in
+    a row of the lower-cased search are in the name), a superset of the LIKE's rows:
+    - PostgreSQL: ix_files_name_keys, a GIN index of sanitas_name_keys(user_id,
+      lower(original_name)): the name's trigrams tagged with a hash of the owner, so the
+      search reads this account's names only, never everyone's holding a common trigram;
+      the search's own keys come from the same function.
+    - SQLite: files_name_fts (FTS5, trigram tokenizer, which folds case per character), when
+      it holds at most `rows` candidates in the whole table; a search common to more names
+      than the account has reads the account's rows instead, which costs less.
+    Shorter searches (no trigram), and SQLite without the FTS5 table (a build lacking FTS5 or
+    its trigram tokenizer), read the account's rows."""
+    match = contains_text(File.original_name, search)
+    needle = search.lower()
+    if len(needle) < 3:
+        return match
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        keys = func.sanitas_name_keys
+        return and_(keys(File.user_id, func.lower(File.original_name))
+                    .op("@>", is_comparison=True)(keys(user_id, needle)), match)
+    if dialect != "sqlite" or session.scalar(
+            text("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :n"),
+            {"n": NAME_FTS}) is None:
+        return match
+    fts = table(NAME_FTS, literal_column("rowid"))
+    phrase = '"' + needle.replace('"', '""') + '"'  # one FTS5 string: its trigrams in a row
+    candidates: Select[Any] = select(literal_column("rowid")).select_from(fts).where(
+        literal_column(NAME_FTS).op("MATCH")(phrase))
+    found = session.scalar(select(func.count()).select_from(
+        candidates.limit(rows + 1).subquery())) or 0
+    if found > rows:
+        return match
+    return and_(literal_column("files.rowid").in_(candidates), match)
+
+
 def file_history(session: Session, user_id: str, *, page: int, limit: int,
                  status: FileStatus | None = None, search: str | None = None,
                  sort_by: str = "createdAt", sort_order: str = "desc",
@@ -434,7 +490,7 @@ def file_history(session: Session, user_id: str, *, page: int, limit: int,
 
     The counts and, without a search, the total come from the daily rollup; the page reads
     ids through ix_files_user_created (from whichever end is nearer), a search through the
-    trigram index of names on PostgreSQL."""
+    trigram index of names (`name_contains`)."""
     conditions = [File.user_id == user_id]
     if status is not None:
         conditions.append(File.status == status)
@@ -444,7 +500,7 @@ def file_history(session: Session, user_id: str, *, page: int, limit: int,
         conditions.extend((File.status == FileStatus.COMPLETED, File.verdict == verdict.value))
     stats = file_stats(session, user_id)
     if search and search.strip():
-        conditions.append(contains_text(File.original_name, search.strip()))
+        conditions.append(name_contains(session, user_id, search.strip(), stats.total))
         total = session.scalar(select(func.count()).select_from(File).where(*conditions)) or 0
     elif status is None and verdict is None:
         total = stats.total
