@@ -422,6 +422,7 @@ HAIRLINE_DARK = 224  # darker than this is a line's pixel (as MARK_LEVEL)
 HAIRLINE_RUN = 48  # pixels at least (23 pt at 150 DPI): shorter runs are left in the picture
 HAIRLINE_SAMPLE = 8  # runs are first looked for in every 8th column (6 in a row: >= 48)
 MIN_HAIRLINES = 8  # fewer on a page: left in the picture
+MAX_HAIRLINE_WIDTH = 1.25  # pixels of darkness summed across (0.6 pt at 150 DPI)
 
 Stroke = tuple[tuple[int, int, int], float, float, float, float, float]  # colour, width, x0..y1
 
@@ -444,17 +445,19 @@ def hairlines(picture: Image.Image) -> tuple[Image.Image, list[Stroke], int] | N
         return None
     rgb = np.asarray(picture)
     cleaned = rgb.copy()
-    strokes = [_erase(cleaned, grey, rgb, line) for line in across]
+    strokes = [stroke for line in across
+               if (stroke := _erase(cleaned, grey, rgb, line)) is not None]
     # Down, once the lines across are gone: where a border crosses another, the one across
     # had left the pixels beside the one down dark.
     grey_t = np.asarray(Image.fromarray(cleaned).convert("L")).T
-    down = _thin_runs(grey_t < HAIRLINE_DARK)
-    if len(across) + len(down) < MIN_HAIRLINES:
-        return None
     cleaned_t = cleaned.transpose(1, 0, 2)  # a view: erasing in it erases in `cleaned`
-    for line in down:
-        colour, width, x0, y, x1, _ = _erase(cleaned_t, grey_t, cleaned_t, line)
-        strokes.append((colour, width, y, x0, y, x1))
+    for line in _thin_runs(grey_t < HAIRLINE_DARK):
+        found = _erase(cleaned_t, grey_t, cleaned_t, line)
+        if found is not None:
+            colour, width, x0, y, x1, _ = found
+            strokes.append((colour, width, y, x0, y, x1))
+    if len(strokes) < MIN_HAIRLINES:
+        return None
     return Image.fromarray(cleaned), strokes, len(strokes)
 
 
@@ -498,11 +501,13 @@ def _thin_runs(dark: np.ndarray, probe: bool = False) -> list[tuple[int, int, in
 
 
 def _erase(cleaned: np.ndarray, grey: np.ndarray, rgb: np.ndarray,
-           line: tuple[int, int, int, int]) -> Stroke:
+           line: tuple[int, int, int, int]) -> Stroke | None:
     """Paint a line across (and the paper-light anti-aliasing beside it) as paper in
     `cleaned`; returns it as a stroke: its colour and width from its pixels' darkness (summed
     across: a line under a pixel wide is drawn one pixel wide, its colour what that sum
-    leaves), its centre the darkness-weighted middle of its rows."""
+    leaves), its centre the darkness-weighted middle of its rows. None, and nothing painted,
+    for a line wider than MAX_HAIRLINE_WIDTH: drawn partly as lines and partly as pixels (2
+    rows thick here, 3 there), a table of 0.75 pt borders looked less like itself."""
     row, thick, start, end = line
     first, last = max(row - 1, 0), min(row + thick + 1, grey.shape[0])
     darkness = 255.0 - grey[first:last, start:end].mean(axis=1)
@@ -511,6 +516,8 @@ def _erase(cleaned: np.ndarray, grey: np.ndarray, rgb: np.ndarray,
     total = float(darkness.sum())
     centre = float((darkness * (np.arange(first, last) + 0.5)).sum()) / max(total, 1e-6)
     width = max(1.0, total / 255)
+    if width > MAX_HAIRLINE_WIDTH:
+        return None
     colour = tuple(round(255 - min(255.0, float(v) / width))
                    for v in channels.sum(axis=0))
     band = cleaned[first:last, start:end]
