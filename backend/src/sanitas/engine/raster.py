@@ -8,7 +8,8 @@ the scale that gives it 1000: A5 at 171 DPI, a business card at 500, a 20 x 30 p
 instead of 42 x 62 pixels. 1000 px is about what a letter or A4 page gets at 150 DPI (1240-1275),
 so a small page shown full-screen is about as sharp as a normal one. The raise never makes the
 long side exceed 30000 px (what the longest possible page gets at 150 DPI, within JPEG's 65500),
-and MAX_PIXELS_PER_PAGE bounds every page.
+and MAX_PIXELS_PER_PAGE bounds every page. Text that 150 DPI pixels do not keep legible at low
+zoom is rendered at 200 (see "At low zoom" below); the report says how many pages were.
 
 Encoding, chosen per page from a 1/4 nearest-neighbour sample of the rendered bitmap (~2 ms;
 the sample keeps real pixel values, where a box-filtered copy would invent blends):
@@ -38,10 +39,47 @@ What the check sees, reduced 4 x / and the page at 72 DPI against the original:
     1.000 / 0.982, 89 KB where JPEG takes 180)
   The check adds 2-5 ms of CPU to a black-and-white page, 5-6 to a palette page (measured on
   a loaded machine); a page that fails pays for the richer encoding too (~40 ms for 256
-  colours). What no encoding of the 150 DPI pixels can repair is out of its reach: a
-  LibreOffice article with embedded fonts scores 0.915-0.95 symbol-coded and 0.79-0.89 as any
-  image page, lossless included; dense hairlines of 0.2-0.4 pt (contours, cell borders)
-  0.82-0.94 losslessly.
+  colours).
+
+At low zoom (72 DPI, where tests/engine/fidelity.py scores), what a reader does with the
+rebuilt page matters as much as its pixels:
+- Placement. A picture's matrix and the MediaBox carry the same numbers (`_page_points`
+  rounds to 4 decimals): LibreOffice's A4 is 595.303955 x 841.889771 pt, and a matrix of
+  841.8898 made PDFium draw the picture a device pixel larger, every line a pixel off (a
+  palette page 0.877, now 0.983; the LibreOffice article as any image page 0.79-0.81, now
+  0.93-0.96). A symbol-coded page's large pieces (rules, frames, contours) are one picture of
+  the page under the glyphs, not a picture each, which PDFium placed on whole device pixels
+  (0.3 pt contours 0.893, now 0.951, same bytes).
+- Hairlines. Readers draw a stroke thinner than a device pixel one pixel wide, so at 72 DPI
+  a table's 0.25 pt borders are dark 1 pt lines, and any picture of them is reduced to light
+  grey ones: 0.867 as the palette such a page got, lossless 0.863, and worse with more pixels
+  (0.799 at 200 DPI, 0.722 at 300: the picture's lines get thinner, the reader's do not).
+  `hairlines` finds straight runs across or down, at least 48 px long, 1-2 px thick with paper
+  beside them and under 1.25 px of darkness summed across (0.6 pt), at least 8 on a page
+  that is not a photograph or glyph-only text; they are painted out of the picture and drawn
+  over it as lines of their own place, width and colour, which at the rendering's resolution
+  are the same pixels and at lower zoom what the reader drew of the original: the table 0.970
+  at 72 DPI (0.973 at 150, 0.914 at 300 where the palette gave 0.869), 16 KB where the
+  palette took 109 (its text symbol-coded); grey and blue borders 0.96; a LibreOffice HTML
+  table 0.949 -> 0.974 (98 -> 13 KB for 2 pages). CPU, A/B interleaved: 2-8 ms more a palette
+  page (looked for on every 8th column first), 18 more on the contour map (runs found, too
+  few kept), 85 more on the table (477 lines, then its text symbol-coded: 31 -> 116 ms).
+  Photographs and glyph-only text pay nothing. Curves and diagonals are left in
+  the picture: contours score 0.951 as they are; 0.2 pt hatching 1.6 pt apart stays at 0.611
+  (at 72 DPI the original is a moire of one-pixel lines that no rebuilt page reproduces).
+- Text. Thresholded text at 150 DPI scores 0.93-0.95 on most pages but 0.915-0.919 on a
+  LibreOffice article with embedded fonts (11 pt Liberation Serif), lossless pictures of it
+  0.93-0.94 at 3-5x the bytes. A glyph-only symbol-coded page is compared with PDFium's own
+  72 DPI rendering (`seen_at`: the stored page halved and resized, SSIM; 44 -> 56 ms a page of
+  the bench's 10-page paper, with the rendering; it reads 0.015-0.02 under fidelity.py's
+  figure: 0.917-0.922 on that paper's pages, which stay at 150); under SHARPEN_BELOW (0.91) the
+  page is rendered again at SHARPER_DPI (200) and kept so when that reads SHARPER_GAIN higher,
+  and once a page was, the document's text pages start at 200 (one glyph set: half at 150 and
+  half at 200 took 23% more bytes than all at 200). The article: 0.922-0.96, 20.7 KB a page
+  where 150 DPI took 17.4: 1.78x its input, 2.13x with the OCR layer (1.50x and 1.86x at
+  150), and about 2x the CPU (50 -> 95 ms a page). More than 200 DPI gains little
+  (0.925-0.927 at 300). Pages with large pieces or hairlines are not re-rendered: more pixels
+  make lines thinner than readers draw them (the contour map 0.951 at 150 DPI, 0.847 at 200).
 
 Measured at 150 DPI (tests/engine/papers.py, LibreOffice exports, tests/engine/corpus.py), KB
 per page and SSIM against the original at 72 DPI (tests/engine/fidelity.py); * = chosen:
@@ -435,7 +473,7 @@ def hairlines(picture: Image.Image) -> tuple[Image.Image, list[Stroke], int] | N
     the page has fewer. Readers draw a stroke thinner than a device pixel one pixel wide, so
     at low zoom a 0.25 pt table border is a dark 1 pt line, where any picture of it is
     reduced to a light grey one (a table page at 72 DPI: 0.87 as a picture, however many
-    pixels; 0.94 with its borders drawn as lines). Drawn as a line at the picture's own
+    pixels; 0.97 with its borders drawn as lines). Drawn as a line at the picture's own
     width and place, it is the same pixels at the rendering's resolution and what the
     original shows at lower zoom. About 3 ms for a page without lines."""
     grey = np.asarray(picture.convert("L"))
