@@ -215,6 +215,23 @@ def test_history_search_and_status_read_the_name_keys(loaded: Engine) -> None:
     _assert_no_full_scan(loaded, sent)
 
 
+def test_history_search_in_most_names_reads_the_accounts_rows(loaded: Engine) -> None:
+    """A search every one of the account's names holds ('file'): by the index's statistics
+    its rarest key is in all the account's rows, so the account's rows are read in order
+    (each candidate from the GIN index would cost more); still no full scan."""
+    answers: list[Any] = []
+    with _session(loaded) as session:
+        sent = _captured(loaded, lambda: answers.append(files.file_history(
+            session, HEAVY, page=1, limit=20, search="FILE")))
+    assert answers[0].pagination.total == ROWS // 10
+    assert [f.id for f in answers[0].files][:2] == [f"f-{ROWS - 10}", f"f-{ROWS - 20}"]
+    counted = [(st, p) for st, p in sent if "count(" in st and "FROM files" in st]
+    assert len(counted) == 1 and "sanitas_name_keys" not in counted[0][0]
+    assert {"ix_files_user_created", "ix_files_user_status", "ix_files_user_id"} & \
+        _uses(loaded, *counted[0])
+    _assert_no_full_scan(loaded, sent)
+
+
 def test_usage_stats_and_analytics_read_the_rollup_and_live_rows(loaded: Engine) -> None:
     from sanitas.models import User
     from sanitas.usage import service as usage
