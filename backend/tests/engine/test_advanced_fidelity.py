@@ -323,3 +323,21 @@ def test_lines_a_pixel_wide_or_more_stay_in_the_picture(out_dir, tmp_path):
     assert "hairlines" not in detail
     assert _encodings(output) == [("/FlateDecode", 4)]
     assert min_page_ssim(source, output) >= 0.95
+
+
+def test_pages_of_too_many_lines_stay_pictures(monkeypatch):
+    """Drawing a line costs about 0.1 ms: a page of more than MAX_HAIRLINES runs (the table
+    has 477) keeps them as pixels rather than spend seconds on it."""
+    buffer = io.BytesIO()
+    hairline_table().save(buffer)
+    document = pdfium.PdfDocument(buffer.getvalue())
+    try:
+        page = document[0]
+        picture = page.render(scale=150 / 72).to_pil().convert("RGB")
+        page.close()
+    finally:
+        document.close()
+    found = raster.hairlines(picture)
+    assert found is not None and found[2] == 477
+    monkeypatch.setattr(raster, "MAX_HAIRLINES", 400)
+    assert raster.hairlines(picture) is None

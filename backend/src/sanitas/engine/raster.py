@@ -461,25 +461,26 @@ HAIRLINE_RUN = 48  # pixels at least (23 pt at 150 DPI): shorter runs are left i
 HAIRLINE_SAMPLE = 8  # runs are first looked for in every 8th column (6 in a row: >= 48)
 MIN_HAIRLINES = 8  # fewer on a page: left in the picture
 MAX_HAIRLINE_WIDTH = 1.25  # pixels of darkness summed across (0.6 pt at 150 DPI)
+MAX_HAIRLINES = 3000  # more runs on a page: left in the picture (each costs ~0.1 ms to draw)
 
 Stroke = tuple[tuple[int, int, int], float, float, float, float, float]  # colour, width, x0..y1
 
 
 def hairlines(picture: Image.Image) -> tuple[Image.Image, list[Stroke], int] | None:
-    """A page's hairlines: straight runs, across or down, at least HAIRLINE_RUN pixels long
-    and one or two pixels thick (the next pixels beside them paper), at least MIN_HAIRLINES
-    of them. Returns the picture without them (paper where they were), the lines to draw
-    instead (pixel space, y down: colour, width in pixels, ends) and how many; None when
-    the page has fewer. Readers draw a stroke thinner than a device pixel one pixel wide, so
-    at low zoom a 0.25 pt table border is a dark 1 pt line, where any picture of it is
-    reduced to a light grey one (a table page at 72 DPI: 0.87 as a picture, however many
-    pixels; 0.97 with its borders drawn as lines). Drawn as a line at the picture's own
-    width and place, it is the same pixels at the rendering's resolution and what the
-    original shows at lower zoom. About 3 ms for a page without lines."""
+    """A page's hairlines: straight runs, across or down, at least HAIRLINE_RUN pixels long and one
+    or two pixels thick (the next pixels beside them paper), at least MIN_HAIRLINES of them.
+    Returns the picture without them (paper where they were), the lines to draw instead (pixel
+    space, y down: colour, width in pixels, ends) and how many; None when the page has fewer, or
+    more than MAX_HAIRLINES runs (a bound on the work). Readers draw a stroke thinner than a
+    device pixel one pixel wide, so at low zoom a 0.25 pt table border is a dark 1 pt line,
+    where any picture of it is reduced to a light grey one (a table page at 72 DPI: 0.87 as a
+    picture, however many pixels; 0.97 with its borders drawn as lines). Drawn as a line at the
+    picture's own width and place, it is the same pixels at the rendering's resolution and what
+    the original shows at lower zoom. About 3 ms for a page without lines."""
     grey = np.asarray(picture.convert("L"))
     dark = grey < HAIRLINE_DARK
     across = _thin_runs(dark)
-    if not across and not _thin_runs(dark.T, probe=True):
+    if len(across) > MAX_HAIRLINES or (not across and not _thin_runs(dark.T, probe=True)):
         return None
     rgb = np.asarray(picture)
     cleaned = rgb.copy()
@@ -489,7 +490,10 @@ def hairlines(picture: Image.Image) -> tuple[Image.Image, list[Stroke], int] | N
     # had left the pixels beside the one down dark.
     grey_t = np.asarray(Image.fromarray(cleaned).convert("L")).T
     cleaned_t = cleaned.transpose(1, 0, 2)  # a view: erasing in it erases in `cleaned`
-    for line in _thin_runs(grey_t < HAIRLINE_DARK):
+    down = _thin_runs(grey_t < HAIRLINE_DARK)
+    if len(across) + len(down) > MAX_HAIRLINES:
+        return None
+    for line in down:
         found = _erase(cleaned_t, grey_t, cleaned_t, line)
         if found is not None:
             colour, width, x0, y, x1, _ = found
@@ -533,7 +537,7 @@ def _thin_runs(dark: np.ndarray, probe: bool = False) -> list[tuple[int, int, in
             for start, end in zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True):
                 if end - start >= HAIRLINE_RUN:
                     found.append((row, thick, start, end))
-                    if probe:
+                    if probe or len(found) > MAX_HAIRLINES:
                         return found
     return found
 
