@@ -77,7 +77,7 @@ rebuilt page matters as much as its pixels:
   and once a page was, the document's text pages start at 200 (one glyph set: half at 150 and
   half at 200 took 23% more bytes than all at 200). The article: 0.922-0.96, 20.7 KB a page
   where 150 DPI took 17.4: 1.78x its input, 2.13x with the OCR layer (1.50x and 1.86x at
-  150), and about 2x the CPU (50 -> 95 ms a page). More than 200 DPI gains little
+  150), and about 1.9x the CPU (47 -> 88 ms a page). More than 200 DPI gains little
   (0.925-0.927 at 300). Pages with large pieces or hairlines are not re-rendered: more pixels
   make lines thinner than readers draw them (the contour map 0.951 at 150 DPI, 0.847 at 200).
 
