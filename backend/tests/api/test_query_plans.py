@@ -250,6 +250,11 @@ def test_usage_stats_and_analytics_read_the_rollup_and_live_rows(loaded: Engine)
         for timeframe in Timeframe:
             sent = _captured(loaded, lambda t=timeframe: usage.analytics(session, t))
             _assert_no_full_scan(loaded, sent)
+            # Everyone's rollup rows are read twice: all of them once (files and bytes by
+            # status), the period's whole days once, each by the rollup's key.
+            rollup = [(st, p) for st, p in sent if "FROM file_rollup" in st]
+            assert len(rollup) == 2, [st for st, _ in rollup]
+            assert all("pk_file_rollup" in _uses(loaded, *r) for r in rollup)
         sent = _captured(loaded, lambda: usage.usage_history(session, heavy, 6))
         _assert_no_full_scan(loaded, sent)
         # A day's charts read the day's rows by their index (a month covers this whole table).
