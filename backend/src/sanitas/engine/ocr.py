@@ -9,9 +9,9 @@ and tesseract reads words into pictures).
 
 How: each chosen page's grey pixels (the rendering made for the rebuild, not a second one)
 go to the job's tmpfs as an uncompressed TIFF carrying the page's resolution, shrunk first when
-the original's text is large enough to be read with fewer pixels (`recognition_dpi`: 15 pixels
+the original's text is large enough to be read with fewer pixels (`recognition_dpi`: 13 pixels
 to the em of the page's small text as PDFium measures it, so 12 pt body text is read at about
-90 DPI, 10 pt at about 110, 8 pt at 135; a scan, or a page with too few letters to tell,
+77 DPI, 10 pt at about 96, 8 pt at 119; a scan, or a page with too few letters to tell,
 such as a stamp over a scan, keeps its rendering's). Fewer pixels is less time
 (a page of 25 lines of 12 pt text: 1.07 CPU seconds at 150 DPI, 0.61 at 90, the same words).
 Pages are grouped into chunks of up to CHUNK_PAGES and each chunk is one
@@ -63,8 +63,11 @@ MAX_WORKERS = 8  # tesseract processes at once, at most (and at most the job's c
 # Resolution: tesseract's time grows with the pixels it gets; its recall falls off below ~12
 # pixels to the em (measured on the test documents: 10 pt Times at 72 DPI, 10 px, 0.64; at 85
 # DPI, 11.8 px, 0.96; at 100 DPI, 13.9 px, 0.99). Text pages are given EM_PIXELS to the em of
-# their small text, from the 150 DPI rendering, shrunk.
-EM_PIXELS = 15
+# their small text, from the 150 DPI rendering, shrunk. 13, not 15: 8% fewer instructions a
+# page of 12 pt text (callgrind: the layout analysis and the line images shrink), worst page
+# recall 0.959 over the generated letters (8-14 pt Helvetica, Times, Courier), 0.962 on the
+# LibreOffice article with embedded fonts; 12 gave 0.906 there, 11 0.918 on the letters.
+EM_PIXELS = 13
 LOOSE_BOX_EMS = 1.15  # PDFium's loose box of a character (ascent to descent), in ems
 MIN_OCR_DPI = 72
 MAX_OCR_PIXELS = 25_000_000  # a larger page is shrunk for recognition (tesseract's memory)
@@ -74,6 +77,10 @@ MAX_TSV_BYTES = 64 * 1024 * 1024
 MAX_WORDS_PER_PAGE = 50_000
 CHAR_WIDTH = 500  # the glyphless font's one advance (thousandths of the font size)
 TESSDATA_GLOBS = ("/usr/share/tesseract-ocr/*/tessdata", "/usr/share/tessdata")
+# No fixed-pitch (typewriter) test of each row: the LSTM finds the words and their spaces by
+# itself; the test is 1% of a page's instructions (callgrind), and the words (Courier too)
+# came back the same without it.
+TESSERACT_OPTIONS = ("-c", "textord_disable_pitch_test=1")
 
 
 @dataclass
@@ -236,7 +243,8 @@ class Recogniser:
         try:
             listing.write_text("".join(f"{path}\n" for _index, path, _size in chunk.pages))
             done = subprocess.run(  # noqa: S603 - argv list, no shell; languages validated
-                [self.tesseract, str(listing), str(base), "-l", self.languages, "tsv"],
+                [self.tesseract, str(listing), str(base), "-l", self.languages,
+                 *TESSERACT_OPTIONS, "tsv"],
                 capture_output=True, timeout=SECONDS_PER_PAGE * len(chunk.pages),
                 stdin=subprocess.DEVNULL, check=False,
                 env={**os.environ, "OMP_THREAD_LIMIT": "1"})
