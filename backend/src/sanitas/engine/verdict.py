@@ -295,13 +295,17 @@ def worst(verdicts: Iterable[Verdict]) -> Verdict:
     return next((v for v in SEVERITY if v in found), Verdict.CLEAN)
 
 
+_VERDICT_WORDS = frozenset(v.value for v in Verdict)  # made once: reports read it per row
+
+
 def of_report(report: object) -> Outcome | None:
     """The outcome stored in a file's report (`Result.file_report`), or derived from its
     findings for reports stored before verdicts existed; None for a report that is not one."""
     if not isinstance(report, Mapping):
         return None
     stored = report.get("verdict")
-    if stored in set(Verdict) and isinstance(report.get("verdictSummary"), str):
+    if (isinstance(stored, str) and stored in _VERDICT_WORDS
+            and isinstance(report.get("verdictSummary"), str)):
         return Outcome(Verdict(stored), Counts.from_json(report.get("verdictCounts")),
                        str(report["verdictSummary"]))
     findings = report.get("findings")
