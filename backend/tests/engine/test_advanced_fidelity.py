@@ -237,6 +237,7 @@ def test_contour_hairlines_are_not_moved_at_low_zoom(out_dir, tmp_path):
     assert min_page_ssim(source, output) >= MIN_SSIM
     assert output.stat().st_size <= 0.3 * _jpeg_bytes(source)[0]
     assert "more DPI" not in detail  # more pixels would not help hairlines (see raster.py)
+    assert "hairlines" not in detail  # curves are not taken for straight lines
 
 
 def test_a_picture_on_libreoffice_a4_is_not_a_pixel_off(out_dir, tmp_path):
@@ -340,4 +341,77 @@ def test_pages_of_too_many_lines_stay_pictures(monkeypatch):
     found = raster.hairlines(picture)
     assert found is not None and found[2] == 477
     monkeypatch.setattr(raster, "MAX_HAIRLINES", 400)
+    assert raster.hairlines(picture) is None
+
+
+def hatched_section(cross: bool = True, width: float = 0.2, gap: float = 1.6) -> pikepdf.Pdf:
+    """A section drawing: boxes hatched with `width` lines `gap` apart (across them) at 45,
+    -45 and 30 degrees, clipped to each box and framed with 0.5 pt, one box cross-hatched
+    (45 and -45) when `cross`, and a caption."""
+    pdf = pikepdf.new()
+    page = pdf.add_blank_page(page_size=(612, 792))
+    page.Resources = Dictionary(Font=Dictionary(F1=pdf.make_indirect(Dictionary(
+        Type=Name.Font, Subtype=Name.Type1, BaseFont=Name.Helvetica,
+        Encoding=Name.WinAnsiEncoding))))
+    boxes = [(60, 480, 220, 220, 45), (330, 480, 220, 220, -45), (60, 120, 490, 300, 30)]
+    if cross:
+        boxes.append((330, 480, 220, 220, 45))
+    ops = []
+    for x, y, w, h, angle in boxes:
+        ops.append(f"q {x} {y} {w} {h} re W n {width} w 0 G")
+        dx, dy = float(np.cos(np.radians(angle))), float(np.sin(np.radians(angle)))
+        cx, cy, r = x + w / 2, y + h / 2, float(np.hypot(w, h)) / 2
+        for k in np.arange(-r, r, gap):
+            px, py = cx - dy * k, cy + dx * k
+            ops.append(f"{px - dx * r:.3f} {py - dy * r:.3f} m "
+                       f"{px + dx * r:.3f} {py + dy * r:.3f} l S")
+        ops.append(f"Q q 0.5 w 0 G {x} {y} {w} {h} re S Q")
+    ops.append("BT /F1 9 Tf 60 740 Td (Section A-A: hatched areas, 0.2 pt lines) Tj ET")
+    page.Contents = pdf.make_stream("\n".join(ops).encode())
+    return pdf
+
+
+def test_diagonal_hatching_is_drawn_as_lines(out_dir, tmp_path):
+    """0.2 pt hatching 1.6 pt apart at 45, -45 and 30 degrees: at 72 DPI the original is a
+    moire of one-pixel lines, which any picture of them reduces to grey (0.848 cross-hatched
+    and 0.872 not, as the palette they got). Drawn as lines along their own directions: at
+    least 0.92, in fewer bytes."""
+    combined = pikepdf.new()
+    for cross in (True, False):
+        combined.pages.extend(hatched_section(cross=cross).pages)
+    source = save_pdf(combined, tmp_path / "hatched.pdf")
+    output, detail = _advanced(source, out_dir)
+    assert min_page_ssim(source, output) >= MIN_SSIM
+    assert "2 page(s) with their hairlines drawn as lines" in detail
+    assert output.stat().st_size <= 100_000
+    with pikepdf.open(output) as rebuilt:
+        drawn = rebuilt.pages[1].Contents.read_bytes()
+    slopes = [round(float(np.degrees(np.arctan2(float(y1) - float(y0),
+                                                 float(x1) - float(x0)))))
+              for x0, y0, x1, y1 in re.findall(
+                  rb"([\d.]+) ([\d.]+) m ([\d.]+) ([\d.]+) l", drawn)]
+    for angle in (45, -45, 30):  # y up, as drawn
+        assert sum(abs(slope - angle) <= 1 for slope in slopes) >= 100, angle
+
+
+def _rendered(pdf: pikepdf.Pdf, dpi: int = 150) -> Image.Image:
+    buffer = io.BytesIO()
+    pdf.save(buffer)
+    document = pdfium.PdfDocument(buffer.getvalue())
+    try:
+        page = document[0]
+        picture = page.render(scale=dpi / 72).to_pil().convert("RGB")
+        page.close()
+        return picture
+    finally:
+        document.close()
+
+
+def test_pages_of_too_many_diagonal_lines_stay_pictures(monkeypatch):
+    """Following a slanted line costs about 1.5 ms: a page of more than MAX_DIAGONALS keeps
+    them all as pixels (none drawn, none painted out), not some of them."""
+    picture = _rendered(hatched_section(cross=False))
+    found = raster.hairlines(picture)
+    assert found is not None and found[2] >= 600
+    monkeypatch.setattr(raster, "MAX_DIAGONALS", 300)
     assert raster.hairlines(picture) is None
