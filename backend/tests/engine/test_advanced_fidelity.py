@@ -415,3 +415,35 @@ def test_pages_of_too_many_diagonal_lines_stay_pictures(monkeypatch):
     assert found is not None and found[2] >= 600
     monkeypatch.setattr(raster, "MAX_DIAGONALS", 300)
     assert raster.hairlines(picture) is None
+
+
+def test_a_page_hatched_all_over_is_not_taken_for_a_photograph(out_dir, tmp_path):
+    """0.2 pt hatching 1.6 pt apart over a whole page: its anti-aliasing is as smooth as a
+    photograph's, so the page was JPEG (0.798 at 72 DPI, 1.2 MB). A JPEG page of few colours
+    is looked at for lines too: drawn as lines, the rest symbol-coded, at least 0.92 in a
+    few KB. A greyscale photograph (as few colours) stays JPEG, no line drawn."""
+    pdf = pikepdf.new()
+    page = pdf.add_blank_page(page_size=(612, 792))
+    ops = ["q 36 36 540 720 re W n 0.2 w 0 G"]
+    for k in np.arange(-450, 450, 1.6):
+        x, y = 306 - k * 0.7071, 396 + k * 0.7071
+        ops.append(f"{x - 450 * 0.7071:.3f} {y - 450 * 0.7071:.3f} m "
+                   f"{x + 450 * 0.7071:.3f} {y + 450 * 0.7071:.3f} l S")
+    ops.append("Q")
+    page.Contents = pdf.make_stream("\n".join(ops).encode())
+    rng = np.random.default_rng(2)
+    y, x = np.mgrid[0:600, 0:800]
+    grey = np.clip((x * 0.3 + y * 0.2) % 256 + rng.normal(0, 10, size=x.shape), 0, 255)
+    photo = pdf.add_blank_page(page_size=(612, 459))
+    photo.Resources = Dictionary(XObject=Dictionary(Im1=pikepdf.Stream(
+        pdf, zlib.compress(grey.astype(np.uint8).tobytes()), Type=Name.XObject,
+        Subtype=Name.Image, Width=800, Height=600, ColorSpace=Name.DeviceGray,
+        BitsPerComponent=8, Filter=Name.FlateDecode)))
+    photo.Contents = pdf.make_stream(b"q 612 0 0 459 0 0 cm /Im1 Do Q")
+    source = save_pdf(pdf, tmp_path / "hatched-page.pdf")
+    output, detail = _advanced(source, out_dir)
+    assert min_page_ssim(source, output) >= MIN_SSIM
+    assert _encodings(output) == ["symbols", ("/DCTDecode", 8)]
+    assert "1 page(s) with their hairlines drawn as lines" in detail
+    # the photograph as JPEG, and a few KB for the hatched page
+    assert output.stat().st_size <= 1.1 * _jpeg_bytes(source)[1] + 30_000  # was 1.4 MB
