@@ -582,6 +582,7 @@ DIAGONAL_BATCH = 64  # lines followed at once (neighbours: their columns are abo
 DIAGONAL_GAP = 4  # columns a line may miss (a crossing line, a line erased across it)
 MAX_DIAGONAL_DEVIATION = 0.5  # pixels from the fitted line, at most: curves are left alone
 DIAGONAL_INLIERS = 0.97  # of a line's columns within MAX_DIAGONAL_DEVIATION, at least
+_GREY_WEIGHTS = np.array([299, 587, 114], dtype=np.int32)  # ITU-R 601, as Pillow's "L", x 1000
 DIAGONAL_PAPER = 192  # lighter, 1.45-2.1 px from a line: paper (its anti-aliasing is lighter)
 
 
@@ -798,7 +799,7 @@ def _follow(picture: np.ndarray, marks: np.ndarray, middles: np.ndarray,
             continue
         fitted = _fit(group, middles[group])
         # distances across the line; a crossing or the end at a frame pulls a few columns
-        close = (np.abs(np.polyval(fitted, group) - middles[group]) * cosine
+        close = (np.abs(fitted[0] * group + fitted[1] - middles[group]) * cosine
                  <= MAX_DIAGONAL_DEVIATION)
         if close.mean() < DIAGONAL_INLIERS:
             continue
@@ -807,24 +808,24 @@ def _follow(picture: np.ndarray, marks: np.ndarray, middles: np.ndarray,
         width = max(1.0, total / 255)
         if width > MAX_HAIRLINE_WIDTH:
             continue
+        slope_fit, intercept = fitted
         columns = np.arange(first, last + 1)
-        centre = np.polyval(fitted, columns)
+        centre = slope_fit * columns + intercept
         rows = np.rint(centre).astype(np.int64)[:, None] + ks
         distance = np.abs(rows - centre[:, None]) * cosine
-        inside = (rows >= 0) & (rows < picture.shape[0])
-        at = np.broadcast_to(columns[:, None], rows.shape)
-        band = inside & (distance <= 1.45) & marks[columns][:, None]
-        channels = (255.0 - picture[rows[band], at[band]].astype(np.float64)).sum(axis=0) \
-            * cosine / len(group)
+        near = (rows >= 0) & (rows < picture.shape[0]) & (distance <= 2.1)
+        at = np.broadcast_to(columns[:, None], rows.shape)[near]
+        rows_near, distance = rows[near], distance[near]
+        pixels = picture[rows_near, at].astype(np.int32)
+        band = (distance <= 1.45) & marks[at]
+        channels = (255 - pixels[band]).sum(axis=0) * cosine / len(group)
         colour = tuple(round(255 - min(255.0, float(v) / width)) for v in channels[:3])
         # the line, and the light anti-aliasing beside it (a threshold would make it ink)
-        near = inside & (distance <= 2.1)
-        pixels = picture[rows[near], at[near]].astype(np.int32)
-        light = pixels @ np.array([299, 587, 114]) >= DIAGONAL_PAPER * 1000
-        erase = (distance[near] <= 1.2) | light
-        picture[rows[near][erase], at[near][erase]] = 255
-        y0 = float(np.polyval(fitted, first - 0.5)) + 0.5
-        y1 = float(np.polyval(fitted, last + 0.5)) + 0.5
+        light = pixels @ _GREY_WEIGHTS >= DIAGONAL_PAPER * 1000
+        erase = (distance <= 1.2) | light
+        picture[rows_near[erase], at[erase]] = 255
+        y0 = slope_fit * (first - 0.5) + intercept + 0.5
+        y1 = slope_fit * (last + 0.5) + intercept + 0.5
         found.append((cast("tuple[int, int, int]", colour), width, float(first), y0,
                       float(last + 1), y1))
     return found
