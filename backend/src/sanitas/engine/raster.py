@@ -70,11 +70,13 @@ rebuilt page matters as much as its pixels:
   gradients and, where one stands out, the dark pixels projected across every direction;
   along each, the lines where that projection peaks, followed column by column (dark within
   0.75 px of the line, paper 1.45-2.1 px from it, gaps of 4 columns at crossings), kept when
-  48 px long, thin, and within 0.5 px of straight (curves are not: contours still 0.951, no
-  line drawn). 0.2 pt hatching 1.6 pt apart at 45, -45 and 30 degrees in framed boxes:
-  0.872 -> 0.993 (37 -> 19 KB), cross-hatched 0.848 -> 0.945 (49 -> 40 KB); about 1.5 ms a
-  line (0.13 -> 1.1-1.3 s for its 656), and MAX_DIAGONALS (1500) on a page leaves them all
-  as pixels. A page without slanted lines pays 5-15 ms (the edges' histogram). A page
+  48 px long, thin, and straight (97% of its columns within 0.5 px of the fitted line:
+  curves are not; the contour map still 0.951, no line drawn). 0.2 pt hatching 1.6 pt
+  apart at 45, -45 and 30 degrees in framed boxes: 0.872 -> 0.993 (37 -> 19 KB),
+  cross-hatched 0.848 -> 0.945 (49 -> 40 KB); about 1.2-1.5 ms a line (CPU a page, A/B
+  interleaved: 0.09-0.13 -> 0.9-1.1 s for the 656 of the first), and more than
+  MAX_DIAGONALS (1500) on a page leaves them all as pixels. A page without slanted lines
+  pays for the edges' histogram: 2-7 ms a palette page, 8-22 the contour map. A page
   hatched all over passes for a photograph (its anti-aliasing is smooth): JPEG pages of few
   colours (MAX_FLAT_COLOURS in the sample) are looked at too, and it went from JPEG, 0.798
   and 1177 KB, to 0.993 and 7 KB; a grey photograph pays 3-6 ms for it, a colour one nothing.
