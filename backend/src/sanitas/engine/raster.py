@@ -75,11 +75,15 @@ rebuilt page matters as much as its pixels:
   apart at 45, -45 and 30 degrees in framed boxes: 0.872 -> 0.993 (37 -> 19 KB),
   cross-hatched 0.848 -> 0.945 (49 -> 40 KB); about 1.2-1.5 ms a line (CPU a page, A/B
   interleaved: 0.09-0.13 -> 0.9-1.1 s for the 656 of the first), and more than
-  MAX_DIAGONALS (1500) on a page leaves them all as pixels. A page without slanted lines
-  pays for the edges' histogram: 2-7 ms a palette page, 8-22 the contour map. A page
-  hatched all over passes for a photograph (its anti-aliasing is smooth): JPEG pages of few
-  colours (MAX_FLAT_COLOURS in the sample) are looked at too, and it went from JPEG, 0.798
-  and 1177 KB, to 0.993 and 7 KB; a grey photograph pays 3-6 ms for it, a colour one nothing.
+  MAX_DIAGONALS (1500) on a page leaves them all as pixels (a 7200 x 800 pt poster of 2400
+  lines spends 4.4 s finding that out, and about 280 MB more than before at its peak: 25
+  million pixels, each array of them in int32 and a band of rows at a time where it can
+  be; more than two peaks along a direction for each line left to find give up at once).
+  A page without slanted lines pays for the edges' histogram: 2-7 ms a palette page, 8-22
+  the contour map. A page hatched all over passes for a photograph (its anti-aliasing is
+  smooth): JPEG pages of few colours (MAX_FLAT_COLOURS in the sample) are looked at too, and
+  it went from JPEG, 0.798 and 1177 KB, to 0.993 and 7 KB; a grey photograph pays 3-6 ms
+  for it, a colour one nothing.
 - Text. Thresholded text at 150 DPI scores 0.93-0.95 on most pages but 0.915-0.919 on a
   LibreOffice article with embedded fonts (11 pt Liberation Serif), lossless pictures of it
   0.93-0.94 at 3-5x the bytes. A glyph-only symbol-coded page is compared with PDFium's own
@@ -581,6 +585,8 @@ DIAGONAL_PEAK = 25.0  # a gradient direction this many times the median's: lines
 DIAGONAL_SHARPNESS = 2.5  # a direction's projection: this many times the median's sharpness
 DIAGONAL_PIXELS = 30_000  # edge pixels measured for the directions, at most (a random choice)
 DIAGONAL_BATCH = 64  # lines followed at once (neighbours: their columns are about the same)
+DIAGONAL_PEAKS = 2  # peaks along a direction over this many times the lines left: too many
+DIAGONAL_CELLS = 100_000  # lines x columns followed at once, at most (~6 MB an array)
 DIAGONAL_GAP = 4  # columns a line may miss (a crossing line, a line erased across it)
 MAX_DIAGONAL_DEVIATION = 0.5  # pixels from the fitted line, at most: curves are left alone
 DIAGONAL_INLIERS = 0.97  # of a line's columns within MAX_DIAGONAL_DEVIATION, at least
@@ -617,6 +623,8 @@ def _diagonals(cleaned: np.ndarray, budget: int, grey: np.ndarray | None) -> lis
             slope = -slope
         picture = work.transpose(1, 0, 2) if steep else work
         found = _along(picture, slope, budget + 1 - len(strokes), refine=True)
+        if found is None:
+            return []
         if steep:
             found = [(colour, width, y0, x0, y1, x1)
                      for colour, width, x0, y0, x1, y1 in found]
@@ -644,14 +652,14 @@ def _directions(grey: np.ndarray) -> list[float]:
     # every other row: half the work, and lines at any angle keep pixels in them
     edge = dark[1:-1:2, 1:-1] & (~dark[:-2:2, 1:-1] | ~dark[2::2, 1:-1]
                                  | ~dark[1:-1:2, :-2] | ~dark[1:-1:2, 2:])
-    ys, xs = np.nonzero(edge)
+    ys, xs = _nonzero(edge)
     if len(ys) < HAIRLINE_RUN * MIN_HAIRLINES // 2:
         return []
+    edges = 2 * len(ys)  # about, in every row
     step = -(-len(ys) // DIAGONAL_PIXELS)
     ys, xs = 2 * ys[::step] + 1, xs[::step] + 1
-    g = grey.astype(np.int16)
-    gx = (g[ys, xs + 1] - g[ys, xs - 1]).astype(np.float32)
-    gy = (g[ys + 1, xs] - g[ys - 1, xs]).astype(np.float32)
+    gx = grey[ys, xs + 1].astype(np.float32) - grey[ys, xs - 1]
+    gy = grey[ys + 1, xs].astype(np.float32) - grey[ys - 1, xs]
     # a line's direction is across its gradient
     degrees = (np.degrees(np.arctan2(gy, gx)) + 90) % 180  # 0..180, 0 = across
     counts = np.bincount(np.rint(degrees).astype(np.int64) % 180, weights=np.hypot(gx, gy),
@@ -661,13 +669,21 @@ def _directions(grey: np.ndarray) -> list[float]:
     slanted = np.minimum(slanted, 90 - slanted) >= DIAGONAL_MIN_ANGLE
     if not (smooth[slanted] >= float(np.median(smooth)) * DIAGONAL_PEAK + 1e-6).any():
         return []
-    edge = dark[1:-1, 1:-1] & (~dark[:-2, 1:-1] | ~dark[2:, 1:-1]
-                                | ~dark[1:-1, :-2] | ~dark[1:-1, 2:])
-    ys, xs = np.nonzero(edge)  # all of them: a stride would alias with hatching
-    if len(ys) > DIAGONAL_PIXELS:
-        pick = np.random.default_rng(0).choice(len(ys), DIAGONAL_PIXELS, replace=False)
-        ys, xs = ys[pick], xs[pick]
-    fy, fx = ys.astype(np.float32), xs.astype(np.float32)
+    # Every row's edges now (a stride would alias with hatching), about DIAGONAL_PIXELS of
+    # them chosen at random (the same for the same page), a band of rows at a time.
+    keep = min(1.0, DIAGONAL_PIXELS / edges)
+    rng = np.random.default_rng(0)
+    rows_kept, columns_kept = [], []
+    for top in range(1, grey.shape[0] - 1, 256):
+        end = min(top + 256, grey.shape[0] - 1)
+        band = dark[top:end, 1:-1] & (~dark[top - 1:end - 1, 1:-1] | ~dark[top + 1:end + 1, 1:-1]
+                                      | ~dark[top:end, :-2] | ~dark[top:end, 2:])
+        rows, columns = np.nonzero(band)
+        chosen = rng.random(len(rows)) < keep
+        rows_kept.append(rows[chosen] + top)
+        columns_kept.append(columns[chosen] + 1)
+    fy = np.concatenate(rows_kept).astype(np.float32)
+    fx = np.concatenate(columns_kept).astype(np.float32)
     sharpness = np.zeros(180)
     for degree in range(180):
         if not slanted[degree]:
@@ -693,7 +709,16 @@ def _directions(grey: np.ndarray) -> list[float]:
     return [float(d if d < 90 else d - 180) for d in peaks[:MAX_DIAGONAL_ANGLES]]
 
 
-def _along(picture: np.ndarray, slope: float, budget: int, refine: bool) -> list[Stroke]:
+def _nonzero(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.nonzero of a 2-D mask as int32 arrays, a band of rows at a time (int64 arrays of a
+    whole page of hatching took hundreds of MB)."""
+    found = [(np.nonzero(mask[top:top + 256]), top) for top in range(0, mask.shape[0], 256)]
+    return (np.concatenate([(rows + top).astype(np.int32) for (rows, _), top in found]),
+            np.concatenate([columns.astype(np.int32) for (_, columns), _ in found]))
+
+
+def _along(picture: np.ndarray, slope: float, budget: int,
+           refine: bool) -> list[Stroke] | None:
     """The hairlines y = c + slope * x (|slope| <= 1, pixel centres, y down) of `picture`
     (RGB), painted out of it. The slope is refined first (the sharpest projection of the
     dark pixels within 1.5 degrees, 0.1 apart); each peak of the darkness projected along it
@@ -701,11 +726,11 @@ def _along(picture: np.ndarray, slope: float, budget: int, refine: bool) -> list
     is dark and those 1.45-2.1 px from it are paper, a line runs on over DIAGONAL_GAP columns
     off it, and is kept when HAIRLINE_RUN px long or more, under MAX_HAIRLINE_WIDTH of
     summed darkness across, and within MAX_DIAGONAL_DEVIATION of the straight line fitted
-    through its columns' centres."""
+    through its columns' centres. None when the peaks are more than DIAGONAL_PEAKS times
+    `budget` (there are too many lines)."""
     grey = _grey(np.ascontiguousarray(picture))
     height, width = grey.shape
-    darkness = 255 - grey.astype(np.int16)
-    ys, xs = np.nonzero(grey < HAIRLINE_DARK)
+    ys, xs = _nonzero(grey < HAIRLINE_DARK)
     if len(ys) < HAIRLINE_RUN:
         return []
     step = -(-len(ys) // DIAGONAL_PIXELS)
@@ -721,29 +746,41 @@ def _along(picture: np.ndarray, slope: float, budget: int, refine: bool) -> list
             best, sharpest = s, sharpness
     slope = best
     cosine = 1 / float(np.hypot(1.0, slope))
-    offset = np.rint(ys - slope * xs).astype(np.int64)
+    offset = np.rint(ys - np.float32(slope) * xs).astype(np.int32)
     low = int(offset.min())
-    profile = np.bincount(offset - low, weights=darkness[ys, xs])
+    offset -= low
+    profile = np.bincount(offset, weights=255 - grey[ys, xs].astype(np.float32))
     padded = np.concatenate([[0.0, 0.0], profile, [0.0, 0.0]])
     middle = padded[2:-2]
     around = padded[1:-3] + middle + padded[3:-1]
     peaks = np.flatnonzero((middle >= padded[1:-3]) & (middle > padded[3:-1])
                            & (around >= 0.25 * 255 * HAIRLINE_RUN * cosine))
+    if len(peaks) > DIAGONAL_PEAKS * budget:
+        return None  # surely more lines than the budget: not worth following
     need = int(HAIRLINE_RUN * cosine)
     # each peak's columns: from the first to the last of its dark pixels
     order = np.argsort(offset, kind="stable")
-    ranked, ranked_x = offset[order] - low, xs[order]
+    ranked, ranked_x = offset[order], xs[order]
+    del order, offset, ys, xs
     starts = np.searchsorted(ranked, peaks, side="left")
     ends = np.searchsorted(ranked, peaks, side="right")
     ks = np.arange(-3, 4)
     strokes: list[Stroke] = []
-    for first in range(0, len(peaks), DIAGONAL_BATCH):
-        chosen = peaks[first:first + DIAGONAL_BATCH]
-        spans = [(int(ranked_x[a:b].min()), int(ranked_x[a:b].max()))
-                 for a, b in zip(starts[first:first + DIAGONAL_BATCH].tolist(),
-                                 ends[first:first + DIAGONAL_BATCH].tolist(), strict=True)]
-        left = max(0, min(a for a, _ in spans) - 2)
-        columns = np.arange(left, min(width, max(b for _, b in spans) + 3))
+    spans = [(int(ranked_x[a:b].min()), int(ranked_x[a:b].max()))
+             for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+    first = 0
+    while first < len(peaks):
+        # neighbouring lines together, as many as DIAGONAL_CELLS lines x columns hold
+        (lo, hi), count = spans[first], 1
+        while first + count < len(peaks) and count < DIAGONAL_BATCH:
+            a, b = spans[first + count]
+            if (count + 1) * (max(hi, b) - min(lo, a) + 5) > DIAGONAL_CELLS:
+                break
+            lo, hi, count = min(lo, a), max(hi, b), count + 1
+        chosen = peaks[first:first + count]
+        first += count
+        left = max(0, lo - 2)
+        columns = np.arange(left, min(width, hi + 3))
         # the peak's middle, to a fraction of a row: its bin and the two beside it, weighed
         c = (low + chosen + (padded[chosen + 3] - padded[chosen + 1])
              / np.maximum(around[chosen], 1e-6))
@@ -752,7 +789,8 @@ def _along(picture: np.ndarray, slope: float, budget: int, refine: bool) -> list
         rows = nearest[:, :, None] + ks  # lines x columns x 7
         inside = (rows >= 0) & (rows < height)
         clipped = np.clip(rows, 0, height - 1)
-        values = np.where(inside, darkness[clipped, columns[None, :, None]], 0)
+        values = np.where(inside, 255 - grey[clipped, columns[None, :, None]].astype(np.int16),
+                          0)
         distance = np.abs(rows - centre[:, :, None]) * cosine
         core = ((distance <= 0.75) & (values >= 256 - HAIRLINE_DARK)).any(axis=2)
         beside = ((distance >= 1.45) & (distance <= 2.1) & (values > 255 - DIAGONAL_PAPER)
