@@ -79,11 +79,12 @@ rebuilt page matters as much as its pixels:
   lines spends 4.4 s finding that out, and about 280 MB more than before at its peak: 25
   million pixels, each array of them in int32 and a band of rows at a time where it can
   be; more than two peaks along a direction for each line left to find give up at once).
-  A page without slanted lines pays for the edges' histogram: 2-7 ms a palette page, 8-22
-  the contour map. A page hatched all over passes for a photograph (its anti-aliasing is
-  smooth): JPEG pages of few colours (MAX_FLAT_COLOURS in the sample) are looked at too, and
-  it went from JPEG, 0.798 and 1177 KB, to 0.993 and 7 KB; a grey photograph pays 3-6 ms
-  for it, a colour one nothing.
+  A page without slanted lines pays for the edges' histogram, on every 4th row: about 4 ms
+  (the table, the contour map, a palette page; cProfile and an interleaved A/B). A page
+  hatched all over passes for a photograph (its anti-aliasing is smooth): JPEG pages of few
+  colours (MAX_FLAT_COLOURS in the sample) are looked at too, and it went from JPEG, 0.798
+  and 1177 KB, to 0.993 and 7 KB; a grey photograph pays 3-6 ms for it, a colour one
+  nothing.
 - Text. Thresholded text at 150 DPI scores 0.93-0.95 on most pages but 0.915-0.919 on a
   LibreOffice article with embedded fonts (11 pt Liberation Serif), lossless pictures of it
   0.93-0.94 at 3-5x the bytes. A glyph-only symbol-coded page is compared with PDFium's own
@@ -515,10 +516,12 @@ def hairlines(picture: Image.Image) -> tuple[Image.Image, list[Stroke], int] | N
     strokes = [stroke for line in across
                if (stroke := _erase(cleaned, grey, rgb, line)) is not None]
     runs = len(across)
+    seen = grey  # the page's grey levels without the lines across (the histogram's)
     if across or _thin_runs(dark.T, probe=True):
         # Down, once the lines across are gone: where a border crosses another, the one
         # across had left the pixels beside the one down dark.
         grey_t = np.asarray(Image.fromarray(cleaned).convert("L")).T
+        seen = grey_t.T
         cleaned_t = cleaned.transpose(1, 0, 2)  # a view: erasing in it erases in `cleaned`
         down = _thin_runs(grey_t < HAIRLINE_DARK)
         runs += len(down)
@@ -530,8 +533,7 @@ def hairlines(picture: Image.Image) -> tuple[Image.Image, list[Stroke], int] | N
                 colour, width, x0, y, x1, _ = found
                 strokes.append((colour, width, y, x0, y, x1))
     # Then at any other angle (hatching, slanted rules), in what is left.
-    strokes += _diagonals(cleaned, min(MAX_DIAGONALS, MAX_HAIRLINES - runs),
-                          None if strokes else grey)
+    strokes += _diagonals(cleaned, min(MAX_DIAGONALS, MAX_HAIRLINES - runs), seen)
     if len(strokes) < MIN_HAIRLINES:
         return None
     return Image.fromarray(cleaned), strokes, len(strokes)
@@ -601,7 +603,8 @@ def _diagonals(cleaned: np.ndarray, budget: int, grey: np.ndarray | None) -> lis
     direction (`_directions`: hatching, slanted rules and frames make them; text and curves
     spread over all directions), the strongest first, the lines along it found and painted
     out (`_along`), then the directions of what is left, at most MAX_DIAGONAL_ANGLES.
-    `grey`: `cleaned`'s grey levels, if known."""
+    `grey`: `cleaned`'s grey levels, or those of a page with more lines across or down
+    (which the directions leave out), if known."""
     strokes: list[Stroke] = []
     tried: list[float] = []
     work = cleaned
@@ -648,18 +651,21 @@ def _directions(grey: np.ndarray) -> list[float]:
     the median. (Dense hatching aliases the gradient, 0.2 pt lines 1.6 pt apart at 30
     degrees read as 57.) Only then every direction, 1 degree apart: the dark pixels
     (DIAGONAL_PIXELS of them) projected across it, the sharpest projections' local maxima."""
-    dark = grey < HAIRLINE_DARK
-    # every other row: half the work, and lines at any angle keep pixels in them
-    edge = dark[1:-1:2, 1:-1] & (~dark[:-2:2, 1:-1] | ~dark[2::2, 1:-1]
-                                 | ~dark[1:-1:2, :-2] | ~dark[1:-1:2, 2:])
+    # every 4th row (and the rows above and below it): a quarter of the work, and lines at
+    # any angle keep pixels in them
+    middle = np.arange(1, grey.shape[0] - 1, 4)
+    above, level, below = grey[middle - 1], grey[middle], grey[middle + 1]
+    dark = level < HAIRLINE_DARK
+    edge = dark[:, 1:-1] & ((above[:, 1:-1] >= HAIRLINE_DARK) | (below[:, 1:-1] >= HAIRLINE_DARK)
+                            | ~dark[:, :-2] | ~dark[:, 2:])
     ys, xs = _nonzero(edge)
-    if len(ys) < HAIRLINE_RUN * MIN_HAIRLINES // 2:
+    if len(ys) < HAIRLINE_RUN * MIN_HAIRLINES // 4:
         return []
-    edges = 2 * len(ys)  # about, in every row
+    edges = 4 * len(ys)  # about, in every row
     step = -(-len(ys) // DIAGONAL_PIXELS)
-    ys, xs = 2 * ys[::step] + 1, xs[::step] + 1
-    gx = grey[ys, xs + 1].astype(np.float32) - grey[ys, xs - 1]
-    gy = grey[ys + 1, xs].astype(np.float32) - grey[ys - 1, xs]
+    ys, xs = ys[::step], xs[::step] + 1
+    gx = level[ys, xs + 1].astype(np.float32) - level[ys, xs - 1]
+    gy = below[ys, xs].astype(np.float32) - above[ys, xs]
     # a line's direction is across its gradient
     degrees = (np.degrees(np.arctan2(gy, gx)) + 90) % 180  # 0..180, 0 = across
     counts = np.bincount(np.rint(degrees).astype(np.int64) % 180, weights=np.hypot(gx, gy),
@@ -674,6 +680,7 @@ def _directions(grey: np.ndarray) -> list[float]:
     keep = min(1.0, DIAGONAL_PIXELS / edges)
     rng = np.random.default_rng(0)
     rows_kept, columns_kept = [], []
+    dark = grey < HAIRLINE_DARK
     for top in range(1, grey.shape[0] - 1, 256):
         end = min(top + 256, grey.shape[0] - 1)
         band = dark[top:end, 1:-1] & (~dark[top - 1:end - 1, 1:-1] | ~dark[top + 1:end + 1, 1:-1]
