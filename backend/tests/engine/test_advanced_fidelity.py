@@ -21,7 +21,7 @@ import pypdfium2 as pdfium
 from pikepdf import Dictionary, Name
 from PIL import Image, ImageChops, ImageFilter
 
-from sanitas.engine import raster, sanitize_file
+from sanitas.engine import hairlines, raster, sanitize_file
 from sanitas.engine.report import Policy
 from tests.engine.corpus import save_pdf
 from tests.engine.fidelity import min_page_ssim, render_pdf, ssim
@@ -338,10 +338,10 @@ def test_pages_of_too_many_lines_stay_pictures(monkeypatch):
         page.close()
     finally:
         document.close()
-    found = raster.hairlines(picture)
+    found = hairlines.hairlines(picture)
     assert found is not None and found[2] == 477
-    monkeypatch.setattr(raster, "MAX_HAIRLINES", 400)
-    assert raster.hairlines(picture) is None
+    monkeypatch.setattr(hairlines, "MAX_HAIRLINES", 400)
+    assert hairlines.hairlines(picture) is None
 
 
 def hatched_section(cross: bool = True, width: float = 0.2, gap: float = 1.6,
@@ -432,10 +432,10 @@ def test_pages_of_too_many_diagonal_lines_stay_pictures(monkeypatch):
     """Following a slanted line costs about 1.5 ms: a page of more than MAX_DIAGONALS keeps
     them all as pixels (none drawn, none painted out), not some of them."""
     picture = _rendered(hatched_section(cross=False))
-    found = raster.hairlines(picture)
+    found = hairlines.hairlines(picture)
     assert found is not None and found[2] >= 600
-    monkeypatch.setattr(raster, "MAX_DIAGONALS", 300)
-    assert raster.hairlines(picture) is None
+    monkeypatch.setattr(hairlines, "MAX_DIAGONALS", 300)
+    assert hairlines.hairlines(picture) is None
 
 
 def test_a_page_hatched_all_over_is_not_taken_for_a_photograph(out_dir, tmp_path):
