@@ -60,11 +60,13 @@ def tmpfs():
 def fill(directory: Path) -> Path:
     """Write a file until its filesystem is full; returns it (delete it to make room)."""
     filler = directory / "filler"
-    with open(filler, "wb") as fh:
+    # Unbuffered: a buffered file keeps the part of a write the disk had no room for and
+    # raises ENOSPC again when it is closed (whether it does depends on how the free space
+    # divides into writes: a larger database template made this fail).
+    with open(filler, "wb", buffering=0) as fh:
         try:
             while True:
                 fh.write(b"\0" * 65536)
-                fh.flush()
         except OSError as exc:
             assert exc.errno == errno.ENOSPC
     return filler
