@@ -174,8 +174,9 @@ def effect_of(kind: str) -> Effect:
     return EFFECTS.get(kind, Effect.THREAT)
 
 
-def _weight(item: Mapping[str, Any]) -> int:
-    """How many findings one listed finding stands for (the recorder's summary lines)."""
+def weight(item: Mapping[str, Any]) -> int:
+    """How many findings one listed finding stands for (the recorder's summary lines): the
+    one reading of them, also for the charts and the compliance reports."""
     detail = item.get("detail")
     if item.get("location") != "whole file" or not isinstance(detail, str):
         return 1
@@ -204,11 +205,11 @@ def count(findings: Iterable[Mapping[str, Any]]) -> Counts:
         if not isinstance(kind, str) or action not in COUNTED_ACTIONS:
             continue
         effect = effect_of(kind)
-        weight = _weight(item)
+        many = weight(item)
         if effect is Effect.THREAT:
-            counts.threats += weight
+            counts.threats += many
         elif effect is Effect.HIDDEN:
-            counts.hidden_data += weight
+            counts.hidden_data += many
         elif effect is Effect.TEXT_LAYER:
             if kind == "ocr":
                 text_added |= action == "converted"
@@ -218,11 +219,11 @@ def count(findings: Iterable[Mapping[str, Any]]) -> Counts:
         elif action == "converted":
             continue  # a file or part cleaned and kept
         elif effect is Effect.FILE:
-            counts.files_dropped += weight
-            if weight == 1 and len(counts.dropped_files) < MAX_NAMES:
+            counts.files_dropped += many
+            if many == 1 and len(counts.dropped_files) < MAX_NAMES:
                 counts.dropped_files.append(_dropped_name(item))
         elif effect is Effect.CONTENT:
-            counts.content_dropped += weight
+            counts.content_dropped += many
     counts.text_layer_dropped = (rebuilt and not text_added) or text_failed
     return counts
 

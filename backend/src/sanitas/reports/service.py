@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from sanitas import plans
 from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
-from sanitas.engine.verdict import Outcome, Verdict
+from sanitas.engine.verdict import Outcome, Verdict, weight
 from sanitas.files.schemas import FilePolicy
 from sanitas.files.service import file_outcome, policy_ref, storage_used
 from sanitas.models import AuditAction, File, FileStatus, Role, User
@@ -179,31 +178,21 @@ def open_download(session: Session, storage: Storage, user: User, report_id: str
 
 # -- what a report lists ------------------------------------------------------------------------
 
-_MORE_OF_KIND = re.compile(r"^and (\d+) more of this kind$")
-_NOT_LISTED = re.compile(r"^(\d+) further findings not listed$")
-
 
 def findings_by_kind(report: dict[str, Any] | None) -> Counter[str]:
     """How many findings of each kind a file's report holds, counting those the engine only
     summarised (a line "and N more of this kind" counts N; the line for what the overall cap
-    left out counts its N under its own kind, `more`)."""
+    left out counts its N under its own kind, `more`), as the verdict's counts do
+    (engine/verdict.weight)."""
     counts: Counter[str] = Counter()
     findings = report.get("findings") if isinstance(report, dict) else None
     for item in findings if isinstance(findings, list) else ():
         if not isinstance(item, dict):
             continue
         kind = item.get("kind")
-        if not isinstance(kind, str):
-            continue
-        detail = item.get("detail")
-        # Only a detail starting "and " or a digit can be a summary line (most are neither).
-        match = (_MORE_OF_KIND.match(detail) or _NOT_LISTED.match(detail)) \
-            if isinstance(detail, str) and detail[:1] in _SUMMARY_STARTS else None
-        counts[kind] += int(match.group(1)) if match else 1
+        if isinstance(kind, str):
+            counts[kind] += weight(item)
     return counts
-
-
-_SUMMARY_STARTS = frozenset("a0123456789")
 
 
 @dataclass(slots=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import statistics
 from collections import Counter, defaultdict
 from datetime import date, datetime, timedelta
@@ -36,7 +35,7 @@ from sanitas.config import Settings
 from sanitas.db import utcnow
 from sanitas.engine import formats
 from sanitas.engine.report import RejectionCode
-from sanitas.engine.verdict import Verdict
+from sanitas.engine.verdict import Verdict, weight
 from sanitas.files import service as files
 from sanitas.models import EVERYONE, AuditAction, File, FileRollup, FileStatus, Role, User
 from sanitas.usage.schemas import (
@@ -205,10 +204,6 @@ TOP_TYPES = 10
 MAX_REPORTS = 5_000
 MAX_DURATIONS = 100_000
 UNKNOWN = "unknown"
-# The summary lines the engine's report adds past its per-kind and total caps
-# (engine/report.py, Context.closed_findings): they stand for `n` findings.
-_MORE_OF_KIND = re.compile(r"and (\d+) more of this kind")
-_MORE_FINDINGS = re.compile(r"(\d+) further findings not listed")
 _REJECTION_CODES = frozenset(RejectionCode)
 
 
@@ -265,11 +260,7 @@ def _threat_count(finding: dict[str, Any]) -> tuple[str, int] | None:
     kind, action = finding.get("kind"), finding.get("action")
     if not isinstance(kind, str) or action not in THREAT_ACTIONS:
         return None
-    detail = finding.get("detail") if isinstance(finding.get("detail"), str) else ""
-    pattern = _MORE_FINDINGS if kind == "more" else _MORE_OF_KIND
-    summary = pattern.fullmatch(detail or "") if finding.get("location") == "whole file" \
-        else None
-    return kind[:100], int(summary.group(1)) if summary else 1
+    return kind[:100], weight(finding)
 
 
 def charts(session: Session, user: User, timeframe: Timeframe,
