@@ -390,6 +390,19 @@ def _holds_files(url: str) -> bool:
         engine.dispose()
 
 
+def load_unless_reused(url: str, reuse: str | None, database: str, load: Callable[[], None],
+                       what: str) -> None:
+    """Load the rows with `load`, unless `reuse` names a database that already holds files
+    (then it is only analysed)."""
+    if reuse and _holds_files(url):
+        analyze(url)
+        print(f"{database}: reusing the loaded database {reuse}")
+        return
+    started = time.perf_counter()
+    load()
+    print(f"{database}: loaded {what} in {time.perf_counter() - started:.0f} s")
+
+
 def run_postgresql(admin_url: str, rows: int, compare: bool,
                    reuse: str | None = None) -> dict[str, dict[str, float]]:
     name = reuse or f"sanitas_bench_scale_{os.getpid()}"
@@ -402,14 +415,8 @@ def run_postgresql(admin_url: str, rows: int, compare: bool,
     try:
         cfg = alembic_config(url)
         command.upgrade(cfg, BEFORE_INDEXES if compare else "head")
-        if reuse and _holds_files(url):
-            analyze(url)
-            print(f"PostgreSQL: reusing the loaded database {name}")
-        else:
-            started = time.perf_counter()
-            load_postgresql(url, rows)
-            print(f"PostgreSQL: loaded {rows:,} files, their jobs and {AUDIT_ROWS:,} audit "
-                  f"rows in {time.perf_counter() - started:.0f} s")
+        load_unless_reused(url, reuse, "PostgreSQL", lambda: load_postgresql(url, rows),
+                           f"{rows:,} files, their jobs and {AUDIT_ROWS:,} audit rows")
         columns = {}
         with tempfile.TemporaryDirectory() as tmp:
             if compare:
@@ -436,14 +443,8 @@ def run_sqlite(rows: int, reuse: str | None = None) -> dict[str, dict[str, float
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(reuse).resolve() if reuse else Path(tmp) / 'bench.db'}"
         command.upgrade(alembic_config(url), "head")
-        if reuse and _holds_files(url):
-            analyze(url)
-            print(f"SQLite: reusing the loaded database {reuse}")
-        else:
-            started = time.perf_counter()
-            load_sqlite(url, rows)
-            print(f"SQLite: loaded {rows:,} files and their jobs in "
-                  f"{time.perf_counter() - started:.0f} s")
+        load_unless_reused(url, reuse, "SQLite", lambda: load_sqlite(url, rows),
+                           f"{rows:,} files and their jobs")
         columns = {"head": time_calls(url, Path(tmp))}
         print_table(f"SQLite, {rows:,} files, service calls", columns)
         columns["HTTP"], peak = http_calls(url, Path(tmp) / "serve")
