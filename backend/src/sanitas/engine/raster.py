@@ -400,6 +400,9 @@ def _rebuild_page(page: pdfium.PdfPage, out: pikepdf.Pdf, symbols: SymbolPages,
         if _glyphs_only(first):
             return first
         symbols.rollback(mark)
+        # Not such text at SHARPER_DPI: the check below could only build that again and
+        # drop it, so the page is as `scale` builds it.
+        return _build(page, out, symbols, points, scale)
     built = _build(page, out, symbols, points, scale)
     if not _glyphs_only(built) or sharper <= scale * 1.05:
         return built
