@@ -6,7 +6,13 @@ from sanitas.models.auth_session import AuthSession
 from sanitas.models.contact_message import ContactMessage
 from sanitas.models.email_token import EmailToken
 from sanitas.models.file import FILE_STATUSES, File, FileStatus, StatusFilter
-from sanitas.models.file_rollup import EVERYONE, FileRollup
+from sanitas.models.file_rollup import (
+    EVERYONE,
+    DurationRollup,
+    FileRollup,
+    ReportRollup,
+    ThreatRollup,
+)
 from sanitas.models.held_message import HELD_STATUSES, HeldMessage, HeldStatus
 from sanitas.models.job import JOB_STATES, Job, JobState
 from sanitas.models.policy import PolicyDefault, PolicyVersion, StoredPolicy
@@ -34,6 +40,7 @@ __all__ = [
     "AuthSession",
     "ContactMessage",
     "DeliveryState",
+    "DurationRollup",
     "EmailToken",
     "File",
     "FileRollup",
@@ -48,11 +55,13 @@ __all__ = [
     "RateLimitHit",
     "Report",
     "ReportFormat",
+    "ReportRollup",
     "ReportStatus",
     "Role",
     "RoleFilter",
     "StatusFilter",
     "StoredPolicy",
+    "ThreatRollup",
     "User",
     "UserStatusFilter",
     "Webhook",

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
-from sqlalchemy import BigInteger, Date, Float, String
+from sqlalchemy import BigInteger, Date, Float, String, Text
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Mapped, mapped_column
 
 from sanitas.db import Base
@@ -30,3 +32,45 @@ class FileRollup(Base):
     bytes_out: Mapped[int] = mapped_column(BigInteger)
     duration_sum: Mapped[float] = mapped_column(Float)
     timed: Mapped[int] = mapped_column(BigInteger)
+
+
+class ReportRollup(Base):
+    """Files with a report (not NULL, not JSON null) per UTC day of creation, per user and for
+    EVERYONE. Written only by the triggers on `files` (migration b2d4f6a8c0e3): read it,
+    never write it."""
+
+    __tablename__ = "report_rollup"
+
+    user_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    reports: Mapped[int] = mapped_column(BigInteger)
+
+
+class ThreatRollup(Base):
+    """The reports' threat findings (action removed, converted or blocked) per UTC day of the
+    file's creation, per user and for EVERYONE, by kind (cut to 100 characters) and, for a
+    finding that may be one of the engine's summary lines, its detail ('' otherwise): count
+    one row's findings with engine/verdict.weight. Written only by the triggers on `files`
+    (migration b2d4f6a8c0e3): read it, never write it."""
+
+    __tablename__ = "threat_rollup"
+
+    user_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(100), primary_key=True)
+    detail: Mapped[str] = mapped_column(String(64), primary_key=True)
+    findings: Mapped[int] = mapped_column(BigInteger)
+
+
+class DurationRollup(Base):
+    """The processing times of everyone's files COMPLETED with one, per UTC day of creation
+    and detected type ('' for none), in no order: a float8[] on PostgreSQL, a JSON array on
+    SQLite. Written only by the triggers on `files` (migration b2d4f6a8c0e3): read it, never
+    write it. An array whose files moved on is empty."""
+
+    __tablename__ = "duration_rollup"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    detected_type: Mapped[str] = mapped_column(String(64), primary_key=True)
+    durations: Mapped[Any] = mapped_column(
+        Text().with_variant(ARRAY(Float()), "postgresql"))

@@ -159,8 +159,10 @@ class FamilyTiming(CamelModel):
 
 
 class RowsRead(CamelModel):
-    """How many rows a series read of those that matched: the series reads at most `limit`
-    of the period's rows (the newest) and says so with `capped`."""
+    """How many files a series was computed from of those that matched: whole days after
+    the period's first are counted in full from the daily rollups where a series has one;
+    the rest are read from the rows, at most `limit` of them (the newest), and `capped`
+    says when some were left out (always the period's oldest)."""
 
     matched: int
     read: int

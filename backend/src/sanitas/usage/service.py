@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 from collections import Counter, defaultdict
 from datetime import date, datetime, timedelta
 from typing import Any
 
+import numpy
 from sqlalchemy import (
     ColumnElement,
     Integer,
     String,
     case,
     cast,
-    column,
     func,
     literal,
     literal_column,
@@ -24,7 +23,6 @@ from sqlalchemy import (
     select,
     true,
     union_all,
-    values,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
@@ -37,7 +35,18 @@ from sanitas.engine import formats
 from sanitas.engine.report import RejectionCode
 from sanitas.engine.verdict import Verdict, weight
 from sanitas.files import service as files
-from sanitas.models import EVERYONE, AuditAction, File, FileRollup, FileStatus, Role, User
+from sanitas.models import (
+    EVERYONE,
+    AuditAction,
+    DurationRollup,
+    File,
+    FileRollup,
+    FileStatus,
+    ReportRollup,
+    Role,
+    ThreatRollup,
+    User,
+)
 from sanitas.usage.schemas import (
     Analytics,
     AnalyticsCharts,
@@ -242,15 +251,13 @@ def _bucket_of(starts: list[datetime]) -> ColumnElement[int]:
                   for index, boundary in enumerate(starts[1:])), else_=len(starts) - 1)
 
 
-def _percentile(ordered: list[float], share: float) -> float:
+def _percentile(ordered: Any, share: float) -> float:
     """`share` (0..1) of the way through sorted values, interpolating linearly between the
-    closest ranks (PostgreSQL's percentile_cont)."""
-    if len(ordered) == 1:
-        return ordered[0]
-    if share == 0.5:
-        return statistics.median(ordered)
-    cuts = statistics.quantiles(ordered, n=100, method="inclusive")
-    return cuts[round(share * 100) - 1]
+    closest ranks, in PostgreSQL's percentile_cont's arithmetic."""
+    rank = share * (len(ordered) - 1)
+    low = math.floor(rank)
+    first, second = float(ordered[low]), float(ordered[math.ceil(rank)])
+    return first + (second - first) * (rank - low)
 
 
 def _threat_count(finding: dict[str, Any]) -> tuple[str, int] | None:
@@ -277,7 +284,8 @@ def charts(session: Session, user: User, timeframe: Timeframe,
     # The daily rollup holds the whole UTC days after start's; the rows themselves its
     # partial first day (and, for a day's hourly buckets, the whole period).
     first_day, edge_end = _edge(start)
-    owner = FileRollup.user_id == (user.id if scope is ChartScope.OWN else EVERYONE)
+    who = user.id if scope is ChartScope.OWN else EVERYONE
+    owner = FileRollup.user_id == who
     whole_days = [owner, FileRollup.day > first_day]
     by_rows = in_period if unit is ChartBucket.HOUR else [*in_period, File.created_at < edge_end]
 
@@ -325,15 +333,22 @@ def charts(session: Session, user: User, timeframe: Timeframe,
                      label=formats.KINDS[kind].label if kind in formats.KINDS else
                      (kind or "Unknown type"), count=int(n)) for kind, n in by_type]
 
-    # Threats removed by kind, from the newest reports of the period.
+    # Threats removed by kind: the whole days' from the rollups, the rows' (the first partial
+    # day, or a day's whole period) from the newest MAX_REPORTS of their reports.
     # A report set to None is stored as JSON null (the column's default), not SQL NULL.
-    with_report = [*in_period, File.report.is_not(None), cast(File.report, String) != "null"]
+    with_report = [*by_rows, File.report.is_not(None), cast(File.report, String) != "null"]
     matched_reports = session.scalar(select(func.count()).select_from(File)
                                      .where(*with_report)) or 0
     newest_reports = (select(File.report).where(*with_report)
                       .order_by(File.created_at.desc()).limit(MAX_REPORTS))
     threats = _threats_in_sql(session, newest_reports.subquery())
     reports_read = min(matched_reports, MAX_REPORTS)
+    if unit is ChartBucket.DAY:
+        rolled = int(session.scalar(select(func.sum(ReportRollup.reports)).where(
+            ReportRollup.user_id == who, ReportRollup.day > first_day)) or 0)
+        matched_reports += rolled
+        reports_read += rolled
+        threats += _threats_rolled_up(session, who, first_day)
 
     # Processing time of the files cleaned, per family of their detected type.
     timed = [*in_period, File.status == FileStatus.COMPLETED,
@@ -342,24 +357,17 @@ def charts(session: Session, user: User, timeframe: Timeframe,
                                     .where(*timed, File.created_at < edge_end)) or 0) + int(
         session.scalar(select(func.sum(FileRollup.timed)).where(
             *whole_days, FileRollup.status == FileStatus.COMPLETED)) or 0)
-    newest_timed = (select(File.detected_type.label("kind"),
-                           File.processing_duration.label("seconds")).where(*timed)
-                    .order_by(File.created_at.desc()).limit(MAX_DURATIONS))
-    if session.get_bind().dialect.name == "postgresql":
-        timing, timed_read = _timing_in_sql(session, newest_timed.subquery())
+    kind_and_seconds = select(File.detected_type.label("kind"),
+                              File.processing_duration.label("seconds"))
+    if unit is ChartBucket.DAY and who == EVERYONE and matched_timed <= MAX_DURATIONS:
+        # Every duration of the period: the whole days' arrays and the first day's rows.
+        durations = [*_durations_rolled_up(session, first_day), *_durations_of(
+            session, kind_and_seconds.where(*timed, File.created_at < edge_end).subquery())]
     else:
-        durations: defaultdict[str, list[float]] = defaultdict(list)
-        timed_read = 0
-        for kind, seconds in session.connection().execute(newest_timed):  # Core rows
-            timed_read += 1
-            family = formats.KINDS[kind].family if kind in formats.KINDS else UNKNOWN
-            durations[family].append(float(seconds or 0))
-        timing = []
-        for family, values in sorted(durations.items()):
-            values.sort()
-            timing.append(FamilyTiming(family=family, files=len(values),
-                                       median=round(_percentile(values, 0.5), 3),
-                                       p95=round(_percentile(values, 0.95), 3)))
+        durations = _durations_of(session, kind_and_seconds.where(*timed).order_by(
+            File.created_at.desc()).limit(MAX_DURATIONS).subquery())
+    timing = _timing(durations)
+    timed_read = sum(t.files for t in timing)
 
     return AnalyticsCharts(
         timeframe=timeframe, scope=scope, period=AnalyticsPeriod(start=start, end=end),
@@ -415,22 +423,69 @@ def _threats_in_sql(session: Session, reports: Any) -> Counter[str]:
     return threats
 
 
-def _timing_in_sql(session: Session, timed: Any) -> tuple[list[FamilyTiming], int]:
-    """Processing time per family of `timed` (a subquery of kind and seconds), with
-    PostgreSQL's percentile_cont (the interpolation `_percentile` does in Python) instead of
-    every duration read into Python."""
-    mapping = values(column("kind", String), column("family", String), name="m").data(
-        sorted((kind, spec.family) for kind, spec in formats.KINDS.items()))
-    family = func.coalesce(mapping.c.family, literal(UNKNOWN))
-    rows = session.execute(
-        select(family, func.count(),
-               func.percentile_cont(0.5).within_group(timed.c.seconds),
-               func.percentile_cont(0.95).within_group(timed.c.seconds))
-        .select_from(timed.outerjoin(mapping, mapping.c.kind == timed.c.kind))
-        .group_by(family).order_by(family)).all()
-    return [FamilyTiming(family=row[0], files=int(row[1]), median=round(float(row[2]), 3),
-                         p95=round(float(row[3]), 3)) for row in rows], \
-        sum(int(row[1]) for row in rows)
+def _threats_rolled_up(session: Session, who: str, first_day: date) -> Counter[str]:
+    """The threats of `who`'s reports (or everyone's) created on the days after first_day,
+    counted from threat_rollup as _threat_count counts each report's findings."""
+    threats: Counter[str] = Counter()
+    for kind, detail, n in session.execute(
+            select(ThreatRollup.kind, ThreatRollup.detail, func.sum(ThreatRollup.findings))
+            .where(ThreatRollup.user_id == who, ThreatRollup.day > first_day)
+            .group_by(ThreatRollup.kind, ThreatRollup.detail)):
+        if n:  # a row's detail is '' unless it may be a summary line of the whole file
+            threats[kind] += weight({"kind": kind, "location": "whole file",
+                                     "detail": detail}) * int(n)
+    return threats
+
+
+# array_send's elements of a float8[] without NULLs: each its length (8) and its value
+_SENT_FLOAT8 = numpy.dtype([("length", ">i4"), ("value", ">f8")])
+
+
+def _durations_of(session: Session, rows: Any) -> list[tuple[str | None, Any]]:
+    """(type, its durations as a numpy array) of `rows`, a subquery of kind and seconds: on
+    PostgreSQL each type's durations as one string of 8-byte floats, not a row per file."""
+    if session.get_bind().dialect.name == "postgresql":
+        return [(kind, numpy.frombuffer(packed, dtype=">f8")) for kind, packed in
+                session.execute(select(rows.c.kind, func.string_agg(
+                    func.float8send(rows.c.seconds), literal_column("''::bytea")))
+                    .group_by(rows.c.kind))]
+    listed: defaultdict[str | None, list[float]] = defaultdict(list)
+    for kind, seconds in session.connection().execute(select(rows)):  # Core rows
+        listed[kind].append(float(seconds))
+    return [(kind, numpy.array(values, dtype=float)) for kind, values in listed.items()]
+
+
+def _durations_rolled_up(session: Session, first_day: date) -> list[tuple[str | None, Any]]:
+    """(type, durations) of everyone's files created on the days after first_day, one array
+    per day and type from duration_rollup."""
+    where = [DurationRollup.day > first_day]
+    if session.get_bind().dialect.name == "postgresql":
+        out = []
+        for kind, packed in session.execute(select(DurationRollup.detected_type, func.array_send(
+                DurationRollup.durations)).where(*where)):
+            dimensions = int.from_bytes(packed[:4], "big")  # then flags, type, (size, lbound)
+            out.append((kind, numpy.frombuffer(packed, dtype=_SENT_FLOAT8,
+                                               offset=12 + 8 * dimensions)["value"]))
+        return out
+    return [(kind, numpy.array(json.loads(values), dtype=float)) for kind, values in
+            session.execute(select(DurationRollup.detected_type, DurationRollup.durations)
+                            .where(*where))]
+
+
+def _timing(durations: list[tuple[str | None, Any]]) -> list[FamilyTiming]:
+    """Processing time per family from (detected type, numpy array of durations) pairs: the
+    files, the median and the 95th percentile, interpolated as PostgreSQL's percentile_cont."""
+    families: defaultdict[str, list[Any]] = defaultdict(list)
+    for kind, seconds in durations:
+        families[formats.KINDS[kind].family if kind in formats.KINDS else UNKNOWN].append(seconds)
+    timing = []
+    for family, parts in sorted(families.items()):
+        ordered = numpy.sort(numpy.concatenate(parts))
+        if len(ordered):
+            timing.append(FamilyTiming(family=family, files=len(ordered),
+                                       median=round(_percentile(ordered, 0.5), 3),
+                                       p95=round(_percentile(ordered, 0.95), 3)))
+    return timing
 
 
 def _ranked(counts: Counter[str]) -> list[tuple[str, int]]:
