@@ -111,7 +111,10 @@ def _sqlite_apply(src: str, sign: str) -> str:
     """The statements adding (sign '') or taking away (sign '-') the row `src`'s report."""
     has_report = f"{src}.report IS NOT NULL AND {src}.report <> 'null'"
     detail = "e.value ->> '$.detail'"
-    findings = (f"CASE WHEN json_type({src}.report, '$.findings') = 'array' "
+    # A report that is not JSON (SQLite stores any text, NaN say; PostgreSQL's json type
+    # refuses it) counts as a report without findings instead of failing the write.
+    findings = (f"CASE WHEN NOT json_valid({src}.report) THEN '[]' "
+                f"WHEN json_type({src}.report, '$.findings') = 'array' "
                 f"THEN json_extract({src}.report, '$.findings') ELSE '[]' END")
     out = []
     for uid in (f"{src}.user_id", "'*'"):
@@ -287,7 +290,8 @@ def _sqlite_backfill() -> None:
     """What the insert trigger would have added for each existing row."""
     detail = "e.value ->> '$.detail'"
     has_report = "f.report IS NOT NULL AND f.report <> 'null'"
-    findings = ("CASE WHEN json_type(f.report, '$.findings') = 'array' "
+    findings = ("CASE WHEN NOT json_valid(f.report) THEN '[]' "
+                "WHEN json_type(f.report, '$.findings') = 'array' "
                 "THEN json_extract(f.report, '$.findings') ELSE '[]' END")
     for uid in ("f.user_id", "'*'"):
         op.execute(f"INSERT INTO report_rollup (user_id, day, reports) "

