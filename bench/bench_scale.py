@@ -14,8 +14,9 @@ call through the service functions the routes call, as the median of 5:
   CSV report of the last 30 days, all users (time until it is ready; median of 3)
 
 then the same calls through HTTP to a live `sanitas serve` on the same database (tokens of a
-live session each; the report requested with POST /api/reports and polled until ready),
-sampling the server's resident memory (the API process's peak RSS) meanwhile.
+live session each; the report requested with POST /api/reports and polled every 0.5 s until
+ready, its time the server's own, completedAt - createdAt), sampling the server's resident
+memory (the API process's peak RSS) meanwhile.
 
 Targets (PostgreSQL, 1M rows): every interactive call <= 50 ms, the sweep <= 20 ms, the
 month's report (about 90,000 rows) ready in <= 3 s, server RSS <= 300 MB; SQLite at 100k
@@ -69,6 +70,9 @@ HEAVY = "u-heavy"
 ADMIN = "u-admin"
 RUNS = 5
 REPORT_RUNS = 3
+# How often the HTTP run asks whether the report is ready (the web app: every 2 s). Every
+# 50 ms, the polls took the server's time from the report being written (same process).
+REPORT_POLL_SECONDS = 0.5
 REPORT = '{"findings": [{"kind": "javascript", "action": "removed", "detail": "x"}]}'
 TYPES = ("pdf", "png", "jpeg", "docx", "xlsx", "csv", "txt", "svg")
 
@@ -308,6 +312,10 @@ def http_calls(url: str, data_dir: Path) -> tuple[dict[str, float], float]:
     settings = Settings(data_dir=data_dir, database_url=url, secret_key=SECRET)
     engine = make_engine(url)
     with make_sessionmaker(engine)() as s:
+        # The reports an earlier run of a reused database asked for (their files went with
+        # that run's data directory): an account may keep only so many.
+        s.execute(text("DELETE FROM reports WHERE user_id = :u"), {"u": ADMIN})
+        s.commit()
         heavy = auth_headers(settings, s, s.get(User, HEAVY))
         admin = auth_headers(settings, s, s.get(User, ADMIN))
         total = int(s.scalar(text("SELECT count(*) FROM files WHERE user_id = :u"),
@@ -328,7 +336,9 @@ def http_calls(url: str, data_dir: Path) -> tuple[dict[str, float], float]:
                     return answer
                 return run
 
-            def report() -> None:
+            def report() -> float:
+                """ms from the request to the report ready, as the server recorded them
+                (createdAt, completedAt), polling as a client would."""
                 now = datetime.now(UTC)
                 asked = client.post("/reports", headers=admin, json={
                     "from": (now - timedelta(days=30)).isoformat(), "to": now.isoformat(),
@@ -336,12 +346,14 @@ def http_calls(url: str, data_dir: Path) -> tuple[dict[str, float], float]:
                 assert asked.status_code == 202, asked.text
                 report_id = asked.json()["data"]["report"]["id"]
                 while True:
+                    time.sleep(REPORT_POLL_SECONDS)
                     listed = client.get("/reports", headers=admin, params={"limit": 100})
                     mine = [r for r in listed.json()["data"]["reports"] if r["id"] == report_id]
                     if mine and mine[0]["status"] in ("COMPLETED", "FAILED"):
                         assert mine[0]["status"] == "COMPLETED", mine[0]
-                        return
-                    time.sleep(0.05)
+                        ready = datetime.fromisoformat(mine[0]["completedAt"])
+                        return (ready - datetime.fromisoformat(mine[0]["createdAt"])
+                                ).total_seconds() * 1000
 
             history = f"/users/{HEAVY}/files"
             for name, call, runs in [
@@ -361,7 +373,11 @@ def http_calls(url: str, data_dir: Path) -> tuple[dict[str, float], float]:
                 ("admin charts, month", get("/usage/charts", admin, timeframe="month",
                                             scope="all"), RUNS),
                 (REPORT_CALL, report, REPORT_RUNS)]:
-                out[name] = _median_ms(call, runs)
+                if name == REPORT_CALL:  # the server's own figure, not the polls' granularity
+                    call()
+                    out[name] = statistics.median(call() for _ in range(runs))
+                else:
+                    out[name] = _median_ms(call, runs)
         peak = rss.peak / 2**20
     finally:
         stop_server(proc)

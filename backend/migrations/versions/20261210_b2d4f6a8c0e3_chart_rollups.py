@@ -16,8 +16,9 @@ figures per UTC day of a file's creation, per user and for everyone ('*', as fil
   row into a count with engine/verdict.weight, as it does for a report's findings, so the
   regular expressions stay in one place (SQLite has none).
 - duration_rollup (day, detected_type) -> durations: the processing times of everyone's
-  files COMPLETED with one, in no order (a float8[] on PostgreSQL, a JSON array on SQLite;
-  NULL types as ''). Percentiles are not sums: the reader sorts the period's values, but it
+  files COMPLETED with one, in no order (on PostgreSQL a bytea of 8-byte big-endian floats,
+  float8send's, read as they are: a float8[] cost 12 ms to send a month's 78,000 values
+  against 4.5 ms; a JSON array on SQLite; NULL types as ''). Percentiles are not sums: the reader sorts the period's values, but it
   reads one array per day and type instead of a row per file. Everyone's only: per user,
   an array would hold a file or two, and one user's charts read that user's rows.
 
@@ -38,7 +39,6 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects.postgresql import ARRAY
 
 revision: str = 'b2d4f6a8c0e3'
 down_revision: str | None = 'a0c2e4f6b8d1'
@@ -151,13 +151,19 @@ def _sqlite_triggers() -> dict[str, str]:
 TIMED = "{s}.status = 'COMPLETED' AND {s}.processing_duration IS NOT NULL"
 TIMED_COLUMNS = ("status", "processing_duration", "detected_type", "created_at")
 KEY2 = "day, detected_type"
-# a multiset difference: `a` without one occurrence of each value of `b`, in no order
+# A multiset difference of packed 8-byte values: `a` without one occurrence of each of `b`'s,
+# in no order.
 WITHOUT = """
-CREATE OR REPLACE FUNCTION sanitas_without(a float8[], b float8[]) RETURNS float8[]
+CREATE OR REPLACE FUNCTION sanitas_without(a bytea, b bytea) RETURNS bytea
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT coalesce(array_agg(x.v), '{}') FROM (
-  SELECT v, row_number() OVER (PARTITION BY v) AS n FROM unnest(a) AS v) AS x
-LEFT JOIN (SELECT v, count(*) AS c FROM unnest(b) AS v GROUP BY v) AS y ON y.v = x.v
+SELECT coalesce(string_agg(x.v, ''::bytea), ''::bytea) FROM (
+  SELECT v, row_number() OVER (PARTITION BY v) AS n FROM (
+    SELECT substring(a FROM i * 8 + 1 FOR 8) AS v
+    FROM generate_series(0, length(a) / 8 - 1) AS i) AS c) AS x
+LEFT JOIN (
+  SELECT v, count(*) AS c FROM (
+    SELECT substring(b FROM i * 8 + 1 FOR 8) AS v
+    FROM generate_series(0, length(b) / 8 - 1) AS i) AS d GROUP BY v) AS y ON y.v = x.v
 WHERE x.n > coalesce(y.c, 0) $$"""
 
 
@@ -169,8 +175,9 @@ def _pg_timed(src: str, table: str, where: str = "") -> str:
 
 
 def _pg_grouped(rows: str) -> str:
-    """`rows`' durations as one array per (day, type), in key order."""
-    return (f"SELECT d.day, d.kind, array_agg(d.seconds) FROM ({rows}) AS d(day, kind, seconds) "
+    """`rows`' durations packed per (day, type), in key order."""
+    return (f"SELECT d.day, d.kind, string_agg(float8send(d.seconds), ''::bytea) "
+            f"FROM ({rows}) AS d(day, kind, seconds) "
             f"GROUP BY d.day, d.kind ORDER BY d.day, d.kind")
 
 
@@ -260,7 +267,7 @@ def upgrade() -> None:
         'duration_rollup',
         sa.Column('day', sa.Date(), nullable=False),
         sa.Column('detected_type', sa.String(64), nullable=False),
-        sa.Column('durations', ARRAY(sa.Float()) if postgresql else sa.Text(), nullable=False),
+        sa.Column('durations', sa.LargeBinary() if postgresql else sa.Text(), nullable=False),
         sa.PrimaryKeyConstraint('day', 'detected_type', name='pk_duration_rollup'),
     )
     if postgresql:
@@ -319,7 +326,7 @@ def downgrade() -> None:
             op.execute(f'DROP TRIGGER IF EXISTS files_durations_{event} ON files')
         op.execute('DROP FUNCTION IF EXISTS report_rollup_apply()')
         op.execute('DROP FUNCTION IF EXISTS duration_rollup_apply()')
-        op.execute('DROP FUNCTION IF EXISTS sanitas_without(float8[], float8[])')
+        op.execute('DROP FUNCTION IF EXISTS sanitas_without(bytea, bytea)')
     else:
         for event in EVENTS:
             op.execute(f'DROP TRIGGER IF EXISTS files_reports_{event}')

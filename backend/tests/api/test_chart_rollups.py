@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import struct
 from collections import Counter
 from datetime import timedelta
 
@@ -83,7 +84,8 @@ def _rolled_up(session: Session) -> tuple[dict, dict, dict]:
                for r in session.scalars(select(ThreatRollup)) if r.findings}
     durations = {}
     for r in session.scalars(select(DurationRollup)):
-        values = json.loads(r.durations) if isinstance(r.durations, str) else r.durations
+        values = json.loads(r.durations) if isinstance(r.durations, str) else [
+            v for (v,) in struct.iter_unpack(">d", r.durations)]  # packed on PostgreSQL
         if values:
             durations[(r.day, r.detected_type)] = sorted(values)
     return reports, threats, durations

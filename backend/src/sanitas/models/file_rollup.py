@@ -3,8 +3,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from sqlalchemy import BigInteger, Date, Float, String, Text
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import BigInteger, Date, Float, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from sanitas.db import Base
@@ -64,13 +63,13 @@ class ThreatRollup(Base):
 
 class DurationRollup(Base):
     """The processing times of everyone's files COMPLETED with one, per UTC day of creation
-    and detected type ('' for none), in no order: a float8[] on PostgreSQL, a JSON array on
-    SQLite. Written only by the triggers on `files` (migration b2d4f6a8c0e3): read it, never
-    write it. An array whose files moved on is empty."""
+    and detected type ('' for none), in no order: 8-byte big-endian floats one after another
+    on PostgreSQL (bytea), a JSON array on SQLite. Written only by the triggers on `files`
+    (migration b2d4f6a8c0e3): read it, never write it. Empty once its files moved on."""
 
     __tablename__ = "duration_rollup"
 
     day: Mapped[date] = mapped_column(Date, primary_key=True)
     detected_type: Mapped[str] = mapped_column(String(64), primary_key=True)
     durations: Mapped[Any] = mapped_column(
-        Text().with_variant(ARRAY(Float()), "postgresql"))
+        Text().with_variant(LargeBinary(), "postgresql"))

@@ -437,10 +437,6 @@ def _threats_rolled_up(session: Session, who: str, first_day: date) -> Counter[s
     return threats
 
 
-# array_send's elements of a float8[] without NULLs: each its length (8) and its value
-_SENT_FLOAT8 = numpy.dtype([("length", ">i4"), ("value", ">f8")])
-
-
 def _durations_of(session: Session, rows: Any) -> list[tuple[str | None, Any]]:
     """(type, its durations as a numpy array) of `rows`, a subquery of kind and seconds: on
     PostgreSQL each type's durations as one string of 8-byte floats, not a row per file."""
@@ -457,19 +453,12 @@ def _durations_of(session: Session, rows: Any) -> list[tuple[str | None, Any]]:
 
 def _durations_rolled_up(session: Session, first_day: date) -> list[tuple[str | None, Any]]:
     """(type, durations) of everyone's files created on the days after first_day, one array
-    per day and type from duration_rollup."""
-    where = [DurationRollup.day > first_day]
+    per day and type from duration_rollup (packed floats on PostgreSQL, JSON on SQLite)."""
+    rows = session.execute(select(DurationRollup.detected_type, DurationRollup.durations)
+                           .where(DurationRollup.day > first_day))
     if session.get_bind().dialect.name == "postgresql":
-        out = []
-        for kind, packed in session.execute(select(DurationRollup.detected_type, func.array_send(
-                DurationRollup.durations)).where(*where)):
-            dimensions = int.from_bytes(packed[:4], "big")  # then flags, type, (size, lbound)
-            out.append((kind, numpy.frombuffer(packed, dtype=_SENT_FLOAT8,
-                                               offset=12 + 8 * dimensions)["value"]))
-        return out
-    return [(kind, numpy.array(json.loads(values), dtype=float)) for kind, values in
-            session.execute(select(DurationRollup.detected_type, DurationRollup.durations)
-                            .where(*where))]
+        return [(kind, numpy.frombuffer(packed, dtype=">f8")) for kind, packed in rows]
+    return [(kind, numpy.array(json.loads(values), dtype=float)) for kind, values in rows]
 
 
 def _timing(durations: list[tuple[str | None, Any]]) -> list[FamilyTiming]:
