@@ -356,28 +356,23 @@ def http_calls(url: str, data_dir: Path) -> tuple[dict[str, float], float]:
                                 ).total_seconds() * 1000
 
             history = f"/users/{HEAVY}/files"
-            for name, call, runs in [
-                ("history, page 1", get(history, heavy, page=1, limit=20), RUNS),
-                ("history, last page", get(history, heavy, page=last_page, limit=20), RUNS),
+            for name, call in [
+                ("history, page 1", get(history, heavy, page=1, limit=20)),
+                ("history, last page", get(history, heavy, page=last_page, limit=20)),
                 ("history, search + status", get(history, heavy, page=1, limit=20,
-                                                 status="COMPLETED", search="quarterly 12"),
-                 RUNS),
-                ("usage stats (heavy)", get("/usage/stats", heavy), RUNS),
-                ("usage history, 6 months", get("/usage/history", heavy, months=6), RUNS),
-                ("admin files, page 1", get("/admin/files", admin, page=1, limit=20), RUNS),
+                                                 status="COMPLETED", search="quarterly 12")),
+                ("usage stats (heavy)", get("/usage/stats", heavy)),
+                ("usage history, 6 months", get("/usage/history", heavy, months=6)),
+                ("admin files, page 1", get("/admin/files", admin, page=1, limit=20)),
                 ("admin files, filtered", get("/admin/files", admin, page=1, limit=20,
-                                              status="FAILED", type="pdf"), RUNS),
-                ("admin analytics, day", get("/usage/analytics", admin, timeframe="day"), RUNS),
-                ("admin analytics, month", get("/usage/analytics", admin, timeframe="month"),
-                 RUNS),
+                                              status="FAILED", type="pdf")),
+                ("admin analytics, day", get("/usage/analytics", admin, timeframe="day")),
+                ("admin analytics, month", get("/usage/analytics", admin, timeframe="month")),
                 ("admin charts, month", get("/usage/charts", admin, timeframe="month",
-                                            scope="all"), RUNS),
-                (REPORT_CALL, report, REPORT_RUNS)]:
-                if name == REPORT_CALL:  # the server's own figure, not the polls' granularity
-                    call()
-                    out[name] = statistics.median(call() for _ in range(runs))
-                else:
-                    out[name] = _median_ms(call, runs)
+                                            scope="all"))]:
+                out[name] = _median_ms(call, RUNS)
+            report()  # the server's own figure, not the polls' granularity
+            out[REPORT_CALL] = statistics.median(report() for _ in range(REPORT_RUNS))
         peak = rss.peak / 2**20
     finally:
         stop_server(proc)

@@ -107,30 +107,40 @@ BEGIN
 END $$;"""
 
 
-def _sqlite_apply(src: str, sign: str) -> str:
-    """The statements adding (sign '') or taking away (sign '-') the row `src`'s report."""
-    has_report = f"{src}.report IS NOT NULL AND {src}.report <> 'null'"
+def _sqlite_has_report(src: str) -> str:
+    return f"{src}.report IS NOT NULL AND {src}.report <> 'null'"
+
+
+def _sqlite_threats(src: str, uid: str, count: str, files: str = "") -> str:
+    """SELECT (user, day, kind, detail, `count`) of the threat findings of `src`'s report:
+    the row itself in a trigger, or each row of `files` (a FROM item, `files AS f, `)."""
     detail = "e.value ->> '$.detail'"
     # A report that is not JSON (SQLite stores any text, NaN say; PostgreSQL's json type
     # refuses it) counts as a report without findings instead of failing the write.
     findings = (f"CASE WHEN NOT json_valid({src}.report) THEN '[]' "
                 f"WHEN json_type({src}.report, '$.findings') = 'array' "
                 f"THEN json_extract({src}.report, '$.findings') ELSE '[]' END")
+    return (f"SELECT {uid}, date({src}.created_at), substr(e.value ->> '$.kind', 1, 100), "
+            f"CASE WHEN e.value ->> '$.location' = 'whole file' "
+            f"AND json_type(e.value, '$.detail') = 'text' AND {SUMMARY.format(d=detail)} "
+            f"THEN {detail} ELSE '' END, {count} FROM {files}json_each({findings}) AS e "
+            f"WHERE {_sqlite_has_report(src)} AND e.type = 'object' "
+            f"AND json_type(e.value, '$.kind') = 'text' AND e.value ->> '$.action' IN {ACTIONS} "
+            f"GROUP BY 1, 2, 3, 4")
+
+
+def _sqlite_apply(src: str, sign: str) -> str:
+    """The statements adding (sign '') or taking away (sign '-') the row `src`'s report."""
     out = []
     for uid in (f"{src}.user_id", "'*'"):
         out.append(
             f"INSERT INTO report_rollup (user_id, day, reports) "
-            f"SELECT {uid}, date({src}.created_at), {sign}1 WHERE {has_report} "
+            f"SELECT {uid}, date({src}.created_at), {sign}1 WHERE {_sqlite_has_report(src)} "
             f"ON CONFLICT (user_id, day) DO UPDATE SET reports = reports + excluded.reports;")
         out.append(
             f"INSERT INTO threat_rollup (user_id, day, kind, detail, findings) "
-            f"SELECT {uid}, date({src}.created_at), substr(e.value ->> '$.kind', 1, 100), "
-            f"CASE WHEN e.value ->> '$.location' = 'whole file' "
-            f"AND json_type(e.value, '$.detail') = 'text' AND {SUMMARY.format(d=detail)} "
-            f"THEN {detail} ELSE '' END, {sign}count(*) FROM json_each({findings}) AS e "
-            f"WHERE {has_report} AND e.type = 'object' "
-            f"AND json_type(e.value, '$.kind') = 'text' AND e.value ->> '$.action' IN {ACTIONS} "
-            f"GROUP BY 3, 4 ON CONFLICT (user_id, day, kind, detail) "
+            f"{_sqlite_threats(src, uid, f'{sign}count(*)')} "
+            f"ON CONFLICT (user_id, day, kind, detail) "
             f"DO UPDATE SET findings = findings + excluded.findings;")
     return "\n  ".join(out)
 
@@ -295,24 +305,12 @@ def upgrade() -> None:
 
 def _sqlite_backfill() -> None:
     """What the insert trigger would have added for each existing row."""
-    detail = "e.value ->> '$.detail'"
-    has_report = "f.report IS NOT NULL AND f.report <> 'null'"
-    findings = ("CASE WHEN NOT json_valid(f.report) THEN '[]' "
-                "WHEN json_type(f.report, '$.findings') = 'array' "
-                "THEN json_extract(f.report, '$.findings') ELSE '[]' END")
     for uid in ("f.user_id", "'*'"):
         op.execute(f"INSERT INTO report_rollup (user_id, day, reports) "
                    f"SELECT {uid}, date(f.created_at), count(*) FROM files AS f "
-                   f"WHERE {has_report} GROUP BY 1, 2")
-        op.execute(
-            f"INSERT INTO threat_rollup (user_id, day, kind, detail, findings) "
-            f"SELECT {uid}, date(f.created_at), substr(e.value ->> '$.kind', 1, 100), "
-            f"CASE WHEN e.value ->> '$.location' = 'whole file' "
-            f"AND json_type(e.value, '$.detail') = 'text' AND {SUMMARY.format(d=detail)} "
-            f"THEN {detail} ELSE '' END, count(*) FROM files AS f, json_each({findings}) AS e "
-            f"WHERE {has_report} AND e.type = 'object' "
-            f"AND json_type(e.value, '$.kind') = 'text' AND e.value ->> '$.action' IN {ACTIONS} "
-            f"GROUP BY 1, 2, 3, 4")
+                   f"WHERE {_sqlite_has_report('f')} GROUP BY 1, 2")
+        op.execute(f"INSERT INTO threat_rollup (user_id, day, kind, detail, findings) "
+                   f"{_sqlite_threats('f', uid, 'count(*)', files='files AS f, ')}")
     op.execute(f"INSERT INTO duration_rollup ({KEY2}, durations) "
                f"SELECT date(f.created_at), coalesce(f.detected_type, ''), "
                f"json_group_array(f.processing_duration) FROM files AS f "
