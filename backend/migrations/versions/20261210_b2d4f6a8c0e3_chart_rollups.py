@@ -225,14 +225,20 @@ BEGIN
 END $$;"""
 
 
+def _sqlite_seconds(src: str) -> str:
+    """`src`'s duration as a JSON number of 17 significant digits: SQLite writes a REAL into
+    JSON with 15, which 1.602 + 1 (2.6020000000000003) does not come back from."""
+    return f"json(printf('%!.17g', {src}.processing_duration))"
+
+
 def _sqlite_durations(src: str, add: bool) -> str:
     timed = TIMED.format(s=src)
     if add:
         return (f"INSERT INTO duration_rollup ({KEY2}, durations) SELECT "
                 f"date({src}.created_at), coalesce({src}.detected_type, ''), "
-                f"json_array({src}.processing_duration) WHERE {timed} "
+                f"json_array({_sqlite_seconds(src)}) WHERE {timed} "
                 f"ON CONFLICT ({KEY2}) DO UPDATE "
-                f"SET durations = json_insert(durations, '$[#]', {src}.processing_duration);")
+                f"SET durations = json_insert(durations, '$[#]', {_sqlite_seconds(src)});")
     first = (f"(SELECT e.key FROM json_each(durations) AS e "
              f"WHERE e.value = {src}.processing_duration LIMIT 1)")
     return (f"UPDATE duration_rollup SET durations = "
@@ -313,7 +319,7 @@ def _sqlite_backfill() -> None:
                    f"{_sqlite_threats('f', uid, 'count(*)', files='files AS f, ')}")
     op.execute(f"INSERT INTO duration_rollup ({KEY2}, durations) "
                f"SELECT date(f.created_at), coalesce(f.detected_type, ''), "
-               f"json_group_array(f.processing_duration) FROM files AS f "
+               f"json_group_array({_sqlite_seconds('f')}) FROM files AS f "
                f"WHERE {TIMED.format(s='f')} GROUP BY 1, 2")
 
 

@@ -101,10 +101,13 @@ def test_the_rollups_match_the_rows_after_a_random_mix_of_writes(settings, db_se
     factory = make_sessionmaker(db_session.get_bind())
     storage = make_storage(settings)
     users = [make_user(db_session, email=f"c{i}@example.com") for i in range(4)]
-    now = utcnow()
+    # Whole UTC days before today's, so that the files fall on the same days whatever the
+    # time the test runs at; few of them, so that a day and type hold many files.
+    midnight = utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
     made = []
-    for _ in range(80):  # on few days, so that a day and type hold many files
-        created = now - timedelta(days=rng.randrange(0, 6), hours=rng.randrange(0, 24))
+    for _ in range(80):
+        created = midnight - timedelta(days=rng.randrange(1, 7)) + timedelta(
+            hours=rng.randrange(0, 24), minutes=rng.randrange(0, 60))
         file, job = add_file_and_job(
             db_session, settings, rng.choice(users),
             status=rng.choice(("PENDING", "PENDING", "COMPLETED", "FAILED")),
