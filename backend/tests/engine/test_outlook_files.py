@@ -129,3 +129,195 @@ EMBEDDED_MESSAGE = (b"\x07\x03\x02\x00\x00\x00\x00\x00\xc0\x00\x00\x00\x00\x00\x
 def test_hostile_tnef_refused(tmp_path, out_dir, data, code):
     result = sanitize_file(_write(tmp_path, "winmail.dat", data), out_dir)
     assert result.status == "rejected" and result.code == code, result.reason
+
+
+# --- headers (issue 29): every address and subject field the message holds --------------------
+PT_STRING8, PT_UNICODE, PT_LONG, PT_SYSTIME = 0x001E, 0x001F, 0x0003, 0x0040
+SENT = (1_705_591_200 + 11_644_473_600) * 10_000_000  # FILETIME of 2024-01-18 15:20 UTC
+
+
+def _msg_with(props: dict[int, tuple[int, str | bytes]],
+              recipients: list[dict[int, tuple[int, str]]],
+              *, fixed: dict[int, tuple[int, int]] | None = None,
+              recipient_types: list[int] = ()) -> bytes:  # type: ignore[assignment]
+    """A .msg whose string properties are each stored as the type given (PT_UNICODE or
+    PT_STRING8, cp1252), with fixed properties (tag type, value) and recipients."""
+    import struct
+
+    from tests.engine.cfb_office import write_cfb
+
+    def strings(values: dict[int, tuple[int, str | bytes]], folder: str = ""
+                ) -> dict[str, bytes]:
+        return {f"{folder}__substg1.0_{prop:04X}{kind:04X}":
+                text if isinstance(text, bytes)
+                else text.encode("utf-16-le" if kind == PT_UNICODE else "cp1252")
+                for prop, (kind, text) in values.items()}
+
+    def fixed_stream(header: bytes, values: dict[int, tuple[int, int]]) -> bytes:
+        return header + b"".join(struct.pack("<IIQ", (prop << 16) | kind, 6, value)
+                                 for prop, (kind, value) in values.items())
+
+    streams = strings({0x001A: (PT_UNICODE, "IPM.Note"), 0x1000: (PT_UNICODE, "Hello."),
+                       **props})
+    streams["__properties_version1.0"] = fixed_stream(
+        struct.pack("<8sIIII8s", b"", len(recipients), 0, len(recipients), 0, b""),
+        {0x340D: (PT_LONG, 0x40000), **(fixed or {})})  # STORE_UNICODE_OK
+    for index, recipient in enumerate(recipients):
+        folder = f"__recip_version1.0_#{index:08X}/"
+        streams.update(strings(recipient, folder))
+        streams[folder + "__properties_version1.0"] = fixed_stream(
+            b"\x00" * 8, {0x0C15: (PT_LONG, recipient_types[index])})
+    streams["__nameid_version1.0/__substg1.0_00020102"] = b""
+    return write_cfb(streams)
+
+
+def _headers_of(tmp_path, out_dir, name: str, data: bytes) -> email.message.Message:
+    return _parsed(sanitize_file(_write(tmp_path, name, data), out_dir))
+
+
+@pytest.mark.parametrize("kind", [PT_UNICODE, PT_STRING8], ids=["unicode", "string8"])
+def test_msg_headers_from_properties_of_either_string_type(tmp_path, out_dir, kind):
+    """Outlook stores a string as PT_UNICODE or PT_STRING8; a file that says it is Unicode
+    (PR_STORE_SUPPORT_MASK) may still hold PT_STRING8 strings, which were lost."""
+    props = {0x0037: (kind, "Budget 2024"), 0x0042: (kind, "Alice Example"),
+             0x0064: (kind, "SMTP"), 0x0065: (kind, "alice@example.org"),
+             0x0C1A: (kind, "Alice Example"), 0x0C1F: (kind, "alice@example.org"),
+             0x1035: (kind, "<id-7@example.org>"), 0x1042: (kind, "<id-6@example.org>")}
+    recipients = [{0x3001: (kind, "Bob"), 0x3002: (kind, "SMTP"),
+                   0x3003: (kind, "bob@example.com")},
+                  {0x3001: (kind, "Carol"), 0x39FE: (kind, "carol@example.net")},
+                  {0x3001: (kind, "Dave"), 0x3003: (kind, "dave@example.com")}]
+    data = _msg_with(props, recipients, recipient_types=[1, 2, 3],
+                     fixed={0x0039: (PT_SYSTIME, SENT)})
+    message = _headers_of(tmp_path, out_dir, "budget.msg", data)
+    assert list(message.keys())[:8] == ["From", "To", "Cc", "Bcc", "Subject", "Date",
+                                        "Message-ID", "In-Reply-To"]
+    assert message["From"] == "Alice Example <alice@example.org>"
+    assert message["To"] == "Bob <bob@example.com>"
+    assert message["Cc"] == "Carol <carol@example.net>"
+    assert message["Bcc"] == "Dave <dave@example.com>"
+    assert message["Subject"] == "Budget 2024"
+    assert message["Date"] == "Thu, 18 Jan 2024 15:20:00 +0000"
+    assert message["Message-ID"] == "<id-7@example.org>"
+    assert message["In-Reply-To"] == "<id-6@example.org>"
+
+
+def test_msg_exchange_sender_and_recipients_get_their_smtp_addresses(tmp_path, out_dir):
+    """An Exchange (EX) address is a legacy DN, not an Internet address: the SMTP address is
+    in PR_SENDER_SMTP_ADDRESS / PR_SMTP_ADDRESS. The DN never becomes an address."""
+    dn = "/O=EXAMPLE/OU=EXCHANGE ADMINISTRATIVE GROUP/CN=RECIPIENTS/CN=ALICE"
+    props = {0x0037: (PT_UNICODE, "Internal"), 0x0C1A: (PT_UNICODE, "Alice Example"),
+             0x0C1E: (PT_UNICODE, "EX"), 0x0C1F: (PT_UNICODE, dn),
+             0x5D01: (PT_UNICODE, "alice@corp.example"),
+             0x0E04: (PT_UNICODE, "Bob Builder; Someone Else")}
+    recipients = [{0x3001: (PT_UNICODE, "Bob Builder"), 0x3002: (PT_UNICODE, "EX"),
+                   0x3003: (PT_UNICODE, dn.replace("ALICE", "BOB")),
+                   0x39FE: (PT_UNICODE, "bob@corp.example")},
+                  {0x3001: (PT_UNICODE, "Eve"), 0x3002: (PT_UNICODE, "EX"),
+                   0x3003: (PT_UNICODE, dn.replace("ALICE", "EVE"))}]
+    data = _msg_with(props, recipients, recipient_types=[1, 2])
+    message = _headers_of(tmp_path, out_dir, "internal.msg", data)
+    raw = Path(sorted(out_dir.glob("*.eml"))[0]).read_bytes()
+    assert message["From"] == "Alice Example <alice@corp.example>"
+    assert message["To"] == "Bob Builder <bob@corp.example>"
+    assert "Eve" in message["Cc"] and "@" not in message["Cc"]  # no address known, only a name
+    assert b"EXCHANGE ADMINISTRATIVE" not in raw
+
+
+def test_msg_display_fields_when_no_recipient_storage(tmp_path, out_dir):
+    props = {0x0037: (PT_UNICODE, "Names only"), 0x0C1A: (PT_UNICODE, "Alice"),
+             0x5D01: (PT_UNICODE, "alice@example.org"),
+             0x0E04: (PT_UNICODE, "Bob; Carol"), 0x0E03: (PT_STRING8, "Dave")}
+    message = _headers_of(tmp_path, out_dir, "names.msg", _msg_with(props, []))
+    assert "Bob" in message["To"] and "Carol" in message["To"]
+    assert "Dave" in message["Cc"]
+
+
+def test_msg_subject_with_controls_stays_one_header(tmp_path, out_dir):
+    props = {0x0037: (PT_UNICODE, "Invoice\r\nBcc: x@evil.example\r\n\r\nbody?\x07\x1b[31m"),
+             0x0C1A: (PT_UNICODE, "Mallory\r\nTo: y@evil.example"),
+             0x5D01: (PT_UNICODE, "mallory@example.org")}
+    recipients = [{0x3001: (PT_UNICODE, "Bob\nCc: z@evil.example"),
+                   0x39FE: (PT_UNICODE, "bob@example.com>\r\nBcc: w@evil.example")}]
+    message = _headers_of(tmp_path, out_dir, "inject.msg",
+                          _msg_with(props, recipients, recipient_types=[1]))
+    raw = Path(sorted(out_dir.glob("*.eml"))[0]).read_bytes()
+    assert message["Bcc"] is None and message["Cc"] is None
+    assert message.get_all("To") == [message["To"]] and "@" not in message["To"]
+    assert message["Subject"] == "Invoice Bcc: x@evil.example body? [31m"
+    assert message["From"] == '"Mallory To: y@evil.example" <mallory@example.org>'
+    header_block = raw.split(b"\r\n\r\n", 1)[0]
+    assert not any(line.lower().startswith((b"bcc:", b"cc:"))
+                   for line in header_block.split(b"\r\n"))
+    assert b"\x07" not in raw and b"\x1b" not in raw
+
+
+def test_msg_non_ascii_names_are_encoded_words(tmp_path, out_dir):
+    props = {0x0037: (PT_UNICODE, "Résumé für Zoë ✓"),
+             0x0C1A: (PT_UNICODE, "Jörg Müller, Dr."), 0x5D01: (PT_UNICODE, "jm@example.de"),
+             0x0042: (PT_STRING8, "Jörg Müller, Dr."), 0x5D02: (PT_STRING8, "jm@example.de")}
+    recipients = [{0x3001: (PT_STRING8, "Anaïs"), 0x39FE: (PT_STRING8, "anais@example.fr")},
+                  {0x3001: (PT_UNICODE, "李小龍"), 0x39FE: (PT_UNICODE, "lee@example.cn")}]
+    data = _msg_with(props, recipients, recipient_types=[1, 1])
+    _headers_of(tmp_path, out_dir, "intl.msg", data)
+    raw = Path(sorted(out_dir.glob("*.eml"))[0]).read_bytes()
+    assert raw.split(b"\r\n\r\n", 1)[0].isascii()
+    message = email.message_from_bytes(raw, policy=email.policy.default)
+    assert str(message["Subject"]) == "Résumé für Zoë ✓"
+    assert message["From"].addresses[0].display_name == "Jörg Müller, Dr."
+    assert message["From"].addresses[0].addr_spec == "jm@example.de"
+    assert [(a.display_name, a.addr_spec) for a in message["To"].addresses] == [
+        ("Anaïs", "anais@example.fr"), ("李小龍", "lee@example.cn")]
+
+
+def test_msg_exchange_transport_headers_are_read_past_their_preamble(tmp_path, out_dir):
+    """Exchange writes "Microsoft Mail Internet Headers Version 2.0" before the fields; read as
+    a header block, that line turned the whole block into a body and every field was lost."""
+    headers = ("Microsoft Mail Internet Headers Version 2.0\r\nReceived: from mx.example.org\r\n"
+               "From: Alice <alice@example.org>\r\nTo: Bob <bob@example.com>\r\n"
+               "Subject: From the wire\r\nDate: Mon, 1 Jan 2024 10:00:00 +0000\r\n"
+               "Reply-To: Desk <desk@example.org>\r\n\r\n")
+    data = msg_bytes(subject="From the properties", headers=headers)
+    message = _headers_of(tmp_path, out_dir, "received.msg", data)
+    assert message["From"] == "Alice <alice@example.org>"
+    assert message["To"] == "Bob <bob@example.com>"
+    assert message["Subject"] == "From the wire"
+    assert message["Reply-To"] == "Desk <desk@example.org>"
+    assert message["Date"] == "Mon, 1 Jan 2024 10:00:00 +0000"
+    assert message["Received"] is None  # metadata, removed by the mail cleaner
+
+
+def test_msg_fields_missing_from_transport_headers_come_from_properties(tmp_path, out_dir):
+    data = msg_bytes(headers="Received: from mx.example.org by mx2.example.org\r\n\r\n")
+    message = _headers_of(tmp_path, out_dir, "partial.msg", data)
+    assert message["From"] == "Alice Example <alice@example.org>"
+    assert message["To"] == "Bob <bob@example.com>"
+    assert message["Subject"] == "Quarterly figures"
+    assert message["Message-ID"] == "<msg-1@example.org>"
+
+
+def _one_off(name: str, address: str) -> bytes:
+    """A one-off entry identifier ([MS-OXCDATA] 2.2.5.1), Unicode strings."""
+    import struct
+
+    strings = "\x00".join((name, "SMTP", address, "")).encode("utf-16-le")
+    return (b"\x00" * 4 + bytes.fromhex("812b1fa4bea310199d6e00dd010f5402")
+            + struct.pack("<HH", 0, 0x9001) + strings)  # as Outlook: Unicode
+
+
+def test_msg_reply_to_and_on_behalf_sender(tmp_path, out_dir):
+    import struct
+
+    entries = [_one_off("Help Desk", "desk@example.org"), _one_off("Zoë", "zoe@example.org")]
+    flat = b"".join(struct.pack("<I", len(e)) + e + b"\x00" * (-len(e) % 4) for e in entries)
+    props = {0x0037: (PT_UNICODE, "On behalf"),
+             0x0042: (PT_UNICODE, "The Boss"), 0x5D02: (PT_UNICODE, "boss@example.org"),
+             0x0C1A: (PT_UNICODE, "Assistant"), 0x5D01: (PT_UNICODE, "pa@example.org"),
+             0x004F: (0x0102, struct.pack("<II", len(entries), len(flat)) + flat)}
+    message = _headers_of(tmp_path, out_dir, "behalf.msg", _msg_with(props, []))
+    assert message["From"] == "The Boss <boss@example.org>"
+    assert message["Sender"] == "Assistant <pa@example.org>"
+    reply = email.message_from_bytes(Path(sorted(out_dir.glob("*.eml"))[0]).read_bytes(),
+                                     policy=email.policy.default)["Reply-To"]
+    assert [(a.display_name, a.addr_spec) for a in reply.addresses] == [
+        ("Help Desk", "desk@example.org"), ("Zoë", "zoe@example.org")]

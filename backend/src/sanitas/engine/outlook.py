@@ -19,9 +19,13 @@ output is an `.eml`.
 
 from __future__ import annotations
 
+import codecs
+import datetime
 import email.message
+import email.parser
 import email.policy
 import email.utils
+import re
 import struct
 from email.mime.application import MIMEApplication
 from email.mime.base import MIMEBase
@@ -41,8 +45,6 @@ MAX_TNEF_EMBEDDED = 50  # messages embedded in the stream, at any depth
 # An attachment that is a message: MAPI's IMessage GUID, then the message's own TNEF stream.
 _EMBEDDED_TNEF = (b"\x07\x03\x02\x00\x00\x00\x00\x00\xc0\x00\x00\x00\x00\x00\x00\x46"
                   + TNEF_SIGNATURE)
-_TEXT_HEADERS = (("From", "sender"), ("To", "to"), ("Cc", "cc"), ("Subject", "subject"),
-                 ("Message-ID", "messageId"), ("In-Reply-To", "inReplyTo"))
 
 
 def msg_to_mime(path: Path) -> tuple[bytes, list[tuple[str, str]]]:
@@ -76,21 +78,9 @@ def _mime_of_msg(msg: Any, depth: int, removed: list[tuple[str, str]]) -> email.
         raise Rejected("The Outlook message is encrypted (S/MIME); encrypted messages cannot "
                        "be inspected and are not accepted.", RejectionCode.ENCRYPTED)
     out = MIMEMultipart("mixed")
-    headers = _safe(lambda: msg.headerText) or ""
-    if headers.strip():
-        parsed = email.message_from_string(headers.lstrip(), policy=email.policy.compat32)
-        for name, value in parsed.items():
-            if name.lower() not in ("content-type", "content-transfer-encoding",
-                                    "mime-version"):
-                out[name] = value
-    else:
-        for header, attribute in _TEXT_HEADERS:
-            value = _safe(lambda a=attribute: getattr(msg, a))
-            if value:
-                out[header] = " ".join(str(value).split())
-        date = _safe(lambda: msg.date)
-        if date is not None and hasattr(date, "timetuple"):
-            out["Date"] = email.utils.format_datetime(date)
+    props, recipients = _msg_properties(msg)
+    for name, value in message_headers(props, recipients):
+        out[name] = value
     body = _body(_safe(lambda: msg.body), _safe(lambda: msg.htmlBody),
                  None if _safe(lambda: msg.body) or _safe(lambda: msg.htmlBody)
                  else _safe(lambda: msg.rtfBody))
@@ -103,6 +93,101 @@ def _mime_of_msg(msg: Any, depth: int, removed: list[tuple[str, str]]) -> email.
     for index, attachment in enumerate(attachments):
         out.attach(_attachment(attachment, index, depth, removed))
     return out
+
+
+def _msg_properties(msg: Any) -> tuple[dict[int, Any], list[dict[int, Any]]]:
+    """The properties of a `.msg` message (or of a message attached to one) that become its
+    headers, and its recipients', read from the property streams themselves. extract-msg reads
+    a string property under one type only, PT_UNICODE or PT_STRING8, chosen for the whole file
+    by a flag (PR_STORE_SUPPORT_MASK) or by the first stream it sees; a file whose writer mixed
+    them, or set the flag wrongly, lost its subject and sender. Here both types are read."""
+    entries = _safe(lambda: msg.listDir(streams=True, storages=False, includePrefix=False)) or ()
+    top = 32 if not _safe(lambda: msg.prefix) else 24  # an attached message's header is shorter
+    props = _fixed_properties(_safe(lambda: msg.getStream("__properties_version1.0")), top)
+    folders: dict[str, list[str]] = {}
+    for entry in entries:
+        if len(entry) == 1:
+            folders.setdefault("", []).append(entry[0])
+        elif len(entry) == 2 and entry[0].lower().startswith("__recip_version1.0_#"):
+            folders.setdefault(entry[0], []).append(entry[1])
+    if len(folders) > MAX_RECIPIENTS + 1:
+        raise Rejected(f"The Outlook message has more than {MAX_RECIPIENTS} recipients.",
+                       RejectionCode.TOO_COMPLEX)
+    codepage = _codepage(props)
+    props.update(_string_properties(msg, "", folders.get("", []), codepage))
+    recipients = []
+    for folder in sorted(f for f in folders if f):
+        recipient = _fixed_properties(
+            _safe(lambda f=folder: msg.getStream(f"{f}/__properties_version1.0")), 8)
+        recipient.update(_string_properties(msg, folder + "/", folders[folder], codepage))
+        recipients.append(recipient)
+    return props, recipients
+
+
+def _fixed_properties(stream: Any, header: int) -> dict[int, Any]:
+    """id -> value of the fixed-size properties of a __properties_version1.0 stream (after its
+    `header`): 16-byte entries (tag, flags, value); integers and times only."""
+    props: dict[int, Any] = {}
+    if not isinstance(stream, bytes):
+        return props
+    for offset in range(header, len(stream) - 15, 16):
+        tag, _flags, value = struct.unpack_from("<IIQ", stream, offset)
+        prop_id, prop_type = tag >> 16, tag & 0xFFFF
+        if prop_type == 0x0003:  # PT_LONG
+            props.setdefault(prop_id, struct.unpack_from("<i", stream, offset + 8)[0])
+        elif prop_type == 0x0040 and value:  # PT_SYSTIME: 100 ns since 1601, UTC
+            try:
+                props.setdefault(prop_id, datetime.datetime(1601, 1, 1, tzinfo=datetime.UTC)
+                                 + datetime.timedelta(microseconds=value // 10))
+            except OverflowError:
+                continue
+    return props
+
+
+def _codepage(props: dict[int, Any]) -> str:
+    """The codec of the message's PT_STRING8 strings (its code page; Windows-1252 if none)."""
+    for prop in (PR_MESSAGE_CODEPAGE, PR_INTERNET_CPID):
+        number = props.get(prop)
+        if isinstance(number, int) and number > 0:
+            name = {65001: "utf-8", 20127: "ascii", 28591: "latin-1", 1200: "utf-16-le"}.get(
+                number, f"cp{number}")
+            try:
+                return codecs.lookup(name).name
+            except LookupError:
+                continue
+    return "cp1252"
+
+
+def _string_properties(msg: Any, folder: str, names: list[str],
+                       codepage: str) -> dict[int, Any]:
+    """id -> value of the header properties stored as streams in `folder`: PT_UNICODE and
+    PT_STRING8 strings (the Unicode one wins when both are there) and the reply-to entries."""
+    found: dict[int, Any] = {}
+    for name in sorted(names, key=lambda n: n.upper().endswith("001E")):  # 001F first
+        upper = name.upper()
+        if not upper.startswith("__SUBSTG1.0_") or len(upper) != 20:
+            continue
+        try:
+            prop_id, prop_type = int(upper[12:16], 16), int(upper[16:20], 16)
+        except ValueError:
+            continue
+        wanted = (prop_id in HEADER_STRINGS and prop_type in (0x001F, 0x001E)) or (
+            prop_id == PR_REPLY_RECIPIENT_ENTRIES and prop_type == 0x0102)
+        if not wanted or prop_id in found:
+            continue
+        data = _safe(lambda n=name: msg.getStream(folder + n))
+        if not isinstance(data, bytes):
+            continue
+        limit = MAX_TRANSPORT_HEADER_BYTES if prop_id == PR_TRANSPORT_MESSAGE_HEADERS \
+            else MAX_HEADER_TEXT * 4
+        data = data[:limit]
+        if prop_type == 0x0102:
+            found[prop_id] = data
+        elif prop_type == 0x001F:
+            found[prop_id] = data.decode("utf-16-le", "replace").rstrip("\x00")
+        else:
+            found[prop_id] = data.decode(codepage, "replace").rstrip("\x00")
+    return found
 
 
 def _safe(read: Any) -> Any:
@@ -185,6 +270,185 @@ def _attachment(attachment: Any, index: int, depth: int,
         return _note(name, "a link to a file stored elsewhere (a cloud attachment)", removed)
     return _note(name, "an attachment Outlook stores as an embedded object or in a form this "
                  "reader cannot extract", removed)
+
+
+# --- headers from MAPI properties (both formats) ------------------------------------------
+# Property ids ([MS-OXPROPS]); a string property is stored as PT_UNICODE (001F) or PT_STRING8
+# (001E), whichever the writer chose, and both are read.
+PR_TRANSPORT_MESSAGE_HEADERS, PR_SUBJECT, PR_SUBJECT_PREFIX, PR_NORMALIZED_SUBJECT = \
+    0x007D, 0x0037, 0x003D, 0x0E1D
+PR_SENDER_NAME, PR_SENDER_ADDRTYPE, PR_SENDER_EMAIL_ADDRESS, PR_SENDER_SMTP_ADDRESS = \
+    0x0C1A, 0x0C1E, 0x0C1F, 0x5D01
+PR_SENT_REPRESENTING_NAME, PR_SENT_REPRESENTING_ADDRTYPE, PR_SENT_REPRESENTING_EMAIL_ADDRESS, \
+    PR_SENT_REPRESENTING_SMTP_ADDRESS = 0x0042, 0x0064, 0x0065, 0x5D02
+PR_DISPLAY_BCC, PR_DISPLAY_CC, PR_DISPLAY_TO = 0x0E02, 0x0E03, 0x0E04
+PR_CLIENT_SUBMIT_TIME, PR_MESSAGE_DELIVERY_TIME = 0x0039, 0x0E06
+PR_INTERNET_MESSAGE_ID, PR_IN_REPLY_TO_ID, PR_INTERNET_REFERENCES = 0x1035, 0x1042, 0x1039
+PR_REPLY_RECIPIENT_ENTRIES, PR_REPLY_RECIPIENT_NAMES = 0x004F, 0x0050
+PR_MESSAGE_CODEPAGE, PR_INTERNET_CPID = 0x3FFD, 0x3FDE
+PR_RECIPIENT_TYPE, PR_DISPLAY_NAME, PR_ADDRTYPE, PR_EMAIL_ADDRESS, PR_SMTP_ADDRESS = \
+    0x0C15, 0x3001, 0x3002, 0x3003, 0x39FE
+HEADER_STRINGS = frozenset({
+    PR_TRANSPORT_MESSAGE_HEADERS, PR_SUBJECT, PR_SUBJECT_PREFIX, PR_NORMALIZED_SUBJECT,
+    PR_SENDER_NAME, PR_SENDER_ADDRTYPE, PR_SENDER_EMAIL_ADDRESS, PR_SENDER_SMTP_ADDRESS,
+    PR_SENT_REPRESENTING_NAME, PR_SENT_REPRESENTING_ADDRTYPE,
+    PR_SENT_REPRESENTING_EMAIL_ADDRESS, PR_SENT_REPRESENTING_SMTP_ADDRESS, PR_DISPLAY_BCC,
+    PR_DISPLAY_CC, PR_DISPLAY_TO, PR_INTERNET_MESSAGE_ID, PR_IN_REPLY_TO_ID,
+    PR_INTERNET_REFERENCES, PR_REPLY_RECIPIENT_NAMES, PR_DISPLAY_NAME, PR_ADDRTYPE,
+    PR_EMAIL_ADDRESS, PR_SMTP_ADDRESS})
+MAX_RECIPIENTS = 2_000  # of one message (the mail cleaner's 64 KB header field comes first)
+MAX_HEADER_TEXT = 4_000  # characters kept of one property that becomes a header
+MAX_TRANSPORT_HEADER_BYTES = 1 << 20  # transport headers read (the mail cleaner allows 512 KB)
+_RECIPIENT_FIELDS = {1: ("To", PR_DISPLAY_TO), 2: ("Cc", PR_DISPLAY_CC),
+                     3: ("Bcc", PR_DISPLAY_BCC)}
+_HEADER_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_ADDRESS = re.compile(r"[^\s<>()\[\],;:\"\\@]{1,200}@[^\s<>()\[\],;:\"\\@]{1,255}")
+_NAME_SPECIALS = re.compile(r"[<>()\[\],;:\"\\@]")
+_HEADER_LINE = re.compile(r"[!-9;-~]{1,100}:")
+# The one-off entry identifier of an address outside any address book ([MS-OXCDATA] 2.2.5.1).
+_ONE_OFF_PROVIDER = bytes.fromhex("812b1fa4bea310199d6e00dd010f5402")
+FIELD_ORDER = ("From", "Sender", "Reply-To", "To", "Cc", "Bcc", "Subject", "Date",
+               "Message-ID", "In-Reply-To", "References")
+
+
+def _text(value: Any) -> str:
+    """A property's text as one line: control characters (CR and LF among them, so that a value
+    can never start a header of its own) and bidirectional overrides become spaces."""
+    if not isinstance(value, str):
+        return ""
+    return " ".join(_HEADER_CONTROL.sub(" ", value[:MAX_HEADER_TEXT]).split())
+
+
+def _mailbox(name: Any, address: Any) -> str:
+    """One mailbox, `"Name" <address>`; the name alone when no usable Internet address is known
+    (an Exchange legacy DN is not one), cleaned of the characters that would make it read as an
+    address or a group; "" when neither. A non-ASCII name is left as text, quoted: the
+    intermediate message is written with RFC 2047 by its serializer and the mail cleaner
+    decodes it and encodes each name again (a name with a comma stays one name)."""
+    name, address = _text(name), _text(address)
+    if not _ADDRESS.fullmatch(address):
+        address = ""
+    if name == address:
+        name = ""
+    if not address:
+        return " ".join(_NAME_SPECIALS.sub(" ", name).split())
+    if name.isascii():
+        return email.utils.formataddr((name, address))
+    return f'"{email.utils.quote(name)}" <{address}>'
+
+
+def _smtp(props: dict[int, Any], smtp: int, addrtype: int, address: int) -> str:
+    """The Internet address of a sender or recipient: its SMTP address property, else its
+    address when that is of type SMTP (an EX address is a legacy DN, never an address)."""
+    value = _text(props.get(smtp))
+    if _ADDRESS.fullmatch(value):
+        return value
+    kind = _text(props.get(addrtype)).upper()
+    value = _text(props.get(address))
+    return value if kind in ("SMTP", "") and _ADDRESS.fullmatch(value) else ""
+
+
+def _one_off_addresses(entries: Any) -> list[tuple[str, str]]:
+    """(name, address) of the one-off entries of a FlatEntryList (PR_REPLY_RECIPIENT_ENTRIES);
+    other entries (address-book references) carry no address and are skipped."""
+    if not isinstance(entries, bytes) or len(entries) < 8:
+        return []
+    (count,) = struct.unpack_from("<I", entries, 0)
+    out, offset = [], 8
+    for _ in range(min(count, MAX_RECIPIENTS, len(entries) // 4)):
+        if offset + 4 > len(entries):
+            break
+        (size,) = struct.unpack_from("<I", entries, offset)
+        entry = entries[offset + 4:offset + 4 + size]
+        offset += 4 + size + (-size % 4)
+        if len(entry) < 24 or entry[4:20] != _ONE_OFF_PROVIDER:
+            continue
+        (flags,) = struct.unpack_from("<H", entry, 22)
+        if flags & 0x8000:  # MAPI_UNICODE: UTF-16 strings
+            texts = entry[24:].decode("utf-16-le", "replace").split("\x00")
+        else:
+            texts = entry[24:].decode("cp1252", "replace").split("\x00")
+        if len(texts) >= 3 and texts[1].upper() == "SMTP":
+            out.append((texts[0], texts[2]))
+    return out
+
+
+def _transport_headers(text: Any) -> list[tuple[str, str]]:
+    """The fields of PR_TRANSPORT_MESSAGE_HEADERS. Exchange starts the block with a line of its
+    own ("Microsoft Mail Internet Headers Version 2.0"), which is not a header field: a parser
+    given it takes the whole block for a body, so lines before the first field are skipped."""
+    if not isinstance(text, str) or not text.strip():
+        return []
+    lines = text.replace("\x00", "").lstrip().splitlines(keepends=True)
+    while lines and not _HEADER_LINE.match(lines[0]):
+        lines.pop(0)
+    parsed = email.parser.HeaderParser(policy=email.policy.compat32).parsestr("".join(lines))
+    return [(name, str(value)) for name, value in parsed.items()
+            if name.lower() not in ("content-type", "content-transfer-encoding",
+                                    "mime-version")]
+
+
+def _mapi_date(value: Any, *, utc: bool = True) -> str:
+    """A Date field: a MAPI time is UTC; a TNEF attDateSent is the sender's local time, its zone
+    unknown (written -0000)."""
+    if not isinstance(value, datetime.datetime) or not 1980 <= value.year <= 9000:
+        return ""
+    if value.tzinfo is None and utc:
+        value = value.replace(tzinfo=datetime.UTC)
+    return email.utils.format_datetime(value)
+
+
+def message_headers(props: dict[int, Any], recipients: list[dict[int, Any]],
+                    extra: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """The header fields of a message from its MAPI properties (`props`: id -> str, datetime,
+    int or bytes) and its recipients' (each with PR_RECIPIENT_TYPE): the transport headers when
+    it was received, and every field they lack taken from the properties. `extra` holds fields
+    a format keeps outside its MAPI properties (TNEF's attFrom, attSubject...), used last.
+    Every value is one line, free of control characters."""
+    fields = _transport_headers(props.get(PR_TRANSPORT_MESSAGE_HEADERS))
+    have = {name.lower() for name, value in fields if value.strip()}
+    fields = [(name, value) for name, value in fields if value.strip()]
+    own: dict[str, str] = {}
+    sender = _mailbox(props.get(PR_SENDER_NAME),
+                      _smtp(props, PR_SENDER_SMTP_ADDRESS, PR_SENDER_ADDRTYPE,
+                            PR_SENDER_EMAIL_ADDRESS))
+    representing = _mailbox(props.get(PR_SENT_REPRESENTING_NAME),
+                            _smtp(props, PR_SENT_REPRESENTING_SMTP_ADDRESS,
+                                  PR_SENT_REPRESENTING_ADDRTYPE,
+                                  PR_SENT_REPRESENTING_EMAIL_ADDRESS))
+    own["From"] = representing or sender
+    if representing and sender and sender != representing:
+        own["Sender"] = sender  # sent on behalf of someone else
+    reply = [_mailbox(n, a) for n, a in _one_off_addresses(props.get(PR_REPLY_RECIPIENT_ENTRIES))]
+    own["Reply-To"] = ", ".join(m for m in reply if m)
+    kinds: dict[str, list[str]] = {"To": [], "Cc": [], "Bcc": []}
+    for recipient in recipients:
+        kind = recipient.get(PR_RECIPIENT_TYPE)
+        if not isinstance(kind, int) or kind & 0x10000000:  # MAPI_P1: a resend copy
+            continue
+        field, _ = _RECIPIENT_FIELDS.get(kind & 0x0FFFFFFF, ("", 0))
+        mailbox = _mailbox(recipient.get(PR_DISPLAY_NAME),
+                           _smtp(recipient, PR_SMTP_ADDRESS, PR_ADDRTYPE, PR_EMAIL_ADDRESS))
+        if field and mailbox:
+            kinds[field].append(mailbox)
+    for field, display in _RECIPIENT_FIELDS.values():
+        names = kinds[field] or [_mailbox(n, "") for n in _text(props.get(display)).split(";")]
+        own[field] = ", ".join(m for m in names if m)
+    subject = _text(props.get(PR_SUBJECT)) or _text(
+        f"{props.get(PR_SUBJECT_PREFIX) or ''}{props.get(PR_NORMALIZED_SUBJECT) or ''}")
+    own["Subject"] = subject
+    own["Date"] = (_mapi_date(props.get(PR_CLIENT_SUBMIT_TIME))
+                   or _mapi_date(props.get(PR_MESSAGE_DELIVERY_TIME)))
+    for field, prop in (("Message-ID", PR_INTERNET_MESSAGE_ID),
+                        ("In-Reply-To", PR_IN_REPLY_TO_ID),
+                        ("References", PR_INTERNET_REFERENCES)):
+        own[field] = _text(props.get(prop)).encode("ascii", "ignore").decode("ascii")
+    for field, value in (extra or {}).items():
+        own[field] = own.get(field) or value
+    for field in FIELD_ORDER:
+        if own.get(field) and field.lower() not in have:
+            fields.append((field, own[field]))
+    return fields
 
 
 # --- TNEF ------------------------------------------------------------------------------------
