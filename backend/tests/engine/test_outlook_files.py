@@ -321,3 +321,178 @@ def test_msg_reply_to_and_on_behalf_sender(tmp_path, out_dir):
                                      policy=email.policy.default)["Reply-To"]
     assert [(a.display_name, a.addr_spec) for a in reply.addresses] == [
         ("Help Desk", "desk@example.org"), ("Zoë", "zoe@example.org")]
+
+
+# --- TNEF headers and damaged TNEF (issue 29) -------------------------------------------------
+def _mapi_list(props: list[tuple[int, int, object]]) -> bytes:
+    """A MAPI property list as TNEF stores it ([MS-OXTNEF] 2.1.3.4): count, then each
+    property's type, id and value (strings and binaries counted, sized, padded to 4 bytes)."""
+    import struct
+
+    out = struct.pack("<I", len(props))
+    for prop_type, prop_id, value in props:
+        out += struct.pack("<HH", prop_type, prop_id)
+        if prop_type == PT_LONG:
+            out += struct.pack("<i", value)
+        elif prop_type == PT_SYSTIME:
+            out += struct.pack("<Q", value)
+        else:
+            raw = value if isinstance(value, bytes) else (
+                (value + "\x00").encode("utf-16-le") if prop_type == PT_UNICODE
+                else (value + "\x00").encode("cp1252"))
+            out += struct.pack("<II", 1, len(raw)) + raw + b"\x00" * (-len(raw) % 4)
+    return out
+
+
+def _rich_tnef(*, props=None, recipients=None, att_from: tuple[str, str] | None = None) -> bytes:
+    """A winmail.dat with attFrom, attDateSent, the message's MAPI properties (attMsgProps), a
+    recipient table and one attachment."""
+    import struct
+
+    from tests.engine.breadth_corpus import _tnef_attr
+
+    out = tnef_bytes([], subject="Subject from attSubject")
+    if att_from:
+        name, address = (v.encode("cp1252") + b"\x00" for v in att_from)
+        typed = b"SMTP:" + address
+        out += _tnef_attr(1, 0x8000, 0x0000, struct.pack("<HHHH", 4, 8 + len(name) + len(typed),
+                                                         len(name), len(typed)) + name + typed)
+    out += _tnef_attr(1, 0x8005, 0x0003, struct.pack("<7H", 2024, 3, 4, 9, 30, 0, 1))
+    if props is not None:
+        out += _tnef_attr(1, 0x9003, 0x0006, _mapi_list(props))
+    if recipients is not None:
+        out += _tnef_attr(1, 0x9004, 0x0006, struct.pack("<I", len(recipients))
+                          + b"".join(_mapi_list(r) for r in recipients))
+    out += _tnef_attr(2, 0x9002, 0x0006, b"\xff" * 14)
+    out += _tnef_attr(2, 0x8010, 0x0001, b"notes.txt\x00")
+    out += _tnef_attr(2, 0x800F, 0x0006, b"Notes.\n")
+    return out
+
+
+TNEF_PROPS = [(PT_UNICODE, 0x0037, "Réunion\r\nBcc: x@evil.example"),
+              (PT_STRING8, 0x0C1A, "Jörg Müller"), (PT_STRING8, 0x0C1E, "EX"),
+              (PT_STRING8, 0x0C1F, "/O=EXAMPLE/OU=FIRST/CN=RECIPIENTS/CN=JOERG"),
+              (PT_UNICODE, 0x5D01, "jm@example.de"),
+              (PT_SYSTIME, 0x0039, SENT), (PT_UNICODE, 0x1035, "<tnef-1@example.de>"),
+              (PT_STRING8, 0x1042, "<tnef-0@example.de>")]
+TNEF_RECIPIENTS = [
+    [(PT_LONG, 0x0C15, 1), (PT_UNICODE, 0x3001, "Anaïs"), (PT_UNICODE, 0x3002, "SMTP"),
+     (PT_UNICODE, 0x3003, "anais@example.fr")],
+    [(PT_LONG, 0x0C15, 2), (PT_STRING8, 0x3001, "Bob"), (PT_STRING8, 0x3002, "EX"),
+     (PT_STRING8, 0x3003, "/O=EXAMPLE/CN=BOB"), (PT_STRING8, 0x39FE, "bob@example.com")],
+    [(PT_LONG, 0x0C15, 3), (PT_UNICODE, 0x3001, "Carol"),
+     (PT_UNICODE, 0x39FE, "carol@example.net")]]
+
+
+def test_tnef_headers_from_its_mapi_properties_and_recipient_table(tmp_path, out_dir):
+    data = _rich_tnef(props=TNEF_PROPS, recipients=TNEF_RECIPIENTS,
+                      att_from=("Someone Else", "else@example.org"))
+    result = sanitize_file(_write(tmp_path, "winmail.dat", data), out_dir)
+    _parsed(result)
+    raw = Path(result.output).read_bytes()
+    head = raw.split(b"\r\n\r\n", 1)[0]
+    assert head.isascii() and b"/O=EXAMPLE" not in raw
+    assert not any(line.lower().startswith(b"bcc: x") for line in head.split(b"\r\n"))
+    message = email.message_from_bytes(raw, policy=email.policy.default)
+    assert str(message["Subject"]) == "Réunion Bcc: x@evil.example"  # MAPI wins over attSubject
+    assert [(a.display_name, a.addr_spec) for a in message["From"].addresses] == [
+        ("Jörg Müller", "jm@example.de")]
+    assert [(a.display_name, a.addr_spec) for a in message["To"].addresses] == [
+        ("Anaïs", "anais@example.fr")]
+    assert str(message["Cc"]) == "Bob <bob@example.com>"
+    assert str(message["Bcc"]) == "Carol <carol@example.net>"
+    assert str(message["Date"]) == "Thu, 18 Jan 2024 15:20:00 +0000"
+    assert str(message["Message-ID"]) == "<tnef-1@example.de>"
+    assert str(message["In-Reply-To"]) == "<tnef-0@example.de>"
+    assert _attachments(message) == {"notes.txt": b"Notes.\n"}
+
+
+def test_tnef_headers_from_its_own_attributes(tmp_path, out_dir):
+    """No MAPI properties: attFrom, attSubject and attDateSent (local time, zone unknown)."""
+    data = _rich_tnef(att_from=("Alice Example", "alice@example.org"))
+    message = _parsed(sanitize_file(_write(tmp_path, "winmail.dat", data), out_dir))
+    assert message["From"] == "Alice Example <alice@example.org>"
+    assert message["Subject"] == "Subject from attSubject"
+    assert message["Date"] == "Mon, 04 Mar 2024 09:30:00 -0000"
+
+
+def _damaged_tnef_inputs() -> list[tuple[str, bytes]]:
+    """Small damaged winmail.dat files: a valid rich one cut at every length and with bytes
+    flipped (seeded), and lists declaring far more entries than their bytes hold."""
+    import random
+    import struct
+
+    from tests.engine.breadth_corpus import _tnef_attr
+
+    valid = _rich_tnef(props=TNEF_PROPS, recipients=TNEF_RECIPIENTS,
+                       att_from=("Alice", "alice@example.org"))
+    head = tnef_bytes([])
+    huge = 0xFFFFFFFF
+    inputs = [
+        ("props-count", head + _tnef_attr(1, 0x9003, 6, struct.pack("<I", huge))),
+        ("recipient-rows", head + _tnef_attr(1, 0x9004, 6, struct.pack("<I", huge))),
+        ("row-props", head + _tnef_attr(1, 0x9004, 6, struct.pack("<II", 1, huge))),
+        ("multi-values", head + _tnef_attr(1, 0x9003, 6, struct.pack("<IHHI", 1, 0x1003,
+                                                                       0x3001, huge))),
+        ("string-values", head + _tnef_attr(1, 0x9003, 6, struct.pack("<IHHI", 1, 0x001F,
+                                                                        0x0037, huge))),
+        ("string-length", head + _tnef_attr(1, 0x9003, 6, struct.pack("<IHHII", 1, 0x001F,
+                                                                        0x0037, 1, huge))),
+        ("named-length", head + _tnef_attr(1, 0x9003, 6, struct.pack("<IHH16sII", 1, 0x001F,
+                                                                       0x8001, b"g" * 16, 1,
+                                                                       huge))),
+        ("attachment-props", head + _tnef_attr(2, 0x9002, 6, b"\xff" * 14)
+         + _tnef_attr(2, 0x9005, 6, struct.pack("<I", huge))),
+        # a row tnefparse stops decoding (an unknown type): the next row would read garbage
+        ("row-unknown-type", head + _tnef_attr(1, 0x9004, 6, struct.pack("<I", 2)
+                                               + struct.pack("<IHHI", 1, 0x0999, 0x3001, 0)
+                                               + struct.pack("<I", huge) + b"\x00" * 8)),
+    ]
+    inputs += [(f"cut-{n}", valid[:n]) for n in range(7, len(valid), 7)]
+    rng = random.Random(29)
+    for index in range(60):
+        flipped = bytearray(valid)
+        for _ in range(rng.randint(1, 3)):
+            flipped[rng.randrange(6, len(flipped))] = rng.choice((0x00, 0xFF, rng.randrange(256)))
+        inputs.append((f"flip-{index}", bytes(flipped)))
+    return inputs
+
+
+def test_damaged_tnef_refused_or_cleaned_within_a_second(tmp_path, out_dir):
+    """tnefparse loops as many times as a list declares: a 100-byte file declaring 2**32
+    properties ran until the job's 30 s limit. Each of these must end in well under a second of
+    CPU, refused as damaged (or cleaned, where the flipped byte does no harm)."""
+    import time
+
+    from sanitas.engine import outlook
+
+    slow, outcomes = [], set()
+    for name, data in _damaged_tnef_inputs():
+        started = time.process_time()
+        try:
+            outlook.tnef_to_mime(data)
+            outcome = "cleaned"
+        except outlook.Rejected as exc:
+            outcome = exc.code.value
+        spent = time.process_time() - started
+        outcomes.add(outcome)
+        if spent > 1.0:
+            slow.append((name, round(spent, 2)))
+        if not name.startswith(("cut-", "flip-")):
+            assert outcome == RejectionCode.DAMAGED, name
+    assert not slow
+    assert RejectionCode.DAMAGED.value in outcomes
+
+
+def test_damaged_tnef_file_refused_quickly_with_its_code(tmp_path, out_dir):
+    import struct
+    import time
+
+    from tests.engine.breadth_corpus import _tnef_attr
+
+    data = tnef_bytes([]) + _tnef_attr(1, 0x9003, 6, struct.pack("<I", 0xFFFFFFFF))
+    started = time.process_time()
+    result = sanitize_file(_write(tmp_path, "winmail.dat", data), out_dir)
+    assert time.process_time() - started < 1.0
+    assert result.status == "rejected" and result.code == RejectionCode.DAMAGED
+    assert "MAPI property list" in result.reason

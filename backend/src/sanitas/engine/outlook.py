@@ -42,6 +42,8 @@ TNEF_SIGNATURE = b"\x78\x9f\x3e\x22"
 MAX_TNEF_OBJECTS = 5_000
 MAX_TNEF_COPY = 1 << 31  # bytes tnefparse copies as it walks the objects (it slices the rest)
 MAX_TNEF_EMBEDDED = 50  # messages embedded in the stream, at any depth
+MAX_TNEF_DEPTH = 8  # messages embedded in messages
+MAX_TNEF_VALUES = 200_000  # MAPI properties and values tnefparse builds
 # An attachment that is a message: MAPI's IMessage GUID, then the message's own TNEF stream.
 _EMBEDDED_TNEF = (b"\x07\x03\x02\x00\x00\x00\x00\x00\xc0\x00\x00\x00\x00\x00\x00\x46"
                   + TNEF_SIGNATURE)
@@ -460,11 +462,14 @@ def check_tnef(data: bytes) -> None:
     """Walk the TNEF objects (level, id, type, length, data, checksum) of the stream and of the
     messages embedded in it (tnefparse parses those too, recursively) and refuse a stream
     tnefparse would take too long over, before it parses anything: it copies the rest of the
-    stream for every object it reads."""
+    stream for every object it reads, and it loops as many times as a MAPI property list or a
+    recipient table says, whether or not the bytes are there (a 100-byte file declaring 2**32
+    properties kept it busy until the job's time limit). Every count and length of the MAPI
+    lists it will decode is checked here against the bytes left, the way tnefparse reads them."""
     if len(data) < 6 or not is_tnef(data):
         raise Rejected("The TNEF data does not start with its signature.",
                        RejectionCode.DAMAGED)
-    objects, copied = _walk_tnef(data, 6, strict=True)
+    objects, copied = _walk_tnef(data, 6, strict=True, mapi=_MapiBudget())
     at, embedded = 0, 0
     while (found := data.find(_EMBEDDED_TNEF, at)) >= 0:
         embedded += 1
@@ -479,25 +484,193 @@ def check_tnef(data: bytes) -> None:
                        "or is too large for them.", RejectionCode.TOO_COMPLEX)
 
 
-def _walk_tnef(data: bytes, offset: int, *, strict: bool) -> tuple[int, int]:
+class _MapiBudget:
+    """What the MAPI lists of one TNEF stream (embedded messages included) cost tnefparse."""
+
+    def __init__(self) -> None:
+        self.values = 0  # properties and values it will build
+        self.embedded = 0  # messages it will parse as attachments
+
+    def spend(self, count: int) -> None:
+        self.values += count
+        if self.values > MAX_TNEF_VALUES:
+            raise Rejected(f"The TNEF data (winmail.dat) holds more than {MAX_TNEF_VALUES} MAPI "
+                           "property values.", RejectionCode.TOO_COMPLEX)
+
+
+def _tnef_damaged(what: str) -> Rejected:
+    return Rejected(f"The TNEF data (winmail.dat) is damaged ({what}).", RejectionCode.DAMAGED)
+
+
+def _walk_tnef(data: bytes, offset: int, *, strict: bool, mapi: _MapiBudget | None = None,
+               depth: int = 0) -> tuple[int, int]:
     """(objects, bytes tnefparse copies) from `offset` to the end of the objects; an object
-    running past the end is damaged (`strict`) or ends the walk (an embedded message, whose
-    own end is not known here)."""
+    running past the end is damaged (`strict`) or is the last one, cut where the data ends (an
+    embedded message, whose own end is not known here; tnefparse reads it so). With `mapi`, the
+    MAPI lists in the objects are checked too (`_check_object`)."""
     objects, copied = 0, 0
+    codepage: str | None = None  # tnefparse's, as it changes while it walks
+    attachment_codepage: str | None = None
     while offset + 12 < len(data):
         objects += 1
         copied += len(data) - offset
         if objects > MAX_TNEF_OBJECTS or copied > MAX_TNEF_COPY:
             raise Rejected(f"The TNEF data (winmail.dat) has more than {MAX_TNEF_OBJECTS} "
                            "objects or is too large for them.", RejectionCode.TOO_COMPLEX)
-        (length,) = struct.unpack_from("<I", data, offset + 5)
-        if offset + 11 + length > len(data):
+        level, attr_id, attr_type, length = struct.unpack_from("<BHHI", data, offset)
+        end = offset + 11 + length
+        if end > len(data):
             if strict:
                 raise Rejected("The TNEF data (winmail.dat) is truncated (an object runs past "
                                "its end).", RejectionCode.DAMAGED)
-            break
-        offset += 11 + length
+            end = len(data)
+        if mapi is not None:
+            body = data[offset + 9:end - 2]
+            if attr_id == 0x9002:  # rendering data: tnefparse opens an attachment
+                attachment_codepage = codepage
+            if level == 2:
+                if attr_id == 0x9005:  # attAttachment: the attachment's MAPI properties
+                    _check_mapi_list(body, 0, attachment_codepage, mapi, depth, strict=False)
+            elif attr_id == 0x9003:  # attMsgProps: the message's MAPI properties
+                _check_mapi_list(body, 0, codepage, mapi, depth, strict=False)
+            elif attr_id == 0x9007 and len(body) >= 4:  # attOemCodepage
+                from tnefparse.codepage import Codepage
+
+                codepage = Codepage(struct.unpack_from("<I", body)[0]).codepage()
+            elif attr_id == 0x9004 and attr_type not in (1, 7):  # attRecipTable
+                _check_recipients(body, codepage, mapi, depth)
+        offset = end
     return objects, copied
+
+
+def _check_recipients(body: bytes, codepage: str | None, mapi: _MapiBudget,
+                      depth: int) -> None:
+    """attRecipTable: a row count, then one MAPI list per row. tnefparse reads as many rows as
+    the count says, each from where the last one stopped: a row it cannot decode to its end
+    would leave the next one reading garbage, so every row must decode, and the count must be
+    one the bytes can hold."""
+    if len(body) < 4:
+        raise _tnef_damaged("a recipient table without its row count")
+    (rows,) = struct.unpack_from("<I", body)
+    if rows > (len(body) - 4) // 4:
+        raise _tnef_damaged(f"a recipient table declaring {rows} rows in {len(body)} bytes")
+    offset = 4
+    for _ in range(rows):
+        offset = _check_mapi_list(body, offset, codepage, mapi, depth, strict=True)
+
+
+_MAPI_FIXED = {0x0002: 2, 0x000B: 2, 0x0003: 4, 0x0004: 4, 0x000A: 4, 0x0005: 8, 0x0006: 8,
+               0x0007: 8, 0x0014: 8, 0x0040: 8, 0x0048: 16}  # tnefparse's sizes
+_MAPI_VARIABLE = frozenset({0x0000, 0x000D, 0x001E, 0x001F, 0x0102})
+
+
+def _check_mapi_list(data: bytes, offset: int, codepage: str | None, mapi: _MapiBudget,
+                     depth: int, *, strict: bool) -> int:
+    """Walk a MAPI property list ([MS-OXTNEF] 2.1.3.4) at `offset` as tnefparse's decode_mapi
+    reads it and return where it ends. Each count must fit the bytes left (a property takes at
+    least 4 bytes, a value 2), each length too. Where tnefparse would stop decoding the list
+    (an unknown type, a string it cannot decode) the walk stops too, or, `strict` (a recipient
+    row, which the next row follows), the data is damaged. Messages embedded as attachments
+    (PR_ATTACH_DATA_OBJ holding a TNEF stream) are walked in turn."""
+    end = len(data)
+
+    def need(size: int, what: str) -> None:
+        if size < 0 or offset + size > end:
+            raise _tnef_damaged(f"{what} runs past the end of its attribute")
+
+    def u32() -> int:
+        nonlocal offset
+        need(4, "a MAPI count or length")
+        (value,) = struct.unpack_from("<I", data, offset)
+        offset += 4
+        return value
+
+    count = u32()
+    if count > (end - offset) // 4:
+        raise _tnef_damaged(f"a MAPI property list declaring {count} properties in "
+                            f"{end - offset} bytes")
+    mapi.spend(count)
+    for _ in range(count):
+        need(4, "a MAPI property tag")
+        prop_type, prop_id = struct.unpack_from("<HH", data, offset)
+        offset += 4
+        if prop_id >= 0x8000:  # a named property: GUID, kind, then an id or a name
+            need(20, "a MAPI property name")
+            (kind,) = struct.unpack_from("<I", data, offset + 16)
+            offset += 20
+            if kind == 0:
+                need(4, "a MAPI property name")
+                offset += 4
+            else:
+                size = u32()
+                need(size, "a MAPI property name")
+                name = data[offset:offset + size + (-size % 4)]
+                offset += size + (-size % 4)
+                try:
+                    name.decode("utf-16")
+                except UnicodeError:
+                    if strict:
+                        raise _tnef_damaged("a MAPI property name that is not UTF-16") from None
+                    return offset
+        multi = prop_type & 0x1000
+        prop_type &= ~0x1000
+        values = 1
+        if multi:
+            values = u32()
+            if values > (end - offset) // 2:
+                raise _tnef_damaged(f"a MAPI property declaring {values} values in "
+                                    f"{end - offset} bytes")
+            mapi.spend(values)
+        for _ in range(values):
+            if prop_type in _MAPI_FIXED:
+                need(_MAPI_FIXED[prop_type], "a MAPI value")
+                offset += _MAPI_FIXED[prop_type]
+                continue
+            if prop_type not in _MAPI_VARIABLE:
+                if strict:
+                    raise _tnef_damaged(f"a MAPI property of unknown type {prop_type:#06x}")
+                return offset  # where tnefparse stops decoding the list
+            items = 1 if multi else u32()
+            if items > (end - offset) // 4:
+                raise _tnef_damaged(f"a MAPI property declaring {items} values in "
+                                    f"{end - offset} bytes")
+            mapi.spend(items)
+            objects = []
+            for _ in range(items):
+                size = u32()
+                need(size, "a MAPI value")
+                item = data[offset:offset + size + (-size % 4)]
+                offset = min(offset + size + (-size % 4), end)  # the last padding may be cut
+                try:
+                    if prop_type == 0x001F:
+                        item.decode("utf-16")
+                    elif prop_type == 0x001E:
+                        item.decode(codepage)  # type: ignore[arg-type] # None fails there too
+                except (UnicodeError, LookupError, TypeError):
+                    if strict:
+                        raise _tnef_damaged("a MAPI string that cannot be decoded") from None
+                    return offset
+                objects.append(item.rstrip(b"\x00"))
+            if prop_type == 0x000D and prop_id == 0x3701:  # PR_ATTACH_DATA_OBJ
+                _check_embedded(b"".join(objects), mapi, depth)
+        if values % 2 and prop_type in (0x0002, 0x000B):
+            offset += 2  # tnefparse's padding after an odd number of 16-bit values
+    return offset
+
+
+def _check_embedded(value: bytes, mapi: _MapiBudget, depth: int) -> None:
+    """An attachment's data object: when it is a message (IMessage GUID, then a TNEF stream),
+    tnefparse parses it as one, so its MAPI lists are checked as well."""
+    if not value.startswith(_EMBEDDED_TNEF[:16]):
+        return
+    mapi.embedded += 1
+    if mapi.embedded > MAX_TNEF_EMBEDDED or depth + 1 > MAX_TNEF_DEPTH:
+        raise Rejected(f"The TNEF data (winmail.dat) embeds more than {MAX_TNEF_EMBEDDED} "
+                       f"messages, or nests them more than {MAX_TNEF_DEPTH} deep.",
+                       RejectionCode.TOO_COMPLEX)
+    stream = value[16:]
+    if is_tnef(stream):
+        _walk_tnef(stream, 6, strict=False, mapi=mapi, depth=depth + 1)
 
 
 def tnef_to_mime(data: bytes) -> tuple[email.message.Message, list[tuple[str, str]]]:
@@ -510,10 +683,8 @@ def tnef_to_mime(data: bytes) -> tuple[email.message.Message, list[tuple[str, st
     try:
         tnef = tnefparse.TNEF(data, do_checksum=False)
         out = MIMEMultipart("mixed")
-        subject = next((str(p.data) for p in tnef.msgprops
-                        if p.name == tnefparse.TNEF.ATTSUBJECT), "")
-        if subject.strip():
-            out["Subject"] = " ".join(subject.replace("\x00", "").split())
+        for name, value in message_headers(*_tnef_properties(tnef)):
+            out[name] = value
         rtf = tnef.rtfbody if not (tnef.body or tnef.htmlbody) else None
         for part in _body(tnef.body, tnef.htmlbody, rtf):
             out.attach(part)
@@ -537,3 +708,43 @@ def tnef_to_mime(data: bytes) -> tuple[email.message.Message, list[tuple[str, st
         raise Rejected(f"The TNEF data (winmail.dat) cannot be read ({type(exc).__name__}).",
                        RejectionCode.DAMAGED) from None
     return out, removed
+
+
+def _tnef_properties(tnef: Any) -> tuple[dict[int, Any], list[dict[int, Any]], dict[str, str]]:
+    """The MAPI properties of a parsed TNEF stream (attMsgProps) that become headers, its
+    recipients (attRecipTable rows) and the fields TNEF keeps in attributes of its own
+    (attFrom, attSubject, attDateSent), for `message_headers`."""
+    import tnefparse
+
+    props: dict[int, Any] = {}
+    for prop in tnef.mapiprops:
+        if prop.name < 0x8000:  # named properties (ids of 0x8000 up) are not these
+            props.setdefault(prop.name, _tnef_value(prop))
+    recipients: list[dict[int, Any]] = []
+    extra: dict[str, str] = {}
+    codepage = tnef.codepage or "cp1252"
+    for attribute in tnef.msgprops:
+        if attribute.name == tnefparse.TNEF.ATTRECIPTABLE:
+            for row in attribute.data[:MAX_RECIPIENTS]:
+                recipients.append({p.name: _tnef_value(p) for p in row if p.name < 0x8000})
+        elif attribute.name == tnefparse.TNEF.ATTSUBJECT:
+            extra["Subject"] = _text(attribute.data)
+        elif attribute.name == tnefparse.TNEF.ATTFROM and len(attribute.data) == 3:
+            name, kind, address = (_safe(lambda v=v: v.decode(codepage, "replace")) or ""
+                                   for v in attribute.data)
+            extra["From"] = _mailbox(name, address if kind.upper() == "SMTP" else "")
+        elif attribute.name == tnefparse.TNEF.ATTDATESENT:
+            extra["Date"] = _mapi_date(attribute.data, utc=False)
+    if len(recipients) >= MAX_RECIPIENTS:
+        raise Rejected(f"The TNEF data has more than {MAX_RECIPIENTS} recipients.",
+                       RejectionCode.TOO_COMPLEX)
+    return props, recipients, extra
+
+
+def _tnef_value(prop: Any) -> Any:
+    """A tnefparse MAPI value as `message_headers` takes it: text, an int, bytes, or a time
+    (tnefparse gives a naive time in UTC)."""
+    value = _safe(lambda: prop.data)
+    if isinstance(value, datetime.datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=datetime.UTC)
+    return value
