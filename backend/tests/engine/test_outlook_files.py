@@ -541,3 +541,18 @@ def test_msg_nested_too_deep_is_refused_before_it_is_opened(tmp_path, out_dir):
     assert message["Subject"] == "Level 0"
     inner = [p for p in message.walk() if p.get_content_type() == "message/rfc822"]
     assert len(inner) == 3
+
+
+@pytest.mark.parametrize("field,value", [(116, 0x0000FFF0), (120, 0x00000F00)],
+                         ids=["start-sector-out-of-range", "size-past-its-sectors"])
+def test_msg_with_an_unreadable_body_stream_is_refused(tmp_path, out_dir, field, value):
+    """The directory opens but the body's stream cannot be read: the file is damaged (it used
+    to escape as an OleFileError, or to give a message without its body)."""
+    import struct
+
+    data = bytearray(msg_bytes())
+    entry = data.find("__substg1.0_1000001F".encode("utf-16-le"))
+    data[entry + field:entry + field + 4] = struct.pack("<I", value)
+    result = sanitize_file(_write(tmp_path, "broken.msg", bytes(data)), out_dir)
+    assert result.status == "rejected" and result.code == RejectionCode.DAMAGED, result.reason
+    assert "stream" in result.reason

@@ -1,16 +1,25 @@
 """Outlook's own message formats, turned into MIME messages that `mail.clean_message` cleans.
 
-- `.msg` (an OLE compound file of MAPI properties) is read with extract-msg: its transport
-  headers when it was received (else From, To, Cc, Subject, Date and Message-ID from its
-  properties), its plain-text and HTML bodies (an RTF-only body is attached as `body.rtf`, which
-  the engine converts like any RTF), its attachments by value, and attached messages (`.msg`
-  inside `.msg`, converted the same way one level deeper, at most `MAX_MSG_DEPTH`). Reference
-  attachments (links to files in the cloud) and OLE-embedded objects have no file to clean:
-  each is replaced by a note.
+- `.msg` (an OLE compound file of MAPI properties) is read with extract-msg, after its
+  directory is counted (`check_msg`: attached messages nested at most `MAX_MSG_DEPTH`, at most
+  `MAX_MSG_EMBEDDED` of them, recipients and attachments bounded; extract-msg opens them all at
+  once): its plain-text and HTML bodies (an RTF-only body is attached as `body.rtf`, which the
+  engine converts like any RTF), its attachments by value, and attached messages (`.msg`
+  inside `.msg`, converted the same way one level deeper). Reference attachments (links to
+  files in the cloud) and OLE-embedded objects have no file to clean: each is replaced by a
+  note. Its headers are read from the property streams here (`_msg_properties`), Unicode and
+  8-bit strings alike, and built by `message_headers`.
 - TNEF (`winmail.dat`, `application/ms-tnef`) is read with tnefparse: its body (text or HTML,
-  or the compressed RTF as `body.rtf`), its subject and its attachments. Before tnefparse sees
-  the bytes, its top-level objects are walked here (`check_tnef`): their number and the bytes
-  tnefparse copies while it walks them are bounded (`MAX_TNEF_OBJECTS`, `MAX_TNEF_COPY`).
+  or the compressed RTF as `body.rtf`), its attachments, and its headers (`message_headers`
+  again, from its MAPI properties and recipient table, then attFrom, attSubject and
+  attDateSent). Before tnefparse sees the bytes they are walked here (`check_tnef`): the number
+  of objects and the bytes tnefparse copies while it walks them are bounded (`MAX_TNEF_OBJECTS`,
+  `MAX_TNEF_COPY`), and every count and length in the MAPI lists it decodes must fit the bytes
+  left (tnefparse loops as many times as a count says).
+- `message_headers`: the transport headers when the message was received, then every field
+  they lack from the properties (From, Sender, Reply-To, To, Cc, Bcc, Subject, Date,
+  Message-ID, In-Reply-To, References), each one line without control characters; an Exchange
+  (EX) address, a directory name, never becomes an address.
 
 The MIME message built here is only an intermediate: everything in it is cleaned by the mail
 cleaner (headers filtered, bodies cleaned, every attachment sanitized by its own family) and the
@@ -67,6 +76,14 @@ def msg_to_mime(path: Path) -> tuple[bytes, list[tuple[str, str]]]:
         removed: list[tuple[str, str]] = []
         message = _mime_of_msg(msg, 1, removed)
         return message.as_bytes(policy=email.policy.compat32), removed
+    except Rejected:
+        raise
+    except RecursionError:
+        raise Rejected("The Outlook message nests too deeply to process safely.",
+                       RejectionCode.TOO_COMPLEX) from None
+    except Exception as exc:  # noqa: BLE001 - olefile's errors surface as streams are read
+        raise Rejected(f"The Outlook message cannot be read ({type(exc).__name__}: "
+                       f"{str(exc)[:120]}).", RejectionCode.DAMAGED) from None
     finally:
         msg.close()
 
@@ -111,7 +128,7 @@ def _mime_of_msg(msg: Any, depth: int, removed: list[tuple[str, str]]) -> email.
     if depth > MAX_MSG_DEPTH:
         raise Rejected(f"The Outlook message holds messages nested more than {MAX_MSG_DEPTH} "
                        "levels deep.", RejectionCode.TOO_COMPLEX)
-    if not hasattr(msg, "body") or not hasattr(msg, "attachments"):
+    if not hasattr(type(msg), "body") or not hasattr(type(msg), "attachments"):  # not read
         raise Rejected("The Outlook item is not an e-mail message (a calendar item, contact, "
                        "task or note), which is not a supported type.",
                        RejectionCode.UNSUPPORTED_TYPE)
@@ -232,10 +249,17 @@ def _string_properties(msg: Any, folder: str, names: list[str],
 
 
 def _safe(read: Any) -> Any:
-    """A property of the message, or None when extract-msg cannot decode it."""
+    """A property of the message, or None when extract-msg cannot decode it. A stream the
+    compound file cannot give (its sectors out of range, its size past the file) is damage to
+    the file itself, not a missing property: the message would lose its body unannounced."""
+    from olefile.olefile import OleFileError
+
     try:
         return read()
-    except Exception:  # noqa: BLE001 - a damaged property is a missing one
+    except OleFileError as exc:
+        raise Rejected(f"The Outlook message is damaged (a stream cannot be read: "
+                       f"{str(exc)[:120]}).", RejectionCode.DAMAGED) from None
+    except Exception:  # noqa: BLE001 - a property extract-msg cannot decode is a missing one
         return None
 
 
@@ -573,9 +597,10 @@ def _walk_tnef(data: bytes, offset: int, *, strict: bool, mapi: _MapiBudget | No
             elif attr_id == 0x9003:  # attMsgProps: the message's MAPI properties
                 _check_mapi_list(body, 0, codepage, mapi, depth, strict=False)
             elif attr_id == 0x9007 and len(body) >= 4:  # attOemCodepage
-                from tnefparse.codepage import Codepage
+                import tnefparse  # its package imports its codepage module
 
-                codepage = Codepage(struct.unpack_from("<I", body)[0]).codepage()
+                codepage = tnefparse.codepage.Codepage(
+                    struct.unpack_from("<I", body)[0]).codepage()
             elif attr_id == 0x9004 and attr_type not in (1, 7):  # attRecipTable
                 _check_recipients(body, codepage, mapi, depth)
         offset = end
@@ -620,7 +645,7 @@ def _check_mapi_list(data: bytes, offset: int, codepage: str | None, mapi: _Mapi
     def u32() -> int:
         nonlocal offset
         need(4, "a MAPI count or length")
-        (value,) = struct.unpack_from("<I", data, offset)
+        value = int(struct.unpack_from("<I", data, offset)[0])
         offset += 4
         return value
 
