@@ -225,12 +225,16 @@ def test_msg_exchange_sender_and_recipients_get_their_smtp_addresses(tmp_path, o
 
 
 def test_msg_display_fields_when_no_recipient_storage(tmp_path, out_dir):
-    props = {0x0037: (PT_UNICODE, "Names only"), 0x0C1A: (PT_UNICODE, "Alice"),
-             0x5D01: (PT_UNICODE, "alice@example.org"),
+    """No recipient storages, no PR_SUBJECT, no submit time: the display lists (names only),
+    the subject's prefix and normalized subject, the delivery time."""
+    props = {0x003D: (PT_UNICODE, "RE: "), 0x0E1D: (PT_STRING8, "Names only"),
+             0x0C1A: (PT_UNICODE, "Alice"), 0x5D01: (PT_UNICODE, "alice@example.org"),
              0x0E04: (PT_UNICODE, "Bob; Carol"), 0x0E03: (PT_STRING8, "Dave")}
-    message = _headers_of(tmp_path, out_dir, "names.msg", _msg_with(props, []))
-    assert "Bob" in message["To"] and "Carol" in message["To"]
-    assert "Dave" in message["Cc"]
+    data = _msg_with(props, [], fixed={0x0E06: (PT_SYSTIME, SENT)})
+    message = _headers_of(tmp_path, out_dir, "names.msg", data)
+    assert message["To"] == "Bob, Carol" and message["Cc"] == "Dave"
+    assert message["Subject"] == "RE: Names only"
+    assert message["Date"] == "Thu, 18 Jan 2024 15:20:00 +0000"
 
 
 def test_msg_subject_with_controls_stays_one_header(tmp_path, out_dir):
@@ -443,6 +447,11 @@ def _damaged_tnef_inputs() -> list[tuple[str, bytes]]:
                                                                        huge))),
         ("attachment-props", head + _tnef_attr(2, 0x9002, 6, b"\xff" * 14)
          + _tnef_attr(2, 0x9005, 6, struct.pack("<I", huge))),
+        # a message attached as a data object: tnefparse parses its stream as well
+        ("embedded-props-count", head + _tnef_attr(2, 0x9002, 6, b"\xff" * 14)
+         + _tnef_attr(2, 0x9005, 6, _mapi_list([(0x000D, 0x3701, EMBEDDED_MESSAGE[:16] + head
+                                                 + _tnef_attr(1, 0x9003, 6, struct.pack(
+                                                     "<I", huge)))]))),
         # a row tnefparse stops decoding (an unknown type): the next row would read garbage
         ("row-unknown-type", head + _tnef_attr(1, 0x9004, 6, struct.pack("<I", 2)
                                                + struct.pack("<IHHI", 1, 0x0999, 0x3001, 0)
