@@ -291,6 +291,19 @@ def test_msg_exchange_transport_headers_are_read_past_their_preamble(tmp_path, o
     assert message["Received"] is None  # metadata, removed by the mail cleaner
 
 
+def test_msg_transport_headers_after_a_long_preamble_are_read_quickly(tmp_path, out_dir):
+    import time
+
+    from sanitas.engine import outlook
+
+    headers = "x\n" * 200_000 + "Subject: After the noise\r\n\r\n"  # 800 KB in UTF-16
+    path = _write(tmp_path, "noise.msg", msg_bytes(headers=headers))
+    started = time.process_time()
+    data, _ = outlook.msg_to_mime(path)
+    assert time.process_time() - started < 1.0
+    assert email.message_from_bytes(data)["Subject"] == "After the noise"
+
+
 def test_msg_fields_missing_from_transport_headers_come_from_properties(tmp_path, out_dir):
     data = msg_bytes(headers="Received: from mx.example.org by mx2.example.org\r\n\r\n")
     message = _headers_of(tmp_path, out_dir, "partial.msg", data)

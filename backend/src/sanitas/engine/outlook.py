@@ -349,7 +349,7 @@ PR_SENT_REPRESENTING_NAME, PR_SENT_REPRESENTING_ADDRTYPE, PR_SENT_REPRESENTING_E
 PR_DISPLAY_BCC, PR_DISPLAY_CC, PR_DISPLAY_TO = 0x0E02, 0x0E03, 0x0E04
 PR_CLIENT_SUBMIT_TIME, PR_MESSAGE_DELIVERY_TIME = 0x0039, 0x0E06
 PR_INTERNET_MESSAGE_ID, PR_IN_REPLY_TO_ID, PR_INTERNET_REFERENCES = 0x1035, 0x1042, 0x1039
-PR_REPLY_RECIPIENT_ENTRIES, PR_REPLY_RECIPIENT_NAMES = 0x004F, 0x0050
+PR_REPLY_RECIPIENT_ENTRIES = 0x004F
 PR_MESSAGE_CODEPAGE, PR_INTERNET_CPID = 0x3FFD, 0x3FDE
 PR_RECIPIENT_TYPE, PR_DISPLAY_NAME, PR_ADDRTYPE, PR_EMAIL_ADDRESS, PR_SMTP_ADDRESS = \
     0x0C15, 0x3001, 0x3002, 0x3003, 0x39FE
@@ -359,7 +359,7 @@ HEADER_STRINGS = frozenset({
     PR_SENT_REPRESENTING_NAME, PR_SENT_REPRESENTING_ADDRTYPE,
     PR_SENT_REPRESENTING_EMAIL_ADDRESS, PR_SENT_REPRESENTING_SMTP_ADDRESS, PR_DISPLAY_BCC,
     PR_DISPLAY_CC, PR_DISPLAY_TO, PR_INTERNET_MESSAGE_ID, PR_IN_REPLY_TO_ID,
-    PR_INTERNET_REFERENCES, PR_REPLY_RECIPIENT_NAMES, PR_DISPLAY_NAME, PR_ADDRTYPE,
+    PR_INTERNET_REFERENCES, PR_DISPLAY_NAME, PR_ADDRTYPE,
     PR_EMAIL_ADDRESS, PR_SMTP_ADDRESS})
 MAX_RECIPIENTS = 2_000  # of one message (the mail cleaner's 64 KB header field comes first)
 MAX_HEADER_TEXT = 4_000  # characters kept of one property that becomes a header
@@ -445,9 +445,9 @@ def _transport_headers(text: Any) -> list[tuple[str, str]]:
     if not isinstance(text, str) or not text.strip():
         return []
     lines = text.replace("\x00", "").lstrip().splitlines(keepends=True)
-    while lines and not _HEADER_LINE.match(lines[0]):
-        lines.pop(0)
-    parsed = email.parser.HeaderParser(policy=email.policy.compat32).parsestr("".join(lines))
+    first = next((i for i, line in enumerate(lines) if _HEADER_LINE.match(line)), len(lines))
+    parsed = email.parser.HeaderParser(policy=email.policy.compat32).parsestr(
+        "".join(lines[first:]))
     return [(name, str(value)) for name, value in parsed.items()
             if name.lower() not in ("content-type", "content-transfer-encoding",
                                     "mime-version")]
