@@ -131,6 +131,32 @@ def test_headers_keep_the_visible_message_and_lose_routing_and_tracking(tmp_path
     assert parsed["Disposition-Notification-To"] is None
 
 
+def test_address_fields_are_rebuilt_from_their_addresses(tmp_path):
+    body = MIMEText("Body.\n", "plain", "utf-8").as_bytes(
+        policy=email.policy.compat32.clone(linesep="\r\n"))
+    data = (
+        b"From: =?utf-8?q?M=C3=BCller=2C_J=C3=B6rg?= <jm@example.org>\r\n"
+        b'To: "Bob Cc: z@evil.example"\r\n'
+        b'Cc: "Smith, Al" <al@example.com>, =?utf-8?q?Eve_=3Cz=40evil=2Eexample=3E?='
+        b" <eve@example.com>\r\n"
+        b"Bcc: undisclosed-recipients:;\r\n"
+        b"Reply-To: x <a@b@c>\r\n"
+        b"Subject: Addresses\r\n" + body)
+    parsed = _parsed(_clean(tmp_path, data))
+    # a comma inside an encoded display name is part of the name, not a second address
+    assert parsed["From"].addresses[0].display_name == "M\u00fcller, J\u00f6rg"
+    assert [a.addr_spec for a in parsed["From"].addresses] == ["jm@example.org"]
+    # a quoted name without an address does not come out unquoted, where a reader would
+    # take its words for a field and an address of their own
+    assert parsed["To"] is None
+    assert [(a.display_name, a.addr_spec) for a in parsed["Cc"].addresses] == [
+        ("Smith, Al", "al@example.com"), ("Eve <z@evil.example>", "eve@example.com")]
+    assert str(parsed["Bcc"]) == "undisclosed-recipients:;"
+    assert parsed["Reply-To"] is None
+    assert {name for name in parsed if not name.startswith(("MIME", "Content"))} == {
+        "From", "Cc", "Bcc", "Subject"}
+
+
 def test_html_body_loses_script_and_tracking_pixel_and_keeps_inline_picture(tmp_path):
     html = ('<html><body><p onclick="steal()">Hi Bob</p><script>alert(1)</script>'
             '<img src="https://tracker.example/open.gif?id=42" width="1" height="1">'

@@ -519,13 +519,49 @@ def _header_value(lower: str, raw: str) -> _Value | None:
         ascii_only = value.encode("ascii", "ignore").decode("ascii")
         return ascii_only or None
     if lower in ADDRESS_HEADERS:
-        addresses = email.utils.getaddresses([value])
-        spelled = [email.utils.formataddr((n, a), charset="utf-8") for n, a in addresses if a]
-        if spelled and all(s.isascii() for s in spelled):
-            return ", ".join(spelled)
+        return _addresses(lower, raw, value)
     if value.isascii():
         return value
     return email.header.Header(value, _UTF8_QP, header_name=lower)
+
+
+def _addresses(lower: str, raw: str, decoded: str) -> _Value | None:
+    """An address field rebuilt from the addresses it holds, each display name decoded and
+    quoted again, so that a name can neither split into two addresses nor pass for a field of
+    its own. A value with no address is kept only when it is names alone, with no character
+    that could make a reader take a part of it for an address or a field (`Bob, Carol`), or
+    an empty group (`undisclosed-recipients:;`); anything else is None.
+
+    The raw value is parsed before its encoded words are decoded: a comma or a bracket
+    inside an encoded display name stays part of the name."""
+    flat = _CONTROL.sub(" ", raw.replace("\r\n", " ").replace("\n", " "))
+    spelled = []
+    for name, address in email.utils.getaddresses([flat]):
+        if _plain_address(address):
+            spelled.append(email.utils.formataddr((_decode_header(name), address),
+                                                  charset="utf-8"))
+    if spelled:
+        return ", ".join(spelled)
+    if not any(c in _ADDRESS_SPECIALS or c == "@" for c in decoded.replace(" ", "").replace(
+            ",", "")):
+        return decoded if decoded.isascii() else email.header.Header(
+            decoded, _UTF8_QP, header_name=lower)  # names alone (an Outlook display list)
+    group, colon, rest = decoded.partition(":")
+    if colon and rest.strip() == ";" and _EMPTY_GROUP_NAME.fullmatch(group.strip()):
+        return f"{group.strip()}:;"
+    return None
+
+
+_EMPTY_GROUP_NAME = re.compile(r"[A-Za-z0-9 ._-]{1,64}")
+_ADDRESS_SPECIALS = frozenset('()<>[]:;,\\" \t')
+
+
+def _plain_address(address: str) -> bool:
+    """An ASCII addr-spec with one `@` and no specials or spaces (the output is 7-bit)."""
+    local, at, domain = address.partition("@")
+    return (bool(local) and bool(at) and bool(domain) and len(address) <= 254
+            and address.isascii() and "@" not in domain
+            and not any(c in _ADDRESS_SPECIALS or c < " " or c == "\x7f" for c in address))
 
 
 def _filename(part: email.message.Message) -> str:

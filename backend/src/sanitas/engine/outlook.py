@@ -387,9 +387,9 @@ def _text(value: Any) -> str:
 def _mailbox(name: Any, address: Any) -> str:
     """One mailbox, `"Name" <address>`; the name alone when no usable Internet address is known
     (an Exchange legacy DN is not one), cleaned of the characters that would make it read as an
-    address or a group; "" when neither. A non-ASCII name is left as text, quoted: the
-    intermediate message is written with RFC 2047 by its serializer and the mail cleaner
-    decodes it and encodes each name again (a name with a comma stays one name)."""
+    address or a group; "" when neither. A non-ASCII name is written as an RFC 2047 encoded
+    word of its own beside the address: the mail cleaner reads the addresses before it decodes
+    the names (a name with a comma stays one name)."""
     name, address = _text(name), _text(address)
     if not _ADDRESS.fullmatch(address):
         address = ""
@@ -397,9 +397,7 @@ def _mailbox(name: Any, address: Any) -> str:
         name = ""
     if not address:
         return " ".join(_NAME_SPECIALS.sub(" ", name).split())
-    if name.isascii():
-        return email.utils.formataddr((name, address))
-    return f'"{email.utils.quote(name)}" <{address}>'
+    return email.utils.formataddr((name, address), charset="utf-8")
 
 
 def _smtp(props: dict[int, Any], smtp: int, addrtype: int, address: int) -> str:
