@@ -33,8 +33,10 @@ done
 # postfix and swaks: the mail tests run a private Postfix (its own folders and loopback ports,
 # `postfix -c DIR`) in front of `sanitas mail` and send with swaks; Debian's Postfix is
 # installed with "No configuration" and its service kept off (nothing listens on port 25)
+# sharutils (uuencode), macutils (binhex) and python3-yenc: the mail tests write files into
+# text bodies with real encoders, which the cleaner must find and decode (engine/mail_inline.py)
 [ "$WITH_TEST_TOOLS" = 1 ] && APT_PACKAGES+=(chromium qpdf tesseract-ocr-eng prometheus
-  c-icap squid-openssl libimage-exiftool-perl postfix swaks)
+  c-icap squid-openssl libimage-exiftool-perl postfix swaks sharutils macutils python3-yenc)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -106,6 +106,32 @@ def test_hostile_message_through_postfix(chain, attachments):
         lambda: "empty" in postfix.queue() and postfix.queue(), 30, "an empty queue")
 
 
+def test_files_written_into_a_text_body_through_postfix(chain, attachments, tmp_path):
+    """uuencode and BinHex blocks (real encoders) in a plain-text message sent by swaks: the
+    filter takes them out of the text and delivers them cleaned, or as notes."""
+    from tests.engine.test_mail_inline_files import _binhex, _uuencode
+
+    postfix, sink, _, folder = chain
+    body = (b"Hello Bob,\n" + _uuencode(attachments["macro.docm"], "report.docm")
+            + _binhex(tmp_path, attachments["tool.exe"], "tool.exe") + b"\nRegards\n")
+    (folder / "body.txt").write_bytes(body)
+    done = subprocess.run([need("swaks"), "--server", f"127.0.0.1:{postfix.smtp_port}",
+                           "--from", "alice@example.org", "--to", "bob@example.net",
+                           "--header", "Subject: encoded in the text",
+                           "--body", f"@{folder / 'body.txt'}"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [got] = sink.handler.wait(1, timeout=180)
+    msg = email.message_from_bytes(got.data, policy=email.policy.default)
+    assert "verdict=partial" in msg["X-Sanitas"], msg["X-Sanitas"]
+    names = {part.get_filename() for part in msg.walk() if part.get_filename()}
+    assert {"report.docx", "tool.removed.txt"} <= names, names
+    text = msg.get_body(("plain",)).get_content()
+    assert "Hello Bob," in text and 'took the uuencoded file "report.docm"' in text
+    assert 'took the BinHex file "tool.exe"' in text
+    assert b"begin 644" not in got.data and b"This file must be converted" not in got.data
+
+
 def test_killed_mid_message_stays_queued_and_is_delivered_once(chain, attachments):
     postfix, sink, state, folder = chain
     files = {k: attachments[k] for k in ("macro.docm", "script.pdf", "bundle.zip")}

@@ -597,6 +597,8 @@ def _is_xml(text: str, start: _Start, complete: bool) -> bool:
 
 def _detect_text(head: bytes, size: int) -> Detected:
     text = _decode_text_head(head)
+    if text is None and _looks_like_mail(_header_block(head)):
+        return _found("eml")  # an 8-bit body (yEnc, Content-Transfer-Encoding: binary)
     if text is None:
         raise Rejected("The file type is not recognised (binary content of an unknown or "
                        "unsupported type).", RejectionCode.UNSUPPORTED_TYPE)
@@ -624,6 +626,15 @@ MAIL_FIELDS = frozenset({"from", "to", "cc", "subject", "date", "mime-version", 
 _FIELD_NAME = frozenset("!\"#$%&'()*+,-./0123456789;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`"
                         "abcdefghijklmnopqrstuvwxyz{|}~")
 MAX_MAIL_HEADER_LINES = 400
+
+
+def _header_block(head: bytes) -> str:
+    """The text of the head up to its first blank line ("" when it has none, or when that
+    part is not text either)."""
+    ends = [i for i in (head.find(b"\n\n"), head.find(b"\n\r\n")) if i >= 0]
+    if not ends:
+        return ""
+    return _decode_text_head(head[:min(ends) + 1]) or ""
 
 
 def _looks_like_mail(text: str) -> bool:

@@ -132,6 +132,7 @@ FINDING_KINDS: dict[str, Rule | tuple[Rule, ...] | None] = {
     "processing_instruction": None, "xml_entities": None, "dtd": None,
     "control_characters": None, "csv_formula": None, "foreign_object": None,
     "foreign_content": None, "element": None, "template": None, "legacy_format": None,
+    "encoded_attachment": None,
     "binary_workbook": None,
     "macro_enabled_type": None, "catalog_entry": None, "name_tree": None, "form_entry": None,
     "page_template": None, "usage_rights": None, "more": None,

@@ -46,12 +46,14 @@ import email.policy
 import email.utils
 import io
 import re
+import secrets
 from email.mime.base import MIMEBase
 from email.mime.multipart import MIMEMultipart
 from email.mime.nonmultipart import MIMENonMultipart
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from sanitas.engine import mail_inline
 from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
 
@@ -283,13 +285,13 @@ class _Cleaner:
         if data is None:
             return self.note(where, "the text body", "its transfer encoding is damaged")
         charset = part.get_content_charset()
-        decoded: str | None = None
-        if charset:
-            try:
-                decoded = data.decode(charset, "replace")
-            except LookupError:
-                decoded = None
         if part.get_content_subtype() == "html":
+            decoded: str | None = None
+            if charset:
+                try:
+                    decoded = data.decode(charset, "replace")
+                except LookupError:
+                    decoded = None
             if decoded is None:
                 decoded, _ = text_encoding.decode_markup(data)
             if pictures:
@@ -303,9 +305,53 @@ class _Cleaner:
                 self.ctx.record(finding.kind, f"{where} (HTML): {finding.location}",
                                 action=finding.action, detail=finding.detail)
             return _text_part(html, "html")
-        if decoded is None:
-            decoded, _ = text_encoding.decode(data)
-        return _text_part(decoded.replace("\x00", ""), "plain")
+        blocks = mail_inline.find(data)
+        if blocks:
+            return self.inline_files(data, blocks, charset, where)
+        return _text_part(_plain_text(data, charset), "plain")
+
+    def inline_files(self, data: bytes, blocks: list[mail_inline.Block], charset: str | None,
+                     where: str) -> email.message.Message:
+        """A text body that holds encoded files (uuencode, yEnc, BinHex: mail_inline.py):
+        each block is taken out of the text, a line saying so is put in its place, and the
+        file is cleaned as an attachment (or replaced by a note saying why it could not be).
+        The body becomes a multipart/mixed of the text and those attachments."""
+        token = secrets.token_hex(8)
+        pieces, position = [], 0
+        for i, block in enumerate(blocks):
+            pieces += [data[position:block.start], f"[sanitas-{token}-{i}]\n".encode("ascii")]
+            position = block.end
+        pieces.append(data[position:])
+        text = _plain_text(b"".join(pieces), charset)
+        files: list[email.message.Message] = []
+        for i, block in enumerate(blocks):
+            label = _CONTROL.sub("", block.name) or f"unnamed {block.encoding} file"
+            location = label if self.ctx.depth == 0 else f"(nested) {label}"
+            if i >= mail_inline.MAX_BLOCKS:
+                attached = self.removed(location, label, "the text holds more than "
+                                        f"{mail_inline.MAX_BLOCKS} encoded files")
+            elif block.data is None:
+                attached = self.removed(location, label, block.reason)
+            else:
+                carrier = MIMEBase("application", "octet-stream")
+                carrier.set_payload(block.data)
+                email.encoders.encode_base64(carrier)
+                carrier.add_header("Content-Disposition", "attachment",
+                                   filename=_param(label))
+                attached, _ = self.attachment(carrier, f"{where} ({block.encoding} file)")
+            new_name = _filename(attached)
+            self.ctx.add("encoded_attachment", location, action="converted",
+                         detail=f"a {block.encoding} file written into the text body: taken "
+                                f"out of the text and attached as {new_name}")
+            text = text.replace(f"[sanitas-{token}-{i}]",
+                                f"[Sanitas took the {block.encoding} file \"{label}\" out of "
+                                f"this text: see the attachment {new_name}]")
+            files.append(attached)
+        out = MIMEMultipart("mixed")
+        out.attach(_text_part(text, "plain"))
+        for attached in files:
+            out.attach(attached)
+        return out
 
     # --- attachments ---------------------------------------------------------------------
     def attachment(self, part: email.message.Message, where: str,
@@ -494,6 +540,18 @@ def _text_part(text: str, subtype: str) -> email.message.Message:
     part = MIMENonMultipart("text", subtype, charset="utf-8")
     part.set_payload(text, _UTF8_QP)
     return part
+
+
+def _plain_text(data: bytes, charset: str | None) -> str:
+    """A plain-text body's bytes as text: in its declared charset, else the one guessed."""
+    from sanitas.engine import text_encoding
+
+    if charset:
+        try:
+            return data.decode(charset, "replace").replace("\x00", "")
+        except LookupError:
+            pass
+    return text_encoding.decode(data)[0].replace("\x00", "")
 
 
 def _canonical(lower: str) -> str:

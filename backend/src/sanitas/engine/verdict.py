@@ -101,7 +101,7 @@ EFFECTS: dict[str, Effect] = {
     # nothing taken out that anyone could use
     "structure": _N, "repaired": _N, "encoding": _N, "encryption": _N, "type_mismatch": _N,
     "renamed": _N, "image_format": _N, "animation": _N, "signature": _N, "drm": _N,
-    "missing_resource": _N, "legacy_format": _N, "binary_workbook": _N,
+    "missing_resource": _N, "legacy_format": _N, "encoded_attachment": _N, "binary_workbook": _N,
     "macro_enabled_type": _N, "usage_rights": _N, "media_reencoded": _N,
 }
 
