@@ -22,7 +22,9 @@ import base64
 import binascii
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 MAX_BLOCKS = 100  # blocks of one body; those beyond are taken out as removed
 MAX_NAME = 255
@@ -103,32 +105,41 @@ def find(data: bytes) -> list[Block]:
         if uu is not None:
             kind, name = uu
             closing = b"end" if kind == "uu" else b"===="
-            j = _closing(lines, i + 1, lambda text, c=closing: text.strip() == c)
+            j = _closing(lines, i + 1, partial(_is_line, closing))
             body = [text for _, _, text in lines[i + 1:j]]
             blocks.append(_block(start, lines, j, UUENCODE, name,
-                                 lambda b=body, k=kind, ok=j < len(lines): _uudecode(b, k, ok)))
+                                 partial(_uudecode, body, kind, j < len(lines))))
             i = j + 1
             continue
         if line.startswith(b"=ybegin "):
             params = _yenc_params(line)
-            j = _closing(lines, i + 1, lambda text: text.startswith(b"=yend"))
+            j = _closing(lines, i + 1, partial(_starts, b"=yend"))
             body = [text for _, _, text in lines[i + 1:j] if not text.startswith(b"=ypart ")]
             trailer = _yenc_params(lines[j][2]) if j < len(lines) else None
             blocks.append(_block(start, lines, j, YENC, _name(params.get(b"name", b"")),
-                                 lambda b=body, p=params, t=trailer: _ydecode(b, p, t)))
+                                 partial(_ydecode, body, params, trailer)))
             i = j + 1
             continue
         if line.startswith(_BINHEX_INTRO):
             j, text = _binhex_text(lines, i + 1)
             blocks.append(_block(start, lines, j, BINHEX, "",
-                                 lambda t=text: _binhex_decode(t)))
+                                 partial(_binhex_decode, text)))
             i = j + 1
             continue
         i += 1
     return blocks
 
 
-def _closing(lines: list[tuple[int, int, bytes]], first: int, is_end) -> int:  # noqa: ANN001
+def _is_line(expected: bytes, text: bytes) -> bool:
+    return text.strip() == expected
+
+
+def _starts(prefix: bytes, text: bytes) -> bool:
+    return text.startswith(prefix)
+
+
+def _closing(lines: list[tuple[int, int, bytes]], first: int,
+             is_end: Callable[[bytes], bool]) -> int:
     """The index of the first line from `first` that ends the block, or len(lines)."""
     for j in range(first, len(lines)):
         if is_end(lines[j][2]):
@@ -137,7 +148,7 @@ def _closing(lines: list[tuple[int, int, bytes]], first: int, is_end) -> int:  #
 
 
 def _block(start: int, lines: list[tuple[int, int, bytes]], j: int, encoding: str, name: str,
-           decode) -> Block:  # noqa: ANN001
+           decode: Callable[[], bytes | tuple[str, bytes]]) -> Block:
     end = lines[j][1] if j < len(lines) else lines[-1][1]
     try:
         result = decode()
