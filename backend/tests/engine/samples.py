@@ -223,6 +223,7 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     "heic": _modern_image("heic", "HEIF"),
     "avif": _modern_image("avif", "AVIF"),
     "jxl": _modern_image("jxl", "JXL"),
+    "jp2": _image("jp2", "JPEG2000", irreversible=False),
     "ico": _image("ico", "ICO", sizes=[(16, 16), (48, 48)]),
     "svg": lambda folder: _write(folder, "sample.svg", (
         '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20">'

@@ -220,6 +220,11 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          brands=(b"avif", b"avis")),
     Kind("jxl", "image", ("jxl",), ("jxl",), "image/jxl", "JPEG XL image",
          magic=((0, b"\xff\x0a"),)),
+    # JPEG 2000 (the JP2/JPX box format and the raw codestream): rebuilt as PNG when its
+    # wavelet is the reversible one (lossless), as JPEG otherwise (PNG with transparency).
+    Kind("jp2", "image", ("jp2", "jpx", "jpf", "jpm", "j2k", "j2c", "jpc", "jph"),
+         ("png", "jpg"), "image/jp2", "JPEG 2000 image",
+         magic=((0, b"\x00\x00\x00\x0cjP  \r\n\x87\n"),)),
     # Icons and cursors: the largest picture rebuilt as PNG (engine/image.py). The count's high
     # byte must be 0, which keeps an ISO media file whose `ftyp` box is 256 bytes long out.
     Kind("ico", "image", ("ico", "cur"), ("png",), "image/vnd.microsoft.icon",
@@ -424,6 +429,7 @@ EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
     "gif": (((0, b"GIF89a"),),),
     "tiff": (((0, b"MM\x00*"),),),
     "jxl": (((0, b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a"),),),  # the ISO-box container
+    "jp2": (((0, b"\xff\x4f\xff\x51"),),),  # a raw codestream: SOC then SIZ
     # MPEG-1/2 layer III frame syncs (no ID3 tag first); ADTS AAC (0xFFF1/0xFFF9) is not MP3.
     "mp3": (((0, b"\xff\xfb"),), ((0, b"\xff\xfa"),), ((0, b"\xff\xf3"),),
             ((0, b"\xff\xf2"),), ((0, b"\xff\xe3"),)),

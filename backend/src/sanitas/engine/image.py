@@ -47,12 +47,13 @@ Image.MAX_IMAGE_PIXELS = MAX_PIXELS
 ImageFile.LOAD_TRUNCATED_IMAGES = False
 
 PILLOW_FORMAT = {"jpeg": "JPEG", "png": "PNG", "gif": "GIF", "webp": "WEBP", "tiff": "TIFF",
-                 "bmp": "BMP", "heic": "HEIF", "avif": "AVIF", "jxl": "JXL"}
+                 "bmp": "BMP", "heic": "HEIF", "avif": "AVIF", "jxl": "JXL",
+                 "jp2": "JPEG2000"}
 OUTPUT_EXTENSION = {"jpeg": "jpg", "png": "png", "gif": "gif", "webp": "webp", "tiff": "tiff",
                     "bmp": "bmp", "avif": "avif", "jxl": "jxl"}
 # Kinds decoded by a plugin of their own and written by `_save_modern`.
 MODERN = ("heic", "avif", "jxl")
-FORMAT_NAME = {"heic": "HEIC/HEIF", "avif": "AVIF", "jxl": "JPEG XL"}
+FORMAT_NAME = {"heic": "HEIC/HEIF", "avif": "AVIF", "jxl": "JPEG XL", "jp2": "JPEG 2000"}
 AVIF_QUALITY, AVIF_SPEED = 80, 8  # speed 8: ~1.5 CPU seconds for a 12-megapixel photo
 JXL_QUALITY, JXL_EFFORT = 90, 3  # quality 90 is visually lossless; effort 3: ~1 CPU second
 JXL_MODES = ("RGB", "RGBA", "L", "LA", "I;16", "F")
@@ -99,6 +100,8 @@ def open_image(src: Path | io.BytesIO, kind: str) -> Image.Image:
 def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     if kind == "ico":
         return _sanitize_icon(src, dst, ctx)
+    if kind == "jp2":
+        return _sanitize_jpeg2000(src, dst, ctx)
     data_size = src.stat().st_size
     # The JPEG XL plugin decodes the whole image as it opens it: its size is checked first.
     jxl_boxes = _jxl_precheck(src) if kind == "jxl" else frozenset()
@@ -132,6 +135,124 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     # every kind but HEIC has an entry in OUTPUT_EXTENSION; HEIC went through _save_modern
     assert extension is not None
     return extension
+
+
+# --- JPEG 2000 ---------------------------------------------------------------------------------
+
+JP2_SIGNATURE = b"\x00\x00\x00\x0cjP  \r\n\x87\n"
+J2K_SOC_SIZ = b"\xff\x4f\xff\x51"
+MAX_JP2_BOXES = 4096
+MAX_J2K_MARKERS = 1024  # marker segments of the main header before COD
+# Top-level boxes that carry data beside the picture: reported, never written.
+JP2_DATA_BOXES = {b"xml ": ("xmp_metadata", "XML boxes (XMP and other metadata)"),
+                  b"uuid": ("exif", "UUID boxes (vendor data: EXIF, GeoJP2 and others)"),
+                  b"jp2i": ("metadata", "intellectual property rights box"),
+                  b"lbl ": ("metadata", "label boxes"), b"asoc": ("metadata",
+                                                               "association boxes (labels, XML)"),
+                  b"uinf": ("metadata", "UUID info boxes (addresses of vendor data)")}
+
+
+def _sanitize_jpeg2000(src: Path, dst: Path, ctx: Context) -> str:
+    """A JPEG 2000 picture (JP2/JPX boxes or a raw codestream): its boxes walked here (every
+    one inside the file; Motion JPEG 2000 refused), decoded by Pillow's OpenJPEG decoder under
+    the same bomb limits as every picture, and rebuilt as PNG when the codestream uses the
+    reversible 5/3 wavelet (a lossless file stays lossless) or has transparency, else as JPEG.
+    XML (XMP), UUID (EXIF, GeoJP2), IPR and label boxes are reported and go, whatever the
+    policy: the decoder hands none of them over."""
+    data = src.read_bytes()
+    code, boxes = _jp2_layout(data)
+    reversible = _j2k_reversible(code)
+    image = open_image(src, "jp2")
+    with image:
+        kept = _report_metadata(image, src, len(data), "jp2", ctx, trailing=False)
+        keep = ctx.decides(Rule.IMAGE_METADATA) is Action.KEEP
+        for box, (finding, what) in JP2_DATA_BOXES.items():
+            if boxes.get(box):
+                ctx.add(finding, what, action="removed", rule=Rule.IMAGE_METADATA,
+                        detail=f"{boxes[box]} box(es)" + (
+                            ", not carried over (the PNG or JPEG copy is written from the "
+                            "pixels alone)" if keep else ""))
+        icc = _validated_icc(image, ctx)
+        ctx.progress(20)
+        try:
+            image.load()
+            clean = image.copy()
+        except (OSError, ValueError, SyntaxError, EOFError) as exc:
+            raise Rejected("The JPEG 2000 image is damaged and cannot be decoded.",
+                           RejectionCode.DAMAGED) from exc
+    clean.info = {}
+    alpha = clean.mode in ("RGBA", "LA")
+    target = "png" if reversible or alpha else "jpeg"
+    if clean.mode not in ("1", "L", "LA", "RGB", "RGBA") and not (
+            target == "png" and clean.mode == "I;16"):
+        clean, icc = _converted(clean, "RGBA" if alpha else "RGB", icc)
+    _save_single(clean, dst, target, icc, kept)
+    how = ("lossless (reversible wavelet): rebuilt as PNG, every pixel kept" if reversible
+           else "with transparency: rebuilt as PNG" if alpha
+           else "lossy: re-encoded as JPEG (quality 90)")
+    ctx.add("image_format", "whole image", action="converted",
+            detail=f"JPEG 2000 {how}")
+    ctx.progress(95)
+    return OUTPUT_EXTENSION[target]
+
+
+def _jp2_damaged(why: str) -> Rejected:
+    return Rejected(f"The JPEG 2000 image is damaged ({why}).", RejectionCode.DAMAGED)
+
+
+def _jp2_layout(data: bytes) -> tuple[bytes, dict[bytes, int]]:
+    """The codestream of a JPEG 2000 file and how many top-level boxes of each type it has
+    (none for a raw codestream). Every box must lie inside the file."""
+    if data.startswith(J2K_SOC_SIZ):
+        return data, {}
+    boxes: dict[bytes, int] = {}
+    code = b""
+    position = 0
+    while position < len(data):
+        if sum(boxes.values()) >= MAX_JP2_BOXES:
+            raise _jp2_damaged(f"more than {MAX_JP2_BOXES} boxes")
+        if position + 8 > len(data):
+            raise _jp2_damaged("a box header is cut short")
+        size, box = struct.unpack_from(">I4s", data, position)
+        header = 8
+        if size == 1:
+            if position + 16 > len(data):
+                raise _jp2_damaged("a box header is cut short")
+            size, header = struct.unpack_from(">Q", data, position + 8)[0], 16
+        elif size == 0:
+            size = len(data) - position  # the last box runs to the end of the file
+        if size < header or position + size > len(data):
+            raise _jp2_damaged(f"its {box!r} box runs past the end of the file")
+        body = data[position + header:position + size]
+        if box == b"ftyp" and body[:4] == b"mjp2":
+            raise Rejected("Motion JPEG 2000 video (.mj2) is not supported.",
+                           RejectionCode.UNSUPPORTED_TYPE)
+        if box == b"jp2c" and not code:
+            code = body
+        boxes[box] = boxes.get(box, 0) + 1
+        position += size
+    if not code.startswith(J2K_SOC_SIZ):
+        raise _jp2_damaged("it holds no codestream")
+    return code, boxes
+
+
+def _j2k_reversible(code: bytes) -> bool:
+    """Whether the codestream's default coding style (COD) uses the reversible 5/3 wavelet,
+    which JPEG 2000 uses for lossless coding. The main header's marker segments are walked
+    from SIZ to COD."""
+    position = 2
+    for _ in range(MAX_J2K_MARKERS):
+        if position + 4 > len(code):
+            break
+        marker, length = struct.unpack_from(">HH", code, position)
+        if marker == 0xFF52:  # COD: Scod, SGcod (4 bytes), SPcod: levels, xcb, ycb, style, wavelet
+            if length < 12 or position + 2 + length > len(code):
+                raise _jp2_damaged("its coding style segment is cut short")
+            return code[position + 13] == 1
+        if marker in (0xFF90, 0xFF93, 0xFFD9) or marker < 0xFF00 or length < 2:
+            break  # the first tile, or not a marker: the main header has no COD
+        position += 2 + length
+    raise _jp2_damaged("its main header has no coding style segment")
 
 
 # --- ICO and CUR icons --------------------------------------------------------------------------
