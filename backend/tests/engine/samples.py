@@ -26,6 +26,13 @@ _S = "application/vnd.openxmlformats-officedocument.spreadsheetml"
 _P = "application/vnd.openxmlformats-officedocument.presentationml"
 
 
+LEGACY_FILES = Path(__file__).parent / "files" / "legacy"
+
+
+def _legacy(folder: Path, name: str) -> Path:
+    return _write(folder, f"sample{Path(name).suffix}", (LEGACY_FILES / name).read_bytes())
+
+
 def _write(folder: Path, name: str, data: bytes | str) -> Path:
     path = folder / name
     path.write_bytes(data.encode() if isinstance(data, str) else data)
@@ -255,6 +262,10 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     **ARCHIVE_SAMPLES,  # tar, gzip, bzip2, xz, 7z, rar
     **BREADTH_SAMPLES,  # msg, tnef, xps, oxps, wmf, emf, markdown, yaml, toml, srt, vtt
     **VISIO_SAMPLES,  # vsdx, vsdm, vstx, vstm, vssx, vssm
+    # No tool here writes these: real files from Apache POI's test data (files/legacy/).
+    "wri": lambda folder: _legacy(folder, "poi-MSWriteOld.wri"),
+    "pub": lambda folder: _legacy(folder, "poi-51318.pub"),
+    "vsd": lambda folder: _legacy(folder, "poi-44501.vsd"),
 }
 
 # Kinds only LibreOffice writes here: (kind, the generated source, the --convert-to filter).

@@ -198,7 +198,8 @@ def _office_pixels(src: Path, dst: Path, detected: Detected, ctx: Context) -> st
         cleaned = ctx.workdir / f"office-clean.{detected.kind}"
         ext = _handler(formats.family_of(detected.kind))(src, cleaned, ctx, detected.kind)
         source = cleaned.rename(ctx.workdir / f"office-clean-out.{ext}")
-    converted = legacy_office.to_pdf(source, ctx)
+    converted = legacy_office.to_pdf(
+        source, ctx, detected.kind if detected.family == "legacy_office" else None)
     return _pixels_from_pdf(converted, dst, ctx)
 
 

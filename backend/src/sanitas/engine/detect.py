@@ -254,6 +254,9 @@ def _plausible_bmp(head: bytes) -> bool:
     return header_size in (12, 40, 52, 56, 64, 108, 124) and 14 + header_size <= pixel_offset
 
 
+PUBLISHER_CLSID = "00021201-0000-0000-00C0-000000000046"
+
+
 def _detect_ole(path: Path) -> Detected:
     import olefile
 
@@ -287,8 +290,15 @@ def _detect_ole(path: Path) -> Detected:
                 raise Rejected("The PowerPoint presentation is password-protected (encrypted); "
                                "encrypted files are not accepted.", RejectionCode.ENCRYPTED)
             return _found("ppt")
-        raise Rejected("The file is an OLE compound file that is not a Word, Excel or "
-                       "PowerPoint document (for example an installer); it is not accepted.",
+        if "visiodocument" in streams:
+            return _found("vsd")
+        root_class = str(ole.root.clsid).upper() if ole.root is not None else ""
+        if any(s == "quill" or s.startswith("quill/") for s in streams) or \
+                root_class == PUBLISHER_CLSID:
+            return _found("pub")
+        raise Rejected("The file is an OLE compound file that is not a Word, Excel, "
+                       "PowerPoint, Publisher or Visio document (for example an installer); "
+                       "it is not accepted.",
                        RejectionCode.UNSUPPORTED_TYPE)
     finally:
         ole.close()

@@ -365,6 +365,12 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "application/vnd.ms-powerpoint", "PowerPoint 97-2003 presentation", container=_OLE),
     Kind("rtf", "legacy_office", ("rtf", "doc"), ("docx",), "application/rtf",
          "Rich Text document"),
+    Kind("wri", "legacy_office", ("wri",), ("docx",), "application/x-mswrite",
+         "Windows Write document", magic=((0, b"\x31\xbe\x00\x00"), (4, b"\x00\xab"))),
+    Kind("pub", "legacy_office", ("pub",), ("pdf",), "application/x-mspublisher",
+         "Microsoft Publisher document", container=_OLE),
+    Kind("vsd", "legacy_office", ("vsd", "vss", "vst"), ("pdf",), "application/vnd.visio",
+         "Visio 2000-2003 drawing", container=_OLE),
     # E-mail has no signature: a leading block of RFC 5322 header fields naming a message
     # (detect._looks_like_mail) makes one.
     Kind("eml", "mail", ("eml",), ("eml",), "message/rfc822", "E-mail message"),
@@ -430,6 +436,7 @@ EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
     "tiff": (((0, b"MM\x00*"),),),
     "jxl": (((0, b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a"),),),  # the ISO-box container
     "jp2": (((0, b"\xff\x4f\xff\x51"),),),  # a raw codestream: SOC then SIZ
+    "wri": (((0, b"\x32\xbe\x00\x00"), (4, b"\x00\xab")),),  # Write 3.1 with OLE objects
     # MPEG-1/2 layer III frame syncs (no ID3 tag first); ADTS AAC (0xFFF1/0xFFF9) is not MP3.
     "mp3": (((0, b"\xff\xfb"),), ((0, b"\xff\xfa"),), ((0, b"\xff\xf3"),),
             ((0, b"\xff\xf2"),), ((0, b"\xff\xe3"),)),

@@ -29,7 +29,15 @@ TARGETS = {
     "ppt": ("ppt", "pptx", "pptx:Impress MS PowerPoint 2007 XML"),
     "pps": ("pps", "pptx", "pptx:Impress MS PowerPoint 2007 XML"),
     "pot": ("pot", "pptx", "pptx:Impress MS PowerPoint 2007 XML"),
+    # Older formats LibreOffice imports but cannot write: a text document becomes .docx, a
+    # page layout (Publisher) or a drawing (Visio 2000-2003) a PDF, which the PDF family
+    # then cleans.
+    "wri": ("wri", "docx", "docx:MS Word 2007 XML"),
+    "pub": ("pub", "pdf", "pdf:draw_pdf_Export"),
+    "vsd": ("vsd", "pdf", "pdf:draw_pdf_Export"),
 }
+NOT_OLE = frozenset({"rtf", "wri"})  # kinds whose file is not an OLE compound file
+NEWER_KINDS = frozenset({"wri", "pub", "vsd"})  # reported by their format's name
 MAX_REPORTED = 50  # findings per category: a hostile file must not flood the report
 
 # oletools log loudly on malformed input; their verdicts are what we use.
@@ -46,33 +54,73 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     converted = to_ooxml(src, ctx, kind)
     target = formats.kind(kind).outputs[0]
     ctx.add("legacy_format", "whole document", action="converted",
-            detail=f"{kind} converted to {target}")
+            detail=f"{kind} converted to {target}" if kind not in NEWER_KINDS else
+            f"converted from {formats.kind(kind).label} to {target}")
     return formats.family_of(target).sanitizer()(converted, dst, ctx, target)
 
 
 def to_ooxml(src: Path, ctx: Context, kind: str) -> Path:
-    """Convert a legacy document to docx/xlsx/pptx inside ctx.workdir; return the new file."""
+    """Convert a legacy document to its target (docx/xlsx/pptx, or a PDF for a page layout
+    or a drawing) inside ctx.workdir; return the new file."""
     kind = kind.lower()
     if kind not in TARGETS:
         raise Rejected(f"Legacy Office type {kind!r} is not supported.",
                        RejectionCode.UNSUPPORTED_TYPE)
-    in_ext, _out_ext, target = TARGETS[kind]
-    data = src.read_bytes()
-    if kind == "rtf":
-        _report_rtf(data, ctx)
-    else:
-        if not data.startswith(OLE_MAGIC):
-            raise Rejected(f"The file is not a valid {kind.upper()} document (no OLE container).",
-                           RejectionCode.DAMAGED)
-        _check_encrypted(data, kind)
-        objects = report_ole_contents(data, f"{kind.upper()} document", ctx)
+    in_ext, out_ext, target = TARGETS[kind]
+    objects = _inspect(src.read_bytes(), ctx, kind)
     ctx.progress(15)
     if kind in ("xls", "xlt") and objects:
         out = _workbook_objects_as_pictures(src, ctx, in_ext, target)
     else:
         out = libreoffice.convert(src, ctx, target, in_ext)
+    if out_ext == "pdf":
+        _drop_converter_marks(out)
     ctx.progress(50)
     return out
+
+
+def _inspect(data: bytes, ctx: Context, kind: str) -> int:
+    """Check a legacy document before LibreOffice reads it and report what the conversion
+    leaves behind (macros, embedded objects, fields); returns the embedded objects found."""
+    if kind == "rtf":
+        _report_rtf(data, ctx)
+        return 0
+    if kind == "wri":
+        _check_write(data)
+        return 0
+    if not data.startswith(OLE_MAGIC):
+        raise Rejected(f"The file is not a valid {kind.upper()} document (no OLE container).",
+                       RejectionCode.DAMAGED)
+    _check_encrypted(data, kind)
+    return report_ole_contents(data, f"{kind.upper()} document", ctx)
+
+
+# What LibreOffice itself writes into every PDF it exports: the page to open on and its own
+# name and the time of the export. Not the user's content, so not reported as removed.
+_CONVERTER_INFO = frozenset({"/Creator", "/Producer", "/CreationDate", "/ModDate"})
+
+
+def _drop_converter_marks(path: Path) -> None:
+    """Remove from a PDF LibreOffice has just exported the entries it adds on its own (an
+    /OpenAction that only names the first page's view, an /Info naming the program and the
+    export time), so the report speaks of what came from the user's file. Anything else
+    stays for the PDF sanitizer to judge (an author or title carried from the original)."""
+    import pikepdf
+
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
+        changed = False
+        action = pdf.Root.get("/OpenAction")
+        if isinstance(action, pikepdf.Array) and len(action) and \
+                all(not isinstance(item, pikepdf.Dictionary) or item.get("/Type") == "/Page"
+                    for item in action):
+            del pdf.Root["/OpenAction"]
+            changed = True
+        info = pdf.trailer.get("/Info")
+        if isinstance(info, pikepdf.Dictionary) and set(info.keys()) <= _CONVERTER_INFO:
+            del pdf.trailer["/Info"]
+            changed = True
+        if changed:
+            pdf.save(path)
 
 
 # ODF names used to turn a workbook's embedded objects into pictures
@@ -167,19 +215,17 @@ def convert(src: Path, ctx: Context, target_ext: str, in_ext: str) -> Path:
     return libreoffice.convert(src, ctx, filters.get(target_ext, target_ext), in_ext)
 
 
-def to_pdf(src: Path, ctx: Context) -> Path:
-    """Any office, ODF or RTF document -> PDF in ctx.workdir (advanced mode rasterizes it)."""
+def to_pdf(src: Path, ctx: Context, kind: str | None = None) -> Path:
+    """Any office, ODF or RTF document -> PDF in ctx.workdir (advanced mode rasterizes it).
+    `kind` is the detected kind when the caller has one; otherwise the file is sniffed."""
     # By content, never by the (untrusted) name: the extension steers LibreOffice's filter.
-    ext = _sniff_ext(src)
-    if ext in ("doc", "xls", "ppt", "rtf"):
+    ext = TARGETS[kind][0] if kind in TARGETS else _sniff_ext(src)
+    if ext in TARGETS:
         # advanced mode sends legacy files straight here: report what the pixels leave behind
-        data = src.read_bytes()
-        if ext == "rtf":
-            _report_rtf(data, ctx)
-        else:
-            _check_encrypted(data, ext)
-            report_ole_contents(data, f"{ext.upper()} document", ctx)
-    return libreoffice.convert(src, ctx, "pdf", ext)
+        _inspect(src.read_bytes(), ctx, ext)
+    out = libreoffice.convert(src, ctx, "pdf", ext)
+    _drop_converter_marks(out)
+    return out
 
 
 def _sniff_ext(src: Path) -> str:
@@ -218,6 +264,18 @@ def _sniff_ext(src: Path) -> str:
         except (zipfile.BadZipFile, OSError):
             pass
     return "bin"
+
+
+def _check_write(data: bytes) -> None:
+    """A Windows Write file: its 128-byte header (the signature, then the text's end at
+    offset 14 and the page count at 96) inside the file."""
+    if len(data) < 128 or data[:4] not in (b"\x31\xbe\x00\x00", b"\x32\xbe\x00\x00"):
+        raise Rejected("The file is not a valid Windows Write document.", RejectionCode.DAMAGED)
+    text_end = struct.unpack_from("<I", data, 14)[0]
+    pages = struct.unpack_from("<H", data, 96)[0]
+    if text_end < 128 or text_end > len(data) or pages * 128 > len(data):
+        raise Rejected("The Windows Write document is damaged (its header points outside "
+                       "the file).", RejectionCode.DAMAGED)
 
 
 def _check_encrypted(data: bytes, kind: str) -> None:

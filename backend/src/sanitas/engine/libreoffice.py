@@ -85,6 +85,7 @@ IMPORT_FILTERS = {
     "xls": "MS Excel 97", "xlt": "MS Excel 97 Vorlage/Template",
     "ppt": "MS PowerPoint 97", "pot": "MS PowerPoint 97 Vorlage",
     "pps": "MS PowerPoint 97 AutoPlay", "xlsb": "Calc MS Excel 2007 Binary",
+    "wri": "MS_Write", "pub": "Publisher Document", "vsd": "Visio Document",
 }
 
 
