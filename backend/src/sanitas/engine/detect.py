@@ -293,8 +293,7 @@ def _detect_ole(path: Path) -> Detected:
         if "visiodocument" in streams:
             return _found("vsd")
         root_class = str(ole.root.clsid).upper() if ole.root is not None else ""
-        if any(s == "quill" or s.startswith("quill/") for s in streams) or \
-                root_class == PUBLISHER_CLSID:
+        if "quill" in streams or root_class == PUBLISHER_CLSID:  # the storage is listed
             return _found("pub")
         raise Rejected("The file is an OLE compound file that is not a Word, Excel, "
                        "PowerPoint, Publisher or Visio document (for example an installer); "

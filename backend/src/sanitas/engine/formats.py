@@ -198,6 +198,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
 )}
 
 _ZIP, _OLE = "zip", "ole"
+# Windows Write: a plain document, and one that holds OLE objects.
+WRITE_SIGNATURES = (b"\x31\xbe\x00\x00", b"\x32\xbe\x00\x00")
+
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("pdf", "pdf", ("pdf",), ("pdf",), "application/pdf", "PDF document"),
     Kind("jpeg", "image", ("jpg", "jpeg", "jpe", "jfif"), ("jpg",), "image/jpeg", "JPEG image",
@@ -366,7 +369,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("rtf", "legacy_office", ("rtf", "doc"), ("docx",), "application/rtf",
          "Rich Text document"),
     Kind("wri", "legacy_office", ("wri",), ("docx",), "application/x-mswrite",
-         "Windows Write document", magic=((0, b"\x31\xbe\x00\x00"), (4, b"\x00\xab"))),
+         "Windows Write document", magic=((0, WRITE_SIGNATURES[0]), (4, b"\x00\xab"))),
     Kind("pub", "legacy_office", ("pub",), ("pdf",), "application/x-mspublisher",
          "Microsoft Publisher document", container=_OLE),
     Kind("vsd", "legacy_office", ("vsd", "vss", "vst"), ("pdf",), "application/vnd.visio",
@@ -436,7 +439,7 @@ EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
     "tiff": (((0, b"MM\x00*"),),),
     "jxl": (((0, b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a"),),),  # the ISO-box container
     "jp2": (((0, b"\xff\x4f\xff\x51"),),),  # a raw codestream: SOC then SIZ
-    "wri": (((0, b"\x32\xbe\x00\x00"), (4, b"\x00\xab")),),  # Write 3.1 with OLE objects
+    "wri": (((0, WRITE_SIGNATURES[1]), (4, b"\x00\xab")),),  # Write 3.1 with OLE objects
     # MPEG-1/2 layer III frame syncs (no ID3 tag first); ADTS AAC (0xFFF1/0xFFF9) is not MP3.
     "mp3": (((0, b"\xff\xfb"),), ((0, b"\xff\xfa"),), ((0, b"\xff\xf3"),),
             ((0, b"\xff\xf2"),), ((0, b"\xff\xe3"),)),

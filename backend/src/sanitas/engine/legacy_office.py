@@ -36,7 +36,6 @@ TARGETS = {
     "pub": ("pub", "pdf", "pdf:draw_pdf_Export"),
     "vsd": ("vsd", "pdf", "pdf:draw_pdf_Export"),
 }
-NOT_OLE = frozenset({"rtf", "wri"})  # kinds whose file is not an OLE compound file
 NEWER_KINDS = frozenset({"wri", "pub", "vsd"})  # reported by their format's name
 MAX_REPORTED = 50  # findings per category: a hostile file must not flood the report
 
@@ -269,7 +268,9 @@ def _sniff_ext(src: Path) -> str:
 def _check_write(data: bytes) -> None:
     """A Windows Write file: its 128-byte header (the signature, then the text's end at
     offset 14 and the page count at 96) inside the file."""
-    if len(data) < 128 or data[:4] not in (b"\x31\xbe\x00\x00", b"\x32\xbe\x00\x00"):
+    from sanitas.engine.formats import WRITE_SIGNATURES
+
+    if len(data) < 128 or data[:4] not in WRITE_SIGNATURES:
         raise Rejected("The file is not a valid Windows Write document.", RejectionCode.DAMAGED)
     text_end = struct.unpack_from("<I", data, 14)[0]
     pages = struct.unpack_from("<H", data, 96)[0]
