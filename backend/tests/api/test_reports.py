@@ -180,7 +180,7 @@ def test_own_csv_report_lists_every_file_of_the_period(live, db_session, setting
         "period_from": "2026-03-10T00:00:00Z", "period_to": "2026-03-13T00:00:00Z",
         "scope": "own", "generated_at": summary["generated_at"], "files": "3",
         "completed": "1", "failed": "1", "verdict:clean": "0", "verdict:cleaned": "1",
-        "verdict:partial": "0", "verdict:refused": "1",
+        "verdict:partial": "0", "verdict:encrypted": "0", "verdict:refused": "1",
         "findings_total": "6", "findings:javascript": "5",
         "findings:metadata": "1"}
     # Kept through the Storage protocol, under its own prefix.
@@ -373,3 +373,24 @@ def test_reports_are_kept_in_s3_when_storage_is_s3(db_session, settings, s3_endp
     assert rows == [neutralised(r) for r in expected_rows(
         db_session, DAY, DAY + timedelta(days=3), owner.id)]
     assert make_storage(settings).keys("reports/") == [f"reports/{report_id}.csv"]
+
+
+def test_a_file_held_back_encrypted_is_encrypted_in_the_report(db_session, settings):
+    """Two FAILED files with the same message: the one held back encrypted reads `encrypted`
+    in the report's rows, the other `refused` (the memo of outcomes is keyed by both)."""
+    from sanitas.models.report import Report
+    from sanitas.reports.service import report_rows
+
+    owner = make_user(db_session, role="ENTERPRISE")
+    message = "The PDF is password-protected (encrypted)."
+    for name, code in [("locked.pdf", "encrypted"), ("odd.pdf", "damaged")]:
+        file = add_file(db_session, settings, owner, status="FAILED", name=name,
+                        created_at=DAY + timedelta(hours=1))
+        file.error_code, file.error_message = code, message
+    db_session.commit()
+    report = Report(user_id=owner.id, scope_user_id=owner.id, period_start=DAY,
+                    period_end=DAY + timedelta(days=1), format="csv")
+    rows = {r.name: (r.verdict, r.verdict_summary) for r in report_rows(db_session, report)}
+    assert rows == {"locked.pdf": ("encrypted", f"Not inspected: encrypted (1 item held back): "
+                                                f"{message}"),
+                    "odd.pdf": ("refused", f"Refused: {message}")}

@@ -17,7 +17,9 @@ from tests.factories import EXE, add_file, auth_headers, make_user, png_bytes
 
 ZIP_WITH_TOOL = zip_bytes({"tool.exe": EXE, "pic.png": png_bytes()})
 DROPPED = {"threats": 0, "hiddenData": 0, "filesDropped": 1, "contentDropped": 0,
-           "textLayerDropped": False, "droppedFiles": ["tool.exe"]}
+           "textLayerDropped": False, "droppedFiles": ["tool.exe"], "encryptedHeld": 0,
+           "encryptedPassed": 0}
+BROKEN_PDF = b"%PDF-1.7\n1 0 obj << /Type /Catalog"  # refused in the sandbox: damaged
 
 
 @pytest.fixture
@@ -34,13 +36,13 @@ def _upload(live, headers, name, data) -> str:
 
 def test_status_history_filter_and_webhook(live, db_session, pro, tmp_path):
     user, headers = pro
-    locked = encrypted_pdf(tmp_path / "locked.pdf").read_bytes()  # refused in the sandbox
+    locked = encrypted_pdf(tmp_path / "locked.pdf").read_bytes()  # held back: not inspected
     hook = live.post("/api/webhooks", headers=headers, json={
         "url": "http://93.184.215.14/hooks/sanitas", "events": ["file.completed"]})
     assert hook.status_code == 201, hook.text
     ids = {name: _upload(live, headers, name, data) for name, data in [
         ("bundle.zip", ZIP_WITH_TOOL), ("macro.docm", hostile_docm()),
-        ("plain.png", png_bytes()), ("locked.pdf", locked)]}
+        ("plain.png", png_bytes()), ("locked.pdf", locked), ("broken.pdf", BROKEN_PDF)]}
     files = {name: wait_for(live, headers, file_id)["file"] for name, file_id in ids.items()}
 
     bundle = files["bundle.zip"]
@@ -53,14 +55,20 @@ def test_status_history_filter_and_webhook(live, db_session, pro, tmp_path):
     assert macro["verdictSummary"].startswith(f"{macro['verdictCounts']['threats']} threats")
     assert (files["plain.png"]["verdict"], files["plain.png"]["verdictSummary"]) == \
         ("clean", "Nothing found")
-    refused = files["locked.pdf"]
+    refused = files["broken.pdf"]
     assert refused["status"] == "FAILED" and refused["verdict"] == "refused"
     assert refused["verdictSummary"] == f"Refused: {refused['errorMessage']}"
     assert refused["verdictCounts"] is None
+    held = files["locked.pdf"]  # no copy, but not "refused": it was never inspected
+    assert (held["status"], held["errorCode"], held["verdict"]) == ("FAILED", "encrypted",
+                                                                   "encrypted")
+    assert held["verdictSummary"] == ("Not inspected: encrypted (1 item held back): "
+                                      f"{held['errorMessage']}")
+    assert held["verdictCounts"]["encryptedHeld"] == 1
     stored = {f.original_name: f.verdict for f in db_session.scalars(
         select(File).where(File.user_id == user.id))}
     assert stored == {"bundle.zip": "partial", "macro.docm": "cleaned", "plain.png": "clean",
-                      "locked.pdf": "refused"}
+                      "locked.pdf": "encrypted", "broken.pdf": "refused"}
 
     def history(query=""):
         answer = live.get(f"/api/users/{user.id}/files?{query}", headers=headers)
@@ -70,9 +78,13 @@ def test_status_history_filter_and_webhook(live, db_session, pro, tmp_path):
 
     assert history()["bundle.zip"] == ("partial", "1 file dropped: tool.exe")
     for verdict, name in [("partial", "bundle.zip"), ("cleaned", "macro.docm"),
-                          ("clean", "plain.png"), ("refused", "locked.pdf")]:
+                          ("clean", "plain.png"), ("refused", "broken.pdf"),
+                          ("encrypted", "locked.pdf")]:
         assert list(history(f"verdict={verdict}")) == [name], verdict
     assert history("verdict=refused&status=COMPLETED") == {}
+    assert list(history("verdict=encrypted&status=FAILED")) == ["locked.pdf"]
+    totals = live.get("/api/usage/stats", headers=headers).json()["data"]["verdicts"]
+    assert totals == {"clean": 1, "cleaned": 1, "partial": 1, "encrypted": 1, "refused": 1}
     bad = live.get(f"/api/users/{user.id}/files?verdict=dirty", headers=headers)
     assert bad.status_code == 422
 
@@ -95,7 +107,8 @@ def test_one_call_sanitize_headers(live, pro, tmp_path):
     assert answer.status_code == 200, answer.text[:300]
     assert answer.headers["x-sanitas-verdict"] == "partial"
     assert answer.headers["x-sanitas-verdict-counts"] == (
-        "threats=0; hiddenData=0; filesDropped=1; contentDropped=0; textLayerDropped=0")
+        "threats=0; hiddenData=0; filesDropped=1; contentDropped=0; textLayerDropped=0; "
+        "encryptedHeld=0; encryptedPassed=0")
     summary = json.loads(answer.headers["x-sanitas-report"])
     assert summary["verdict"] == "partial"
     assert summary["verdictSummary"] == "1 file dropped: tool.exe"
@@ -105,7 +118,13 @@ def test_one_call_sanitize_headers(live, pro, tmp_path):
                         files={"file": ("locked.pdf",
                                         encrypted_pdf(tmp_path / "l.pdf").read_bytes())})
     assert refused.status_code == 422, refused.text
-    assert refused.headers["x-sanitas-verdict"] == "refused"
+    assert refused.json()["error"] == "encrypted"
+    assert refused.headers["x-sanitas-verdict"] == "encrypted"
+    assert "encryptedHeld=1" in refused.headers["x-sanitas-verdict-counts"]
+    broken = live.post("/api/v1/sanitize?wait=60", headers=api_key,
+                       files={"file": ("broken.pdf", BROKEN_PDF)})
+    assert broken.status_code == 422, broken.text
+    assert broken.headers["x-sanitas-verdict"] == "refused"
 
 
 def test_rows_from_before_verdicts(api, settings, db_session, pro):
@@ -178,7 +197,9 @@ def test_dashboard_counts_files_by_verdict(api, settings, db_session, pro):
     for name, status, word in [("a.zip", "COMPLETED", "partial"), ("b.pdf", "COMPLETED",
                                                                     "cleaned"),
                                ("c.png", "COMPLETED", "clean"), ("d.png", "COMPLETED", "clean"),
-                               ("e.pdf", "FAILED", None), ("f.pdf", "PENDING", None)]:
+                               ("e.pdf", "FAILED", None), ("f.pdf", "PENDING", None),
+                               ("g.pdf", "FAILED", "encrypted"),  # held back
+                               ("h.pdf", "COMPLETED", "encrypted")]:  # passed
         file = add_file(db_session, settings, user, status=status, name=name)
         file.verdict = word
     add_file(db_session, settings, make_user(db_session), status="FAILED", name="other.pdf")
@@ -186,4 +207,46 @@ def test_dashboard_counts_files_by_verdict(api, settings, db_session, pro):
     answer = api.get("/api/usage/stats", headers=headers)
     assert answer.status_code == 200, answer.text
     assert answer.json()["data"]["verdicts"] == {"clean": 2, "cleaned": 1, "partial": 1,
-                                                 "refused": 1}
+                                                 "encrypted": 2, "refused": 1}
+
+
+def test_a_policy_that_passes_encrypted_content(live, settings, db_session, tmp_path):
+    """`encryptedContent: pass`: the upload and the one-call API deliver the encrypted file
+    byte for byte, COMPLETED with the verdict `encrypted` (never clean), and say so."""
+    boss = make_user(db_session, role="ENTERPRISE")
+    headers = auth_headers(settings, db_session, boss)
+    made = live.post("/api/policies", headers=headers, json={
+        "name": "deliver encrypted mail and files", "rules": {"encryptedContent": "pass"}})
+    assert made.status_code == 201, made.text
+    policy = made.json()["data"]
+    assert policy["rules"]["encryptedContent"] == "pass"
+    basic = live.get("/api/policies/basic", headers=headers).json()["data"]
+    assert basic["rules"]["encryptedContent"] == "hold"
+    bad = live.post("/api/policies", headers=headers, json={
+        "name": "x", "rules": {"encryptedContent": "keep"}})
+    assert bad.status_code == 422 and "encryptedContent" in bad.text
+
+    locked = encrypted_pdf(tmp_path / "locked.pdf").read_bytes()
+    answer = live.post("/api/upload/single", headers=headers, data={"policyId": policy["id"]},
+                       files={"file": ("locked.pdf", locked)})
+    assert answer.status_code == 201, answer.text
+    got = wait_for(live, headers, answer.json()["data"]["fileId"])["file"]
+    assert (got["status"], got["verdict"]) == ("COMPLETED", "encrypted"), got["errorMessage"]
+    assert (got["status"], got["verdict"]) == ("COMPLETED", "encrypted")
+    assert got["verdictSummary"] == "Not inspected: encrypted (1 item delivered unchanged)"
+    assert got["verdictCounts"]["encryptedPassed"] == 1
+    assert [(f["kind"], f["action"]) for f in got["report"]["findings"]] == [
+        ("encrypted_content", "kept")]
+    download = live.get(f"/api/process/download/{got['id']}", headers=headers)
+    assert download.status_code == 200 and download.content == locked
+
+    key = live.post("/api/keys", headers=headers,
+                    json={"name": "sync", "scopes": ["files:write", "files:read"]})
+    api_key = {"X-API-Key": key.json()["data"]["secret"]}
+    now = live.post("/api/v1/sanitize?wait=60", headers=api_key,
+                    data={"policyId": policy["id"]}, files={"file": ("locked.pdf", locked)})
+    assert now.status_code == 200, now.text[:300]
+    assert now.content == locked
+    assert now.headers["x-sanitas-verdict"] == "encrypted"
+    assert now.headers["x-sanitas-verdict-counts"].endswith(
+        "encryptedHeld=0; encryptedPassed=1")

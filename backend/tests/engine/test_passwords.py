@@ -126,8 +126,9 @@ def test_an_encrypted_document_inside_a_plain_archive_without_password_is_left_o
     assert result.status == "ok"
     with zipfile.ZipFile(result.output) as zf:
         assert zf.namelist() == ["notes.txt"]
-    dropped = {f.location: f.detail for f in result.findings if f.kind == "archive_member"}
-    assert "password-protected" in dropped["figures.docx"]
+    held = {f.location: f.detail for f in result.findings if f.kind == "encrypted_content"}
+    assert "password-protected" in held["figures.docx"]
+    assert result.outcome().verdict.value == "encrypted"
 
 
 def test_bomb_limits_hold_for_encrypted_archives(tmp_path):

@@ -27,7 +27,8 @@ def test_zip_that_lost_an_executable_is_partial(tmp_path, out_dir):
     assert report["verdictSummary"] == "1 file dropped: tool.exe"
     assert report["verdictCounts"] == {
         "threats": 0, "hiddenData": 0, "filesDropped": 1, "contentDropped": 0,
-        "textLayerDropped": False, "droppedFiles": ["tool.exe"]}
+        "textLayerDropped": False, "droppedFiles": ["tool.exe"], "encryptedHeld": 0,
+        "encryptedPassed": 0}
 
 
 def test_macro_document_is_cleaned(tmp_path, out_dir):
@@ -98,7 +99,8 @@ def test_counts_and_sentence():
                                "1 part of the content dropped, "
                                "4 files dropped: run.exe, a/tool.exe, b.sh and 1 more")
     assert outcome.counts.header() == ("threats=3; hiddenData=1; filesDropped=4; "
-                                       "contentDropped=1; textLayerDropped=0")
+                                       "contentDropped=1; textLayerDropped=0; encryptedHeld=0; "
+                                       "encryptedPassed=0")
 
 
 def test_summary_lines_count_what_they_stand_for():

@@ -1,16 +1,22 @@
 """ICAP's `X-Sanitas` header carries the verdict (issue 20), driven by c-icap-client: a ZIP
 that lost a program is `partial` with its counts, a macro document `cleaned`, a clean picture
-stays `clean`, a body refused in the sandbox is `refused`."""
+stays `clean`, a body refused in the sandbox is `refused`, an encrypted PDF is `encrypted`:
+blocked under the default policy, passed byte for byte under one that passes it."""
 
 from __future__ import annotations
 
 import re
 
-from tests.engine.corpus import zip_bytes
-from tests.icap.icapkit import Icap, client
+from sqlalchemy import select
+
+from sanitas.config import Settings
+from sanitas.db import make_engine, make_sessionmaker
+from tests.engine.corpus import encrypted_pdf, zip_bytes
+from tests.icap.icapkit import Icap, client, start_icap, stop_icap
 
 COUNTS = re.compile(r"verdict=(\w+); threats=(\d+); hiddenData=(\d+); filesDropped=(\d+); "
-                    r"contentDropped=(\d+); textLayerDropped=([01])")
+                    r"contentDropped=(\d+); textLayerDropped=([01]); encryptedHeld=(\d+); "
+                    r"encryptedPassed=(\d+)")
 
 
 def _x_sanitas(text: str) -> list[str]:
@@ -31,7 +37,7 @@ def test_zip_that_lost_a_program_is_partial(icap: Icap, samples, tmp_path):
     for line in lines:
         found = COUNTS.search(line)
         assert found, line
-        assert found.groups() == ("partial", "0", "0", "1", "0", "0"), line
+        assert found.groups() == ("partial", "0", "0", "1", "0", "0", "0", "0"), line
 
 
 def test_macro_document_is_cleaned(icap: Icap, samples, tmp_path):
@@ -50,3 +56,46 @@ def test_clean_and_refused(icap: Icap, samples, tmp_path):
                      body=samples["broken.pdf"], out=tmp_path / "r")
     line = refused.header("X-Sanitas") or ""
     assert line.startswith("blocked; ") and line.endswith("; verdict=refused"), refused.text
+
+
+
+def test_an_encrypted_pdf_is_held_back_or_passed_as_not_inspected(icap: Icap, tmp_path):
+    from sanitas.engine.policy import BUILT_IN
+    from sanitas.migrate import upgrade_to_head
+    from sanitas.models import File, StoredPolicy
+
+    locked = encrypted_pdf(tmp_path / "locked.pdf")
+    held = client(icap.port, "sanitize", "-resp", "http://x/locked.pdf", body=locked,
+                  out=tmp_path / "h")
+    assert held.header("X-Sanitas-Code") == "encrypted", held.text
+    assert held.header("X-Sanitas") == "blocked; encrypted; verdict=encrypted"
+
+    data = tmp_path / "pass"
+    data.mkdir()
+    settings = Settings(data_dir=data)
+    upgrade_to_head(str(settings.database_url))
+    body = BUILT_IN["basic"].to_json()
+    body["rules"] = dict(body["rules"], encryptedContent="pass")
+    engine = make_engine(str(settings.database_url))
+    try:
+        with make_sessionmaker(engine)() as session:
+            policy = StoredPolicy(owner_id=None, name="Pass encrypted", version=1, body=body)
+            session.add(policy)
+            session.commit()
+            policy_id = policy.id
+        server = start_icap(data, icap_audit="1")
+        try:
+            passed = client(server.port, f"sanitize?policyId={policy_id}", "-resp",
+                            "http://x/locked.pdf", "-no204", body=locked, out=tmp_path / "p")
+        finally:
+            stop_icap(server)
+        assert passed.status == 200, passed.text
+        assert passed.body == locked.read_bytes()
+        found = COUNTS.search(passed.header("X-Sanitas") or "")
+        assert found and found.groups() == ("encrypted", "0", "0", "0", "0", "0", "0", "1"), \
+            passed.text
+        with make_sessionmaker(engine)() as session:
+            rows = session.scalars(select(File)).all()
+        assert [(f.status, f.verdict) for f in rows] == [("COMPLETED", "encrypted")]
+    finally:
+        engine.dispose()

@@ -427,3 +427,94 @@ def test_metrics(mail_filter, sink, attachments):
     names = {key.split("{", 1)[1].split("=", 1)[0] for key in after if "{" in key}
     assert names <= {"outcome", "verdict", "kind", "le"}
     assert httpx.get(url, timeout=10).status_code == 404  # no token, no metrics
+
+
+def _stored_policy(data_dir, **rules) -> str:
+    """An organisation-wide policy in the data dir's database (migrated here first), by id."""
+    from sanitas.config import Settings
+    from sanitas.db import make_engine, make_sessionmaker
+    from sanitas.engine.policy import BUILT_IN
+    from sanitas.migrate import upgrade_to_head
+    from sanitas.models import StoredPolicy
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    settings = Settings(data_dir=data_dir)
+    upgrade_to_head(str(settings.database_url))
+    body = BUILT_IN["basic"].to_json()
+    body["rules"] = dict(body["rules"], **rules)
+    engine = make_engine(str(settings.database_url))
+    try:
+        with make_sessionmaker(engine)() as session:
+            policy = StoredPolicy(owner_id=None, name="mail policy", version=1, body=body)
+            session.add(policy)
+            session.commit()
+            return policy.id
+    finally:
+        engine.dispose()
+
+
+def test_encrypted_mail_is_held_back_by_default_and_passed_by_policy(mail_filter, sink,
+                                                                     tmp_path):
+    """An S/MIME message made by openssl and a message with an encrypted PDF attached: the
+    default filter delivers notes in their place with `verdict=encrypted`; a filter whose
+    policy passes encrypted content delivers them as they came, the recipient's key still
+    opening the S/MIME body."""
+    from email.mime.text import MIMEText
+
+    from tests.engine.test_encrypted_content import (
+        SECRET_TEXT,
+        _encrypted_pdf,
+        _smime_message,
+    )
+    from tests.engine.test_mail_files import _attachment, _message
+    from tests.mail.mailkit import start_filter, stop_filter
+
+    smime = _smime_message(tmp_path)
+    secret = _encrypted_pdf()
+    attached = _message(MIMEText("The figures are attached.\n", "plain", "utf-8"),
+                        _attachment(secret, "figures.pdf"))
+
+    code, text = send(mail_filter.port, smime)
+    assert code == 250 and "verdict encrypted" in text, text
+    [got] = sink.handler.wait(1)
+    msg = email.message_from_bytes(got.data, policy=email.policy.default)
+    assert "verdict=encrypted;" in msg["X-Sanitas"] and "encryptedHeld=1" in msg["X-Sanitas"]
+    assert "held back S/MIME encrypted content" in msg.get_content()
+    assert b"pkcs7" not in got.data.lower()
+    assert held_rows(mail_filter)[-1]["verdict"] == "encrypted"
+    sink.handler.messages.clear()
+    code, text = send(mail_filter.port, attached)
+    assert code == 250, text
+    [got] = sink.handler.wait(1)
+    assert "figures.pdf" not in parts(got.data) and "figures.removed.txt" in parts(got.data)
+    listed = {a["name"]: a for a in __import__("json").loads(
+        held_rows(mail_filter)[-1]["attachments"])}
+    assert listed["figures.pdf"]["verdict"] == "encrypted"
+    assert listed["figures.pdf"]["summary"].startswith("Not inspected: encrypted: ")
+    sink.handler.messages.clear()
+
+    data_dir = tmp_path / "passing"
+    policy_id = _stored_policy(data_dir, encryptedContent="pass")
+    passing = start_filter(data_dir, sink.port, mail_policy=policy_id, mail_footer="true")
+    try:
+        code, text = send(passing.port, smime)
+        assert code == 250 and "verdict encrypted" in text, text
+        [got] = sink.handler.wait(1)
+        msg = email.message_from_bytes(got.data, policy=email.policy.default)
+        assert msg.get_content_type() == "application/pkcs7-mime"  # no footer wrapped round
+        assert "encryptedPassed=1" in msg["X-Sanitas"]
+        import subprocess
+
+        decrypted = subprocess.run(
+            ["openssl", "cms", "-decrypt", "-inkey", str(tmp_path / "key.pem"), "-recip",
+             str(tmp_path / "cert.pem")], input=got.data, check=True,
+            capture_output=True).stdout
+        assert SECRET_TEXT in email.message_from_bytes(
+            decrypted, policy=email.policy.default).get_content()
+        sink.handler.messages.clear()
+        code, text = send(passing.port, attached)
+        assert code == 250, text
+        [got] = sink.handler.wait(1)
+        assert parts(got.data)["figures.pdf"] == secret
+    finally:
+        stop_filter(passing)

@@ -132,6 +132,33 @@ def test_files_written_into_a_text_body_through_postfix(chain, attachments, tmp_
     assert b"begin 644" not in got.data and b"This file must be converted" not in got.data
 
 
+def test_encrypted_mail_through_postfix_is_held_back(chain, tmp_path):
+    """An S/MIME message (openssl) and a PGP/MIME one (gpg) sent by swaks as they are: no
+    longer passed as "clean" text, but held back with a note, `verdict=encrypted`."""
+    from tests.engine.test_encrypted_content import _pgp_mime_message, _smime_message
+
+    postfix, sink, _, folder = chain
+    (tmp_path / "pgp").mkdir()
+    for name, data in [("smime.eml", _smime_message(tmp_path)),
+                       ("pgp.eml", _pgp_mime_message(tmp_path / "pgp"))]:
+        (folder / name).write_bytes(data)
+        done = subprocess.run([need("swaks"), "--server", f"127.0.0.1:{postfix.smtp_port}",
+                               "--from", "alice@example.org", "--to", "bob@example.net",
+                               "--data", f"@{folder / name}"],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    got = sink.handler.wait(2, timeout=180)
+    notes = []
+    for item in got:
+        msg = email.message_from_bytes(item.data, policy=email.policy.default)
+        assert "verdict=encrypted;" in msg["X-Sanitas"], msg["X-Sanitas"]
+        assert "encryptedHeld=1" in msg["X-Sanitas"]
+        assert b"BEGIN PGP MESSAGE" not in item.data and b"pkcs7" not in item.data.lower()
+        notes.append(item.data)
+    assert any(b"held back S/MIME" in n for n in notes)
+    assert any(b"held back PGP/MIME" in n for n in notes)
+
+
 def test_killed_mid_message_stays_queued_and_is_delivered_once(chain, attachments):
     postfix, sink, state, folder = chain
     files = {k: attachments[k] for k in ("macro.docm", "script.pdf", "bundle.zip")}

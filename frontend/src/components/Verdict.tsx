@@ -11,6 +11,7 @@ export const VERDICTS: Record<Verdict, { label: string; short: string; style: st
   clean: { label: 'Clean – nothing found', short: 'Clean', style: 'bg-green-100 text-green-800 ring-green-600/20', box: 'border-green-200 bg-green-50 text-green-900' },
   cleaned: { label: 'Cleaned', short: 'Cleaned', style: 'bg-blue-100 text-blue-800 ring-blue-600/20', box: 'border-blue-200 bg-blue-50 text-blue-900' },
   partial: { label: 'Partially cleaned – some content was dropped', short: 'Partial', style: 'bg-amber-100 text-amber-900 ring-amber-600/30', box: 'border-amber-300 bg-amber-50 text-amber-950' },
+  encrypted: { label: 'Not inspected: encrypted', short: 'Encrypted', style: 'bg-purple-100 text-purple-800 ring-purple-600/20', box: 'border-purple-200 bg-purple-50 text-purple-950' },
   refused: { label: 'Refused', short: 'Refused', style: 'bg-red-100 text-red-800 ring-red-600/20', box: 'border-red-200 bg-red-50 text-red-900' },
 };
 

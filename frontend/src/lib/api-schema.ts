@@ -1179,7 +1179,7 @@ export interface components {
             userEmail: string;
             /** Userid */
             userId: string;
-            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
+            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `encrypted` encrypted content no password opened was not inspected: held back (FAILED with errorCode `encrypted` or `wrong_password`, or left out of the copy) or delivered unchanged, as the policy's encryptedContent says; `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
             verdict?: components["schemas"]["Verdict"] | null;
             /** @description The counts behind the verdict (null while unfinished and for a refused file) */
             verdictCounts?: components["schemas"]["VerdictCounts"] | null;
@@ -1249,7 +1249,7 @@ export interface components {
             userEmail: string;
             /** Userid */
             userId: string;
-            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
+            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `encrypted` encrypted content no password opened was not inspected: held back (FAILED with errorCode `encrypted` or `wrong_password`, or left out of the copy) or delivered unchanged, as the policy's encryptedContent says; `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
             verdict?: components["schemas"]["Verdict"] | null;
             /** @description The counts behind the verdict (null while unfinished and for a refused file) */
             verdictCounts?: components["schemas"]["VerdictCounts"] | null;
@@ -1592,6 +1592,11 @@ export interface components {
          * @enum {string}
          */
         EmbeddedFilesAction: "keep" | "refuse" | "remove" | "sanitize";
+        /**
+         * EncryptedContentAction
+         * @enum {string}
+         */
+        EncryptedContentAction: "hold" | "pass";
         /** Envelope[AdminFileDeleted] */
         Envelope_AdminFileDeleted_: {
             data?: components["schemas"]["AdminFileDeleted"] | null;
@@ -2322,7 +2327,7 @@ export interface components {
              */
             sha256Sanitized?: string | null;
             status: components["schemas"]["FileStatus"];
-            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
+            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `encrypted` encrypted content no password opened was not inspected: held back (FAILED with errorCode `encrypted` or `wrong_password`, or left out of the copy) or delivered unchanged, as the policy's encryptedContent says; `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
             verdict?: components["schemas"]["Verdict"] | null;
             /** @description The counts behind the verdict (null while unfinished and for a refused file) */
             verdictCounts?: components["schemas"]["VerdictCounts"] | null;
@@ -2435,7 +2440,7 @@ export interface components {
              */
             sha256Sanitized?: string | null;
             status: components["schemas"]["FileStatus"];
-            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
+            /** @description The verdict on the file once it is finished (null while PENDING or PROCESSING): `clean` nothing was found; `cleaned` threats or hidden data were removed and the content kept; `partial` something a person may want was left out (a file inside an archive or an attachment, a part of the content, the text layer of pages rebuilt from pixels); `encrypted` encrypted content no password opened was not inspected: held back (FAILED with errorCode `encrypted` or `wrong_password`, or left out of the copy) or delivered unchanged, as the policy's encryptedContent says; `refused` no copy (FAILED: errorCode says whether the file was refused or the service failed). See docs/verdicts.md. */
             verdict?: components["schemas"]["Verdict"] | null;
             /** @description The counts behind the verdict (null while unfinished and for a refused file) */
             verdictCounts?: components["schemas"]["VerdictCounts"] | null;
@@ -2841,6 +2846,8 @@ export interface components {
             documentMetadata?: components["schemas"]["DocumentMetadataAction"] | null;
             /** @description Attachments, OLE objects, embedded packages; `keep` and `sanitize` clean each with its own family and keep it (programs, scripts and OLE objects are removed) */
             embeddedFiles?: components["schemas"]["EmbeddedFilesAction"] | null;
+            /** @description Encrypted files, archive members and mail (S/MIME, PGP) that no password opened, so nothing could inspect them: `hold` (the default) keeps them out of the copy; `pass` delivers them unchanged and uninspected, so whatever they hide reaches the recipient. Either way the verdict is `encrypted`, never clean */
+            encryptedContent?: components["schemas"]["EncryptedContentAction"] | null;
             /** @description Remote templates, external links, DDE; `keep` keeps only what loads nothing able to run (linked pictures and media, web links) */
             externalReferences?: components["schemas"]["ExternalReferencesAction"] | null;
             /** @description Fillable form fields */
@@ -3080,7 +3087,7 @@ export interface components {
          * @description The kinds of content a policy decides about (JSON names).
          * @enum {string}
          */
-        Rule: "macros" | "javascript" | "embeddedFiles" | "externalReferences" | "hyperlinks" | "reviewData" | "documentMetadata" | "imageMetadata" | "hiddenContent" | "formFields" | "coverArt" | "chapters";
+        Rule: "macros" | "javascript" | "embeddedFiles" | "externalReferences" | "hyperlinks" | "reviewData" | "documentMetadata" | "imageMetadata" | "hiddenContent" | "formFields" | "coverArt" | "chapters" | "encryptedContent";
         /**
          * RuleActions
          * @description Every rule's action (answers always list every rule; a policy stored before a rule
@@ -3093,6 +3100,8 @@ export interface components {
             coverArt: components["schemas"]["CoverArtAction"];
             documentMetadata: components["schemas"]["DocumentMetadataAction"];
             embeddedFiles: components["schemas"]["EmbeddedFilesAction"];
+            /** @default hold */
+            encryptedContent: components["schemas"]["EncryptedContentAction"];
             externalReferences: components["schemas"]["ExternalReferencesAction"];
             formFields: components["schemas"]["FormFieldsAction"];
             hiddenContent: components["schemas"]["HiddenContentAction"];
@@ -3358,7 +3367,7 @@ export interface components {
          * Verdict
          * @enum {string}
          */
-        Verdict: "clean" | "cleaned" | "partial" | "refused";
+        Verdict: "clean" | "cleaned" | "partial" | "encrypted" | "refused";
         /**
          * VerdictCounts
          * @description What was taken out of the file, as the verdict counts it (docs/verdicts.md).
@@ -3374,6 +3383,18 @@ export interface components {
              * @description The names of the files left out (at most 20)
              */
             droppedFiles: string[];
+            /**
+             * Encryptedheld
+             * @description Encrypted files or parts no password opened, held back uninspected (not in the copy)
+             * @default 0
+             */
+            encryptedHeld: number;
+            /**
+             * Encryptedpassed
+             * @description Encrypted files or parts no password opened, delivered unchanged and uninspected
+             * @default 0
+             */
+            encryptedPassed: number;
             /**
              * Filesdropped
              * @description Files inside left out: archive members, attachments
@@ -3404,6 +3425,11 @@ export interface components {
             clean: number;
             /** Cleaned */
             cleaned: number;
+            /**
+             * Encrypted
+             * @description Encrypted files not inspected: held back (no copy) or delivered unchanged, as the policy says
+             */
+            encrypted: number;
             /** Partial */
             partial: number;
             /** Refused */
@@ -9010,10 +9036,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Processing finished within `wait`: the sanitized file, as an attachment under its safe name. `X-Sanitas-Report` holds a one-line JSON summary (the verdict, its counts and sentence, counts of findings by kind and action, hashes, policy); the `Link` (rel="report") and `X-Sanitas-Report-Url` headers point to the full report. `X-Sanitas-Verdict` is the verdict (`clean`, `cleaned`, `partial`) and `X-Sanitas-Verdict-Counts` its counts (`threats=3; hiddenData=0; filesDropped=1; contentDropped=0; textLayerDropped=0`); see docs/verdicts.md. */
+            /** @description Processing finished within `wait`: the sanitized file, as an attachment under its safe name. `X-Sanitas-Report` holds a one-line JSON summary (the verdict, its counts and sentence, counts of findings by kind and action, hashes, policy); the `Link` (rel="report") and `X-Sanitas-Report-Url` headers point to the full report. `X-Sanitas-Verdict` is the verdict (`clean`, `cleaned`, `partial`, or `encrypted` when the policy passes encrypted content unchanged and uninspected) and `X-Sanitas-Verdict-Counts` its counts (`threats=3; hiddenData=0; filesDropped=1; contentDropped=0; textLayerDropped=0; encryptedHeld=0; encryptedPassed=0`); see docs/verdicts.md. */
             200: {
                 headers: {
-                    "X-Sanitas-Verdict"?: "clean" | "cleaned" | "partial";
+                    "X-Sanitas-Verdict"?: "clean" | "cleaned" | "partial" | "encrypted";
                     "X-Sanitas-Verdict-Counts"?: string;
                     [name: string]: unknown;
                 };
@@ -9093,7 +9119,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The file was refused: the reason, and the engine's rejection code as `error` (e.g. `refused_macros`, `encrypted`), with `X-Sanitas-Verdict: refused`; or a bad parameter (`validation_error`) */
+            /** @description The file was refused: the reason, and the engine's rejection code as `error` (e.g. `refused_macros`, `encrypted`), with `X-Sanitas-Verdict: refused` (`encrypted` for a file no password opened, which the policy holds back); or a bad parameter (`validation_error`) */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -40,7 +40,7 @@ const stats = (used: number, quota: number, near: boolean, over: boolean): Usage
   currentPeriod: { uploadsUsed: used, uploadQuota: quota, quotaUtilization: quota > 0 ? (used / quota) * 100 : 0, start: '', end: '' },
   limits: { isOverQuota: over, isNearQuota: near, daysUntilReset: 3, maxFileSize: 104857600, maxFiles: 10 },
   overall: { totalFiles: used, totalStorageUsed: 0, storageQuota: -1, storageUtilization: 0 },
-  verdicts: { clean: 0, cleaned: 0, partial: 0, refused: 0 },
+  verdicts: { clean: 0, cleaned: 0, partial: 0, encrypted: 0, refused: 0 },
 });
 
 describe('quota states', () => {

@@ -23,7 +23,7 @@ const enterprise = aUser({ id: 'e1', email: 'erin@example.org', role: 'ENTERPRIS
 const basicRules: RuleActions = {
   macros: 'remove', javascript: 'remove', embeddedFiles: 'remove', externalReferences: 'remove', hyperlinks: 'keep',
   reviewData: 'remove', documentMetadata: 'remove', imageMetadata: 'remove', hiddenContent: 'keep', formFields: 'keep',
-  coverArt: 'remove', chapters: 'remove',
+  coverArt: 'remove', chapters: 'remove', encryptedContent: 'hold',
 };
 function aPolicy(overrides: Partial<Policy> = {}): Policy {
   return {

@@ -6,6 +6,7 @@ import { apiClient } from '../../src/lib/api-client';
 import { storeAuth } from '../../src/lib/auth/storage';
 import { VERDICT_VALUES, VerdictBadge, VerdictSummary } from '../../src/components/Verdict';
 import StatusPage from '../../src/features/files/components/StatusPage';
+import DownloadPage from '../../src/features/files/components/DownloadPage';
 import DashboardPage from '../../src/features/dashboard/components/DashboardPage';
 import HistoryPage from '../../src/features/history/components/HistoryPage';
 import { DownloadAllButton } from '../../src/features/files';
@@ -34,7 +35,7 @@ afterEach(() => {
 const user = aUser({ id: 'u1', email: 'ada@example.org', firstName: 'Ada', role: 'USER' });
 const tokens = { accessToken: 'tok', refreshToken: 'ref', expiresIn: 900 };
 const ok = (data: unknown) => ({ success: true, message: 'ok', data });
-const counts = (extra = {}) => ({ threats: 0, hiddenData: 0, filesDropped: 0, contentDropped: 0, textLayerDropped: false, droppedFiles: [], ...extra });
+const counts = (extra = {}) => ({ threats: 0, hiddenData: 0, filesDropped: 0, contentDropped: 0, textLayerDropped: false, droppedFiles: [], encryptedHeld: 0, encryptedPassed: 0, ...extra });
 const file = (status: string, extra = {}) => ({
   id: 'f1', originalName: 'bundle.zip', originalSize: 2048, sanitizedName: null, sanitizedSize: null, status, createdAt: '2026-01-01T00:00:00Z',
   expiresAt: '2099-01-02T00:00:00Z', downloadCount: 0, isExpired: false, verdict: null, verdictSummary: null, verdictCounts: null, ...extra,
@@ -51,9 +52,10 @@ describe('verdict badge and summary', () => {
   it('labels each verdict, and nothing while unfinished', () => {
     const labels = {
       clean: 'Clean – nothing found', cleaned: 'Cleaned',
-      partial: 'Partially cleaned – some content was dropped', refused: 'Refused',
+      partial: 'Partially cleaned – some content was dropped', encrypted: 'Not inspected: encrypted',
+      refused: 'Refused',
     };
-    expect(VERDICT_VALUES).toEqual(['clean', 'cleaned', 'partial', 'refused']);
+    expect(VERDICT_VALUES).toEqual(['clean', 'cleaned', 'partial', 'encrypted', 'refused']);
     for (const v of VERDICT_VALUES) {
       const { unmount } = render(<VerdictBadge verdict={v} />);
       expect(screen.getByTestId('verdict-badge')).toHaveTextContent(labels[v]);
@@ -146,6 +148,40 @@ describe('status page', () => {
   });
 });
 
+describe('encrypted content', () => {
+  const passed = file('COMPLETED', {
+    originalName: 'figures.pdf', sanitizedName: 'sanitized_figures.pdf', sanitizedSize: 2048, verdict: 'encrypted',
+    verdictSummary: 'Not inspected: encrypted (1 item delivered unchanged)', verdictCounts: counts({ encryptedPassed: 1 }),
+  });
+  const held = file('COMPLETED', {
+    sanitizedName: 'sanitized_bundle.zip', sanitizedSize: 1024, verdict: 'encrypted',
+    verdictSummary: 'Not inspected: encrypted (1 item held back): the PDF is password-protected',
+    verdictCounts: counts({ encryptedHeld: 1 }),
+  });
+
+  it('says a file delivered unchanged was not inspected, never that it was sanitized', async () => {
+    storeAuth(user, tokens);
+    serve([statusRoute({ file: passed, job: null, queuePaused: false })]);
+    renderApp(<DownloadPage />, { path: '/download/:fileId', at: '/download/f1' });
+    expect(await screen.findByText('Encrypted content delivered unchanged')).toBeInTheDocument();
+    const summary = screen.getByTestId('verdict-summary');
+    expect(summary).toHaveAttribute('data-verdict', 'encrypted');
+    expect(summary).toHaveTextContent('Not inspected: encrypted');
+    expect(summary).toHaveTextContent('Not inspected: encrypted (1 item delivered unchanged)');
+    expect(screen.queryByText('File sanitized successfully')).not.toBeInTheDocument();
+    expect(screen.queryByText('Your file is clean')).not.toBeInTheDocument();
+  });
+
+  it('says what was held back of a copy that was sanitized', async () => {
+    storeAuth(user, tokens);
+    serve([statusRoute({ file: held, job: null, queuePaused: false })]);
+    renderApp(<DownloadPage />, { path: '/download/:fileId', at: '/download/f1' });
+    expect(await screen.findByText('File sanitized, with encrypted content held back')).toBeInTheDocument();
+    expect(screen.getByTestId('verdict-sentence')).toHaveTextContent('1 item held back');
+    expect(screen.queryByText('File sanitized successfully')).not.toBeInTheDocument();
+  });
+});
+
 describe('download all', () => {
   it('posts the ids and shows a refusal beside the button', async () => {
     storeAuth(user, tokens);
@@ -195,14 +231,14 @@ describe('download all', () => {
     await waitFor(() => expect(calls.filter((c) => c.url.includes('/api/users/u1/files')).length).toBeGreaterThan(1));
 
     const select = screen.getByRole('combobox', { name: 'Verdict' });
-    expect([...select.querySelectorAll('option')].map((o) => o.textContent)).toEqual(['All verdicts', 'Clean', 'Cleaned', 'Partial', 'Refused']);
+    expect([...select.querySelectorAll('option')].map((o) => o.textContent)).toEqual(['All verdicts', 'Clean', 'Cleaned', 'Partial', 'Encrypted', 'Refused']);
     await userEvent.selectOptions(select, 'partial');
     await waitFor(() => expect(params).toContainEqual(expect.objectContaining({ verdict: 'partial', page: 1 })));
   });
 });
 
 describe('dashboard', () => {
-  it('shows the four verdict figures', async () => {
+  it('shows the five verdict figures', async () => {
     storeAuth(user, tokens);
     serve([
       { method: 'GET', url: /\/api\/usage\/stats$/, body: ok({
@@ -210,16 +246,16 @@ describe('dashboard', () => {
         currentPeriod: { uploadsUsed: 10, uploadQuota: 100, quotaUtilization: 10, start: '', end: '' },
         limits: { isOverQuota: false, isNearQuota: false, daysUntilReset: 4, maxFileSize: 1, maxFiles: 1 },
         overall: { totalFiles: 10, totalStorageUsed: 0, storageQuota: -1, storageUtilization: 0 },
-        verdicts: { clean: 1, cleaned: 2, partial: 3, refused: 4 },
+        verdicts: { clean: 1, cleaned: 2, partial: 3, encrypted: 5, refused: 4 },
       }) },
       { method: 'GET', url: /\/api\/usage\/history/, body: ok([]) },
       { method: 'GET', url: /\/api\/plans$/, body: ok(aPlanTable()) },
     ]);
     renderApp(<DashboardPage />, { path: '/dashboard', at: '/dashboard' });
     const section = await screen.findByTestId('dashboard-verdicts');
-    const figures = Object.fromEntries(['Clean', 'Cleaned', 'Partial', 'Refused'].map((label) => [
+    const figures = Object.fromEntries(['Clean', 'Cleaned', 'Partial', 'Encrypted', 'Refused'].map((label) => [
       label, within(section).getByText(label, { selector: 'p' }).nextElementSibling?.textContent,
     ]));
-    expect(figures).toEqual({ Clean: '1', Cleaned: '2', Partial: '3', Refused: '4' });
+    expect(figures).toEqual({ Clean: '1', Cleaned: '2', Partial: '3', Encrypted: '5', Refused: '4' });
   });
 });

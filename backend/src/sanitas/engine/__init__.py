@@ -21,6 +21,7 @@ from sanitas.engine.decrypt import detect_opening
 from sanitas.engine.detect import Detected
 from sanitas.engine.policy import Mode, resolve
 from sanitas.engine.report import Context, Finding, Policy, Rejected, RejectionCode, Result
+from sanitas.engine.verdict import ENCRYPTED_CODES
 
 __all__ = [
     "Context",
@@ -88,6 +89,7 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *,
                   on_progress=on_progress, password=password or None,
                   ocr_languages=ocr_languages)
     result = Result(input=name, status="rejected")
+    original = input_path
     with tempfile.TemporaryDirectory(dir=workdir, prefix="sanitas-") as scratch:
         ctx.workdir = Path(scratch)
         partial = output_dir / f".partial-{os.getpid()}-{time.monotonic_ns()}"
@@ -103,6 +105,8 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *,
             ctx.progress(100)
         except Rejected as exc:
             result.reason, result.code = exc.reason, exc.code
+            if exc.code.value in ENCRYPTED_CODES and policy.passes_encrypted:
+                return _pass_encrypted(original, output_dir, name, result, policy, started)
         except MemoryError:
             result.reason = "The file needs more memory than is allowed to process it safely."
             result.code = RejectionCode.MEMORY_LIMIT
@@ -120,6 +124,39 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *,
         finally:
             if partial.exists():
                 partial.unlink()
+    return _finish(result, ctx, started)
+
+
+def _pass_encrypted(original: Path, output_dir: Path, name: str, result: Result,
+                    policy: Policy, started: float) -> Result:
+    """The policy's `encryptedContent` is `pass`: an encrypted file no password opened is
+    delivered as it came, byte for byte, with one finding saying it was not inspected (its
+    verdict is `encrypted`, never clean). What was recorded before the encryption stopped the
+    work is dropped: it describes a copy that is not delivered. A type the policy does not
+    allow is still refused."""
+    import shutil
+
+    from sanitas.engine.detect import extension_of
+
+    kind = result.detected_type
+    allowed = policy.allowed_types
+    if allowed is not None and kind is not None and kind in formats.KINDS and not (
+            kind in allowed or formats.family_of(kind).name in allowed):
+        result.reason = (f"Files of this type ({kind}) are not accepted by this policy, which "
+                         f"allows only: {', '.join(sorted(allowed))}.")
+        result.code = RejectionCode.TYPE_NOT_ALLOWED
+        return _finish(result, Context(policy=policy), started)
+    extension = extension_of(name)
+    if not re.fullmatch(r"[a-z0-9]{1,10}", extension or ""):
+        extension = kind if kind and re.fullmatch(r"[a-z0-9]{1,10}", kind) else "bin"
+    ctx = Context(mode=policy.mode, policy=policy)
+    ctx.add("encrypted_content", "file", action="kept",
+            detail=f"{result.reason} Delivered unchanged and not inspected (the policy passes "
+                   "encrypted content).")
+    final = unique_output_path(output_dir / safe_output_name(name, extension))
+    shutil.copyfile(original, final)
+    result.status, result.output, result.output_type = "ok", str(final), extension
+    result.reason = result.code = None
     return _finish(result, ctx, started)
 
 

@@ -27,6 +27,7 @@ _HIDDEN = Rule.HIDDEN_CONTENT
 _FORMS = Rule.FORM_FIELDS
 _COVER = Rule.COVER_ART
 _CHAPTERS = Rule.CHAPTERS
+_ENCRYPTED = Rule.ENCRYPTED_CONTENT
 
 FINDING_KINDS: dict[str, Rule | tuple[Rule, ...] | None] = {
     # --- macros and scripts of office documents ----------------------------------------------
@@ -120,6 +121,8 @@ FINDING_KINDS: dict[str, Rule | tuple[Rule, ...] | None] = {
     "device_info": (_IMAGE_META, _META),  # make, model, serial number tags of a recording
     "data_stream": None,  # data tracks (timecode, telemetry): never kept
     "media_reencoded": None,  # advanced mode: streams re-encoded
+    # --- encrypted content: a file or part without its password, never inspected ----------
+    "encrypted_content": _ENCRYPTED,  # held back (removed) or passed unchanged (kept)
     # --- decided by no policy -----------------------------------------------------------------
     "structure": None, "repaired": None, "encoding": None, "encryption": None,
     "type_mismatch": None, "renamed": None, "archive_member": None, "archive_comment": None,
@@ -152,6 +155,7 @@ CONTENT_NAMES: dict[Rule, str] = {
     Rule.FORM_FIELDS: "form fields",
     Rule.COVER_ART: "cover pictures",
     Rule.CHAPTERS: "chapters",
+    Rule.ENCRYPTED_CONTENT: "encrypted content",
 }
 
 UNDECLARED: set[str] = set()  # kinds recorded that this module does not declare (a bug)

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, cast
 from sanitas.engine import mail_inline
 from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Refused, Rejected, RejectionCode
+from sanitas.engine.verdict import ENCRYPTED_CODES
 
 if TYPE_CHECKING:
     from sanitas.engine.formats import Output
@@ -202,6 +203,41 @@ def serialise(message: email.message.Message) -> bytes:
     return out.getvalue()
 
 
+_SMIME_TYPES = frozenset(("application/pkcs7-mime", "application/x-pkcs7-mime"))
+_SMIME_ENCRYPTED = frozenset(("enveloped-data", "authenveloped-data"))
+
+
+def _encryption_of(part: email.message.Message) -> str | None:
+    """What encrypts `part` ("S/MIME", "PGP/MIME"), or None: S/MIME enveloped data (or a
+    .p7m that does not say it is only signed) and multipart/encrypted (RFC 1847, PGP/MIME)."""
+    ctype = part.get_content_type()
+    if ctype == "multipart/encrypted":
+        protocol = str(part.get_param("protocol") or "").lower()
+        return "PGP/MIME" if protocol == "application/pgp-encrypted" else "multipart/encrypted"
+    if ctype in _SMIME_TYPES:
+        smime_type = str(part.get_param("smime-type") or "").lower()
+        if smime_type in _SMIME_ENCRYPTED:
+            return "S/MIME"
+        if not smime_type and (_filename(part) or "").lower().endswith(".p7m"):
+            return "S/MIME"
+    return None
+
+
+def _content_copy(part: email.message.Message) -> email.message.Message:
+    """`part` as it came with its content fields only (its bytes must reach the recipient's
+    key unchanged; a top-level part's other fields are filtered by `_Cleaner.headers`)."""
+    import copy
+
+    out = email.message.Message()
+    for name, value in part.items():
+        if name.lower() in CONTENT_HEADERS and name.lower() != "mime-version":
+            out[name] = value
+    payload = part.get_payload()
+    out.set_payload([copy.deepcopy(child) for child in payload]
+                    if isinstance(payload, list) else payload)
+    return out
+
+
 class _Cleaner:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -223,6 +259,9 @@ class _Cleaner:
         return body
 
     def part(self, part: email.message.Message, where: str) -> email.message.Message:
+        encrypted = _encryption_of(part)
+        if encrypted:
+            return self.encrypted(part, where, encrypted)
         ctype = part.get_content_type()
         payload = part.get_payload()
         if ctype == "message/rfc822" or (isinstance(payload, list) and
@@ -238,10 +277,9 @@ class _Cleaner:
     def multipart(self, part: email.message.Message, children: list[email.message.Message],
                   where: str) -> email.message.Message:
         subtype = part.get_content_subtype()
-        if subtype in ("signed", "encrypted"):
-            self.ctx.add("signature", where, detail=f"multipart/{subtype}: the signature or "
-                         "encryption does not survive cleaning; its parts are kept as a "
-                         "multipart/mixed")
+        if subtype == "signed":
+            self.ctx.add("signature", where, detail="multipart/signed: the signature does "
+                         "not survive cleaning; its parts are kept as a multipart/mixed")
             subtype = "mixed"
         out = MIMEMultipart(subtype if re.fullmatch(r"[a-z0-9.+-]{1,40}", subtype) else "mixed")
         cleaned: dict[int, email.message.Message] = {}
@@ -250,6 +288,10 @@ class _Cleaner:
         order = sorted(range(len(children)), key=lambda i: self.is_body(children[i]))
         for i in order:
             child = children[i]
+            encrypted = _encryption_of(child)
+            if encrypted:
+                cleaned[i] = self.encrypted(child, f"{where} part {i + 1}", encrypted)
+                continue
             if self.is_body(child):
                 cleaned[i] = self.body(child, f"{where} part {i + 1}", pictures)
                 continue
@@ -325,6 +367,10 @@ class _Cleaner:
         text = _plain_text(b"".join(pieces), charset)
         files: list[email.message.Message] = []
         for i, block in enumerate(blocks):
+            if block.encoding == mail_inline.PGP:
+                text = text.replace(f"[sanitas-{token}-{i}]\n",
+                                    self.inline_encrypted(block, where))
+                continue
             label = _CONTROL.sub("", block.name) or f"unnamed {block.encoding} file"
             location = label if self.ctx.depth == 0 else f"(nested) {label}"
             if i >= mail_inline.MAX_BLOCKS:
@@ -347,11 +393,78 @@ class _Cleaner:
                                 f"[Sanitas took the {block.encoding} file \"{label}\" out of "
                                 f"this text: see the attachment {new_name}]")
             files.append(attached)
+        if not files:
+            return _text_part(text, "plain")
         out = MIMEMultipart("mixed")
         out.attach(_text_part(text, "plain"))
         for attached in files:
             out.attach(attached)
         return out
+
+    # --- encrypted content ---------------------------------------------------------------
+    def encrypted(self, part: email.message.Message, where: str,
+                  what: str) -> email.message.Message:
+        """An encrypted part (S/MIME enveloped data, PGP/MIME): nothing here holds the key, so
+        nothing in it can be inspected. The policy's `encryptedContent` holds it back (a note
+        takes its place) or passes it as it came, marked as not inspected."""
+        location = where if self.ctx.depth == 0 else f"(nested) {where}"
+        if self.ctx.policy.passes_encrypted:
+            self.ctx.add("encrypted_content", location, action="kept",
+                         detail=f"{what} encrypted content: delivered unchanged and not "
+                                "inspected (the policy passes encrypted content)")
+            return _content_copy(part)
+        self.ctx.add("encrypted_content", location, action="removed",
+                     detail=f"{what} encrypted content cannot be inspected: held back, "
+                            "a note takes its place")
+        return _text_part(f"Sanitas held back {what} encrypted content here: it cannot be "
+                          "read without the recipient's key, so it could not be checked and "
+                          "was not delivered. Ask your mail administrator for the original "
+                          "message.\n", "plain")
+
+    def encrypted_file(self, part: email.message.Message, data: bytes, location: str,
+                       label: str, reason: str) -> email.message.Message:
+        """An attached file no password opened (an encrypted PDF, Office file or archive):
+        held back with a note, or passed as it came, as the policy says."""
+        from sanitas.engine import safe_output_name
+        from sanitas.engine.detect import extension_of
+
+        if not self.ctx.policy.passes_encrypted:
+            self.ctx.add("encrypted_content", location, action="removed",
+                         detail=f"{reason} Held back: a note takes its place.")
+            return self.note(location, label, f"{reason} It was held back.")
+        self.ctx.add("encrypted_content", location, action="kept",
+                     detail=f"{reason} Delivered unchanged and not inspected.")
+        ctype = part.get_content_type()
+        maintype, _, subtype = (ctype if re.fullmatch(r"[a-z0-9.+-]{1,40}/[a-z0-9.+-]{1,80}",
+                                                      ctype) else "application/octet-stream"
+                                ).partition("/")
+        extension = extension_of(label)
+        out = MIMEBase(maintype, subtype)
+        out.set_payload(data)
+        email.encoders.encode_base64(out)
+        new_name = safe_output_name(label, extension if re.fullmatch(r"[a-z0-9]{1,10}",
+                                                                     extension) else "bin")
+        out.add_header("Content-Disposition", "attachment", filename=_param(new_name))
+        out.set_param("name", cast(str, _param(new_name)))
+        return out
+
+    def inline_encrypted(self, block: mail_inline.Block, where: str) -> str:
+        """An OpenPGP message written into a text body: the armored block as it came when the
+        policy passes encrypted content, else a line saying it was held back."""
+        location = f"{where} (PGP message)"
+        if self.ctx.depth:
+            location = f"(nested) {location}"
+        if self.ctx.policy.passes_encrypted:
+            self.ctx.add("encrypted_content", location, action="kept",
+                         detail="an OpenPGP message written into the text: delivered "
+                                "unchanged and not inspected")
+            return (block.data or b"").decode("ascii", "replace")
+        self.ctx.add("encrypted_content", location, action="removed",
+                     detail="an OpenPGP message written into the text cannot be inspected: "
+                            "held back")
+        return ("[Sanitas held back an encrypted PGP message here: it cannot be read without "
+                "the recipient's key, so it could not be checked. Ask your mail administrator "
+                "for the original message.]\n")
 
     # --- attachments ---------------------------------------------------------------------
     def attachment(self, part: email.message.Message, where: str,
@@ -384,6 +497,8 @@ class _Cleaner:
         except Refused:
             raise
         except Rejected as exc:
+            if exc.code.value in ENCRYPTED_CODES:
+                return self.encrypted_file(part, data, location, label, exc.reason), None
             return self.removed(location, label, exc.reason), None
         except (MemoryError, RecursionError):
             raise

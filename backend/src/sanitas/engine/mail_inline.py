@@ -1,4 +1,6 @@
-"""Files written into the text of a mail body: uuencode (and `begin-base64`), yEnc, BinHex 4.0.
+"""Files written into the text of a mail body: uuencode (and `begin-base64`), yEnc, BinHex 4.0;
+and OpenPGP messages in ASCII armor (`-----BEGIN PGP MESSAGE-----`), encrypted text that the
+cleaner holds back or passes as the policy's `encryptedContent` says.
 
 Mail clients show such blocks as attachments, so a plain-text body that holds one holds a
 file. `find(data)` walks the body's bytes line by line (no regular expression) and returns each
@@ -30,6 +32,10 @@ MAX_BLOCKS = 100  # blocks of one body; those beyond are taken out as removed
 MAX_NAME = 255
 
 UUENCODE, YENC, BINHEX = "uuencoded", "yEnc", "BinHex"
+# An OpenPGP message written into the text (ASCII armor): encrypted, so not a file anyone can
+# inspect; the block's `data` is the armored text as it came (the policy holds or passes it).
+PGP = "PGP"
+_PGP_BEGIN, _PGP_END = b"-----BEGIN PGP MESSAGE-----", b"-----END PGP MESSAGE-----"
 _BINHEX_INTRO = b"(This file must be converted"  # "with BinHex 4.0)", or macutils
 _BINHEX_ALPHABET = b"!\"#$%&'()*+,-012345689@ABCDEFGHIJKLMNPQRSTUVXYZ[`abcdefhijklmpqr"
 _BINHEX_VALUES = {c: i for i, c in enumerate(_BINHEX_ALPHABET)}
@@ -118,6 +124,12 @@ def find(data: bytes) -> list[Block]:
             trailer = _yenc_params(lines[j][2]) if j < len(lines) else None
             blocks.append(_block(start, lines, j, YENC, _name(params.get(b"name", b"")),
                                  partial(_ydecode, body, params, trailer)))
+            i = j + 1
+            continue
+        if line.strip() == _PGP_BEGIN:
+            j = _closing(lines, i + 1, partial(_is_line, _PGP_END))
+            end = lines[j][1] if j < len(lines) else lines[-1][1]
+            blocks.append(Block(start, end, PGP, "", data[start:end]))
             i = j + 1
             continue
         if line.startswith(_BINHEX_INTRO):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sanitas.engine import decrypt
 from sanitas.engine.report import Context, Mode, Refused, Rejected, RejectionCode
+from sanitas.engine.verdict import ENCRYPTED_CODES
 
 MAX_MEMBERS = 5000
 MAX_TOTAL_UNCOMPRESSED = 1024 * 1024 * 1024
@@ -92,7 +93,10 @@ def add_member(ctx: Context, out: zipfile.ZipFile, member_src: Path, filename: s
     except Refused:
         raise  # the policy refuses such content: the whole archive is refused
     except Rejected as exc:
-        ctx.add("archive_member", location, action="removed", detail=exc.reason)
+        if exc.code.value in ENCRYPTED_CODES:
+            _encrypted_member(ctx, out, member_src, filename, location, exc.reason, used_names)
+        else:
+            ctx.add("archive_member", location, action="removed", detail=exc.reason)
         return
     except (MemoryError, RecursionError):
         raise
@@ -112,6 +116,27 @@ def add_member(ctx: Context, out: zipfile.ZipFile, member_src: Path, filename: s
     _report_rename(ctx, location, filename, arcname)
     out.write(member_dst, arcname)
     member_dst.unlink()
+
+
+def _encrypted_member(ctx: Context, out: zipfile.ZipFile, member_src: Path, filename: str,
+                      location: str, reason: str, used_names: set[str]) -> None:
+    """A member no password opened was not inspected: the policy's `encryptedContent` holds
+    it back (left out) or passes it as it came, under its own (safe) name."""
+    if not ctx.policy.passes_encrypted:
+        ctx.add("encrypted_content", location, action="removed",
+                detail=f"{reason} Held back: not in the copy.")
+        return
+    from sanitas.engine import safe_output_name
+    from sanitas.engine.detect import extension_of
+
+    extension = extension_of(filename)
+    folder = posixpath.dirname(posixpath.normpath(filename.replace("\\", "/")))
+    name = safe_output_name(posixpath.basename(filename),
+                            extension if re.fullmatch(r"[a-z0-9]{1,10}", extension) else "bin")
+    arcname = _unique(posixpath.join(folder, name) if folder else name, used_names)
+    ctx.add("encrypted_content", location, action="kept",
+            detail=f"{reason} Passed unchanged and not inspected.")
+    out.write(member_src, arcname)
 
 
 def _report_rename(ctx: Context, location: str, original: str, arcname: str) -> None:

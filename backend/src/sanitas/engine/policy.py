@@ -41,6 +41,11 @@ class Action(StrEnum):
     REFUSE = "refuse"  # the whole file is refused when such content is found
     SANITIZE = "sanitize"  # embedded files only: cleaned by their own family, kept
     ANONYMISE = "anonymise"  # review data only: kept, reviewers renamed Author 1, 2...
+    # Encrypted content only (what the engine cannot read, so cannot inspect): HOLD keeps it
+    # out of the copy (the whole file when the file itself is encrypted; an encrypted part of
+    # a message is replaced by a note), PASS delivers it unchanged and marked as not inspected.
+    HOLD = "hold"
+    PASS = "pass"  # noqa: S105 - an action's name
 
 
 class Rule(StrEnum):
@@ -58,6 +63,9 @@ class Rule(StrEnum):
     FORM_FIELDS = "formFields"  # fillable form fields
     COVER_ART = "coverArt"  # cover pictures of audio and video files
     CHAPTERS = "chapters"  # chapter marks (and their titles) of audio and video files
+    # Encrypted files and parts without their password (PDF, Office, archives, S/MIME and
+    # PGP mail): nothing inside them can be inspected
+    ENCRYPTED_CONTENT = "encryptedContent"
 
 
 _COMMON = frozenset({Action.REMOVE, Action.KEEP, Action.REFUSE})
@@ -74,6 +82,7 @@ CHOICES: dict[Rule, frozenset[Action]] = {
     Rule.FORM_FIELDS: _COMMON,
     Rule.COVER_ART: _COMMON,
     Rule.CHAPTERS: _COMMON,
+    Rule.ENCRYPTED_CONTENT: frozenset({Action.HOLD, Action.PASS}),
 }
 
 # The product's basic mode, rule by rule (what the engine has always done).
@@ -90,6 +99,7 @@ BASIC_RULES: dict[Rule, Action] = {
     Rule.FORM_FIELDS: Action.KEEP,
     Rule.COVER_ART: Action.REMOVE,
     Rule.CHAPTERS: Action.REMOVE,
+    Rule.ENCRYPTED_CONTENT: Action.HOLD,
 }
 
 # What a policy makes of a file: the same type, or its pages as pixels in a PDF (with a text
@@ -128,6 +138,11 @@ class Policy:
     @property
     def keep_links(self) -> bool:
         return self.action(Rule.HYPERLINKS) is Action.KEEP
+
+    @property
+    def passes_encrypted(self) -> bool:
+        """Encrypted content is delivered unchanged (marked), not held back."""
+        return self.action(Rule.ENCRYPTED_CONTENT) is Action.PASS
 
     @property
     def ocr(self) -> bool:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from sanitas.engine import verdict
 from sanitas.engine.kinds import CONTENT_NAMES, rule_of
 from sanitas.engine.modes import Mode as Mode  # re-exported: Context.mode is one
-from sanitas.engine.policy import Action, Rule
+from sanitas.engine.policy import CHOICES, Action, Rule
 from sanitas.engine.policy import Policy as Policy  # re-exported: the Context carries one
 
 # What was done about one finding (a policy's rule says what to do: `policy.Action`).
@@ -84,7 +84,7 @@ class Refused(Rejected):
 REFUSAL_CODES: dict[Rule, RejectionCode] = {
     rule: RejectionCode("refused_" + "".join("_" + c.lower() if c.isupper() else c
                                               for c in rule.value))
-    for rule in Rule}
+    for rule in Rule if Action.REFUSE in CHOICES[rule]}
 
 
 @dataclass
@@ -223,10 +223,19 @@ class Result:
             **self.outcome(findings).to_json(),
         }
 
+    @property
+    def passed_encrypted(self) -> bool:
+        """The output is the input itself, unread: an encrypted file the policy passes
+        (`encryptedContent: pass`, engine `_pass_encrypted`). The sandbox's parent then checks
+        it byte for byte against the input instead of as an output of its type."""
+        return self.status == "ok" and any(
+            f.kind == "encrypted_content" and f.location == "file" and f.action == "kept"
+            for f in self.findings)
+
     def outcome(self, findings: list[dict[str, Any]] | None = None) -> verdict.Outcome:
         """The verdict on this result: refused when rejected, else from its findings."""
         if self.status != "ok":
-            return verdict.refused(self.reason)
+            return verdict.refused(self.reason, self.code.value if self.code else None)
         return verdict.of_findings(findings if findings is not None
                                    else [asdict(f) for f in self.findings])
 

@@ -5,6 +5,9 @@
     partial  something a person may want was left out: a file inside (an archive member, an
              attachment), a part of the content (an image, a chapter, a font) or the text
              layer (pages rebuilt from pixels without OCR)
+    encrypted  not inspected: the file, or a part of it, is encrypted and no password opened
+             it; the policy's `encryptedContent` held it back (no copy of it) or passed it
+             unchanged. Never "clean": nobody knows what it holds
     refused  no copy: the file was refused (or could not be processed)
 
 It is computed here and only here (`of_findings`, `of_result`; `Result.file_report` stores it
@@ -29,11 +32,16 @@ class Verdict(StrEnum):
     CLEAN = "clean"
     CLEANED = "cleaned"
     PARTIAL = "partial"
+    ENCRYPTED = "encrypted"  # not inspected: encrypted (held back or passed unchanged)
     REFUSED = "refused"
 
 
 # Worst first: several verdicts (the parts of one ICAP form) combine into the worst of them.
-SEVERITY = (Verdict.REFUSED, Verdict.PARTIAL, Verdict.CLEANED, Verdict.CLEAN)
+SEVERITY = (Verdict.REFUSED, Verdict.ENCRYPTED, Verdict.PARTIAL, Verdict.CLEANED,
+            Verdict.CLEAN)
+# The rejection codes that mean "encrypted, not inspected" rather than "refused".
+ENCRYPTED_CODES = frozenset(("encrypted", "wrong_password"))
+NOT_INSPECTED = "Not inspected: encrypted"  # how every channel's sentence begins
 
 
 class Effect(StrEnum):
@@ -47,6 +55,9 @@ class Effect(StrEnum):
     # `ocr` finding with the action `converted` says a text layer was added; an `ocr` finding
     # `removed` says a page's text layer could not be added.
     TEXT_LAYER = "text_layer"
+    # Encrypted content nobody could inspect: `removed` held back, `kept` passed unchanged
+    # (counted whatever the action: a part passed unread is the opposite of clean)
+    ENCRYPTED = "encrypted"
     NONE = "none"  # structure, repairs, encodings, format conversions: nothing taken out
 
 
@@ -98,6 +109,7 @@ EFFECTS: dict[str, Effect] = {
     "invalid_image": _C, "embedded_image": _C, "auxiliary_image": _C, "invalid_font": _C,
     "obfuscated_font": _C, "invalid_part": _C,
     "pixel_reconstruction": _L, "ocr": _L,
+    "encrypted_content": Effect.ENCRYPTED,
     # nothing taken out that anyone could use
     "structure": _N, "repaired": _N, "encoding": _N, "encryption": _N, "type_mismatch": _N,
     "renamed": _N, "image_format": _N, "animation": _N, "signature": _N, "drm": _N,
@@ -125,12 +137,15 @@ class Counts:
     content_dropped: int = 0
     text_layer_dropped: bool = False
     dropped_files: list[str] = field(default_factory=list)  # at most MAX_NAMES
+    encrypted_held: int = 0  # encrypted files or parts held back, not inspected
+    encrypted_passed: int = 0  # encrypted files or parts delivered unchanged, not inspected
 
     def to_json(self) -> dict[str, Any]:
         return {"threats": self.threats, "hiddenData": self.hidden_data,
                 "filesDropped": self.files_dropped, "contentDropped": self.content_dropped,
                 "textLayerDropped": self.text_layer_dropped,
-                "droppedFiles": list(self.dropped_files)}
+                "droppedFiles": list(self.dropped_files),
+                "encryptedHeld": self.encrypted_held, "encryptedPassed": self.encrypted_passed}
 
     @classmethod
     def from_json(cls, data: object) -> Counts:
@@ -148,15 +163,18 @@ class Counts:
                    content_dropped=number("contentDropped"),
                    text_layer_dropped=data.get("textLayerDropped") is True,
                    dropped_files=[str(n)[:NAME_MAX] for n in names[:MAX_NAMES]]
-                   if isinstance(names, list) else [])
+                   if isinstance(names, list) else [],
+                   encrypted_held=number("encryptedHeld"),
+                   encrypted_passed=number("encryptedPassed"))
 
     def header(self) -> str:
         """The counts as one ASCII header value (`X-Sanitas-Verdict-Counts`, ICAP's
         `X-Sanitas`): `threats=3; hiddenData=0; filesDropped=1; contentDropped=0;
-        textLayerDropped=0`."""
+        textLayerDropped=0; encryptedHeld=0; encryptedPassed=0`."""
         return (f"threats={self.threats}; hiddenData={self.hidden_data}; "
                 f"filesDropped={self.files_dropped}; contentDropped={self.content_dropped}; "
-                f"textLayerDropped={int(self.text_layer_dropped)}")
+                f"textLayerDropped={int(self.text_layer_dropped)}; "
+                f"encryptedHeld={self.encrypted_held}; encryptedPassed={self.encrypted_passed}")
 
     def add(self, other: Counts) -> None:
         self.threats += other.threats
@@ -164,6 +182,8 @@ class Counts:
         self.files_dropped += other.files_dropped
         self.content_dropped += other.content_dropped
         self.text_layer_dropped |= other.text_layer_dropped
+        self.encrypted_held += other.encrypted_held
+        self.encrypted_passed += other.encrypted_passed
         room = MAX_NAMES - len(self.dropped_files)
         self.dropped_files.extend(other.dropped_files[:max(0, room)])
 
@@ -202,6 +222,12 @@ def count(findings: Iterable[Mapping[str, Any]]) -> Counts:
     rebuilt = text_added = text_failed = False
     for item in findings:
         kind, action = item.get("kind"), item.get("action")
+        if isinstance(kind, str) and effect_of(kind) is Effect.ENCRYPTED:
+            if action == "kept":
+                counts.encrypted_passed += weight(item)
+            else:
+                counts.encrypted_held += weight(item)
+            continue
         if not isinstance(kind, str) or action not in COUNTED_ACTIONS:
             continue
         effect = effect_of(kind)
@@ -229,6 +255,8 @@ def count(findings: Iterable[Mapping[str, Any]]) -> Counts:
 
 
 def decide(counts: Counts) -> Verdict:
+    if counts.encrypted_held or counts.encrypted_passed:
+        return Verdict.ENCRYPTED
     if counts.files_dropped or counts.content_dropped or counts.text_layer_dropped:
         return Verdict.PARTIAL
     if counts.threats or counts.hidden_data:
@@ -246,6 +274,17 @@ def summary(verdict: Verdict, counts: Counts, reason: str | None = None) -> str:
     if verdict is Verdict.REFUSED:
         return f"Refused: {reason}" if reason else "Refused"
     parts = []
+    if verdict is Verdict.ENCRYPTED:
+        how = []
+        if counts.encrypted_held:
+            how.append(_plural(counts.encrypted_held, "item", "items") + " held back")
+        if counts.encrypted_passed:
+            how.append(_plural(counts.encrypted_passed, "item", "items")
+                       + " delivered unchanged")
+        head = NOT_INSPECTED + (f" ({', '.join(how)})" if how else "")
+        if reason:
+            return f"{head}: {reason}"
+        parts.append(head)
     if counts.threats:
         parts.append(_plural(counts.threats, "threat", "threats") + " removed")
     if counts.hidden_data:
@@ -285,8 +324,13 @@ def of_findings(findings: Iterable[Mapping[str, Any]]) -> Outcome:
     return Outcome(verdict, counts, summary(verdict, counts))
 
 
-def refused(reason: str | None) -> Outcome:
-    """The outcome of a file that was refused (or not processed): `reason` says why."""
+def refused(reason: str | None, code: str | None = None) -> Outcome:
+    """The outcome of a file that was refused (or not processed): `reason` says why. A file
+    refused because it is encrypted (`code` in ENCRYPTED_CODES) was not inspected and is held
+    back: its verdict is `encrypted`, never merely refused."""
+    if code in ENCRYPTED_CODES:
+        counts = Counts(encrypted_held=1)
+        return Outcome(Verdict.ENCRYPTED, counts, summary(Verdict.ENCRYPTED, counts, reason))
     return Outcome(Verdict.REFUSED, Counts(), summary(Verdict.REFUSED, Counts(), reason))
 
 

@@ -275,8 +275,8 @@ def record(factory: sessionmaker[Session], account_id: str, rec: Record) -> None
     """One history row of `account_id` for `rec`, born expired (no bytes kept: a download
     answers 410), with the report, the policy and the original's hash. `report[channel]`
     holds the details, the outcome, code and reason; a blocked transaction is FAILED with the
-    verdict refused, one that passed unseen by the engine has no verdict. A failure is
-    logged, never raised."""
+    verdict refused (encrypted when it was held back encrypted), one that passed unseen by
+    the engine has no verdict. A failure is logged, never raised."""
     from sanitas.db import utcnow
     from sanitas.files.multipart import clean_filename
     from sanitas.files.naming import sanitized_name_for
@@ -289,7 +289,7 @@ def record(factory: sessionmaker[Session], account_id: str, rec: Record) -> None
                                  "reason": (rec.reason or "")[:1000]}
     failed = rec.outcome == "blocked"
     if failed:  # refused by the engine or by a rule of the channel: its reason
-        report.update(verdicts.refused(rec.reason).to_json())
+        report.update(verdicts.refused(rec.reason, rec.code).to_json())
     elif rec.outcome == "passed":  # the engine never saw it: no verdict
         report.update(verdict=None, verdictCounts=None, verdictSummary=None)
     name = clean_filename(rec.name)

@@ -252,9 +252,11 @@ class SanitizeAccepted(CamelModel):
               "summary (the verdict, its counts and sentence, counts of findings by kind and "
               "action, hashes, policy); the `Link` (rel=\"report\") and "
               "`X-Sanitas-Report-Url` headers point to the full report. `X-Sanitas-Verdict` "
-              "is the verdict (`clean`, `cleaned`, `partial`) and `X-Sanitas-Verdict-Counts` "
-              "its counts (`threats=3; hiddenData=0; filesDropped=1; contentDropped=0; "
-              "textLayerDropped=0`); see docs/verdicts.md.",
+              "is the verdict (`clean`, `cleaned`, `partial`, or `encrypted` when the policy "
+              "passes encrypted content unchanged and uninspected) and "
+              "`X-Sanitas-Verdict-Counts` its counts (`threats=3; hiddenData=0; "
+              "filesDropped=1; contentDropped=0; textLayerDropped=0; encryptedHeld=0; "
+              "encryptedPassed=0`); see docs/verdicts.md.",
               "headers": {
                   "X-Sanitas-Verdict": {"schema": {"type": "string", "enum": [
                       v.value for v in Verdict if v is not Verdict.REFUSED]}},
@@ -268,7 +270,8 @@ class SanitizeAccepted(CamelModel):
               "processed (`expired`)"},
         422: {"model": ErrorEnvelope, "description": "The file was refused: the reason, and "
               "the engine's rejection code as `error` (e.g. `refused_macros`, "
-              "`encrypted`), with `X-Sanitas-Verdict: refused`; or a bad parameter "
+              "`encrypted`), with `X-Sanitas-Verdict: refused` (`encrypted` for a file no "
+              "password opened, which the policy holds back); or a bad parameter "
               "(`validation_error`)"},
         503: {"model": ErrorEnvelope, "description": "Processing failed for a reason of the "
               "service's, not the file's (`infrastructure_error`, `interrupted`, "

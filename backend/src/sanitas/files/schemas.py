@@ -86,6 +86,9 @@ VERDICT_DESCRIPTION = (
     "nothing was found; `cleaned` threats or hidden data were removed and the content kept; "
     "`partial` something a person may want was left out (a file inside an archive or an "
     "attachment, a part of the content, the text layer of pages rebuilt from pixels); "
+    "`encrypted` encrypted content no password opened was not inspected: held back (FAILED "
+    "with errorCode `encrypted` or `wrong_password`, or left out of the copy) or delivered "
+    "unchanged, as the policy's encryptedContent says; "
     "`refused` no copy (FAILED: errorCode says whether the file was refused or the service "
     "failed). See docs/verdicts.md.")
 
@@ -107,6 +110,10 @@ class VerdictCounts(CamelModel):
                                                  "selected or searched")
     dropped_files: list[str] = Field(description="The names of the files left out (at "
                                                  "most 20)")
+    encrypted_held: int = Field(0, description="Encrypted files or parts no password opened, "
+                                               "held back uninspected (not in the copy)")
+    encrypted_passed: int = Field(0, description="Encrypted files or parts no password "
+                                                 "opened, delivered unchanged and uninspected")
 
 
 class FileSummary(CamelModel):

@@ -272,7 +272,7 @@ def file_outcome(file: File) -> verdicts.Outcome | None:
     before verdicts existed); None while unfinished and for an ICAP transaction the engine
     never saw."""
     if file.status == FileStatus.FAILED:
-        return verdicts.refused(file.error_message)
+        return verdicts.refused(file.error_message, file.error_code)
     if file.status != FileStatus.COMPLETED:
         return None
     report = file.report if isinstance(file.report, dict) else {}
@@ -391,12 +391,16 @@ def status_counts(session: Session, conditions: list[ColumnElement[bool]]) -> di
 def rollup_filters(status: FileStatus | None,
                    verdict: Verdict | None) -> list[ColumnElement[bool]]:
     """The rollup's spelling of a list's status and verdict filters (as `file_history` applies
-    them to rows: every FAILED file is refused, other verdicts are COMPLETED files')."""
+    them to rows: every FAILED file is refused unless held back encrypted, `encrypted` is
+    held back or passed, other verdicts are COMPLETED files')."""
     out: list[ColumnElement[bool]] = []
     if status is not None:
         out.append(FileRollup.status == status)
     if verdict is Verdict.REFUSED:
-        out.append(FileRollup.status == FileStatus.FAILED)
+        out.extend((FileRollup.status == FileStatus.FAILED,
+                    FileRollup.verdict != Verdict.ENCRYPTED.value))
+    elif verdict is Verdict.ENCRYPTED:
+        out.append(FileRollup.verdict == verdict.value)
     elif verdict is not None:
         out.extend((FileRollup.status == FileStatus.COMPLETED,
                     FileRollup.verdict == verdict.value))
@@ -510,8 +514,11 @@ def file_history(session: Session, user_id: str, *, page: int, limit: int,
     conditions = [File.user_id == user_id]
     if status is not None:
         conditions.append(File.status == status)
-    if verdict is Verdict.REFUSED:  # every FAILED file, whatever its row says
-        conditions.append(File.status == FileStatus.FAILED)
+    if verdict is Verdict.REFUSED:  # every FAILED file but one held back encrypted
+        conditions.extend((File.status == FileStatus.FAILED,
+                           File.verdict.is_distinct_from(Verdict.ENCRYPTED.value)))
+    elif verdict is Verdict.ENCRYPTED:  # held back (FAILED) or passed (COMPLETED)
+        conditions.append(File.verdict == verdict.value)
     elif verdict is not None:
         conditions.extend((File.status == FileStatus.COMPLETED, File.verdict == verdict.value))
     stats = file_stats(session, user_id)
@@ -584,7 +591,8 @@ def report_summary(file: File) -> str:
 
 def verdict_headers(file: File) -> dict[str, str]:
     """`X-Sanitas-Verdict` (the word) and `X-Sanitas-Verdict-Counts` (`threats=3;
-    hiddenData=0; filesDropped=1; contentDropped=0; textLayerDropped=0`) of a finished file."""
+    hiddenData=0; filesDropped=1; contentDropped=0; textLayerDropped=0;
+    encryptedHeld=0; encryptedPassed=0`) of a finished file."""
     outcome = file_outcome(file)
     if outcome is None:
         return {}

@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas.config import Settings
 from sanitas.datadir.scratch import JobScratch
+from sanitas.engine import verdict as verdicts
 from sanitas.engine.report import Result
 from sanitas.files import intake
 from sanitas.icap import form, service, signals, tls
@@ -245,8 +246,9 @@ class IcapServer:
 
     def _block(self, conn: Conn, chosen: ServicePolicy, verdict: Verdict) -> None:
         head, body = service.block_response(verdict.reason, verdict.code)
+        word = verdicts.refused(verdict.reason, verdict.code).verdict  # encrypted: held back
         self._message(conn, chosen, head, body, as_request=False,
-                      note=f"blocked; {verdict.code}; verdict=refused")
+                      note=f"blocked; {verdict.code}; verdict={word}")
 
     # -- REQMOD / RESPMOD ------------------------------------------------------------------
     async def _modify(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy) -> None:

@@ -236,6 +236,8 @@ def is_clean(result: Result, chosen: ServicePolicy, found: list[signals.Signal])
     ZIP at its end, plain text served as HTML go out as the engine's copy, typed as such)."""
     if result.status != "ok" or chosen.rebuilds or result.pages_rebuilt:
         return False
+    if result.passed_encrypted:  # kept, but never inspected: its verdict is not clean
+        return False
     if any(f.action != "kept" for f in result.findings):
         return False
     kind = formats.KINDS.get(result.detected_type or "")
@@ -247,7 +249,8 @@ def is_clean(result: Result, chosen: ServicePolicy, found: list[signals.Signal])
 def verdict_tokens(results: list[Result]) -> str:
     """The `X-Sanitas` tokens of the verdict on the engine's results for one message (a form's
     parts together: the worst verdict, the counts added up): `verdict=partial; threats=3;
-    hiddenData=0; filesDropped=1; contentDropped=0; textLayerDropped=0`."""
+    hiddenData=0; filesDropped=1; contentDropped=0; textLayerDropped=0;
+    encryptedHeld=0; encryptedPassed=0`."""
     counts = verdicts.Counts()
     words = []
     for result in results:

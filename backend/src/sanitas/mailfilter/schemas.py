@@ -10,7 +10,7 @@ from sanitas.web.schemas import CamelModel, Pagination, UtcTimestamp
 class HeldAttachmentOut(CamelModel):
     name: str  # as it came
     delivered_as: str  # as the cleaned message carries it (the note's name when refused)
-    verdict: str  # clean | cleaned | partial | refused
+    verdict: str  # clean | cleaned | partial | encrypted | refused
     summary: str
 
 

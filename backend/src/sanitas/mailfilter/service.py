@@ -116,6 +116,9 @@ def with_footer(cleaned: bytes, text: str) -> bytes:
     from sanitas.engine.mail import serialise
 
     message = email.message_from_bytes(cleaned, policy=email.policy.compat32)
+    if message.get_content_type() in ("multipart/encrypted", "application/pkcs7-mime",
+                                      "application/x-pkcs7-mime"):
+        return cleaned  # encrypted content passed as it came: wrapping it would break it
     footer = MIMEText(text, "plain", "utf-8")
     footer.add_header("Content-Disposition", "inline")
     if message.get_content_type() == "multipart/mixed":
@@ -149,15 +152,21 @@ def outgoing(head: headers.Head, cleaned: bytes, sanitas_value: str) -> bytes:
 
 def attachments(cleaned: bytes, findings: list[Finding]) -> list[dict[str, Any]]:
     """The attachments of the cleaned message (the engine's output), each with its name, the
-    name it came with, its verdict and sentence: `refused` for one replaced by the note."""
+    name it came with, its verdict and sentence: `refused` for one replaced by the note
+    (`encrypted` when it was held back encrypted)."""
     from sanitas.engine import safe_output_name
 
-    removed: dict[str, tuple[str, str]] = {}  # note name -> (label, reason)
+    removed: dict[str, tuple[str, str, str]] = {}  # note name -> (label, verdict, summary)
     renamed: dict[str, str] = {}  # new name -> label
     for f in findings:
         label = f.location.removeprefix("(nested) ")
         if f.kind == "archive_member" and f.action == "removed" and ": " not in f.location:
-            removed[safe_output_name(label, "removed.txt")] = (label, f.detail)
+            removed[safe_output_name(label, "removed.txt")] = (label, "refused",
+                                                               f"Removed: {f.detail}")
+        elif f.kind == "encrypted_content" and f.action == "removed" and \
+                ": " not in f.location:  # an encrypted attachment held back
+            removed[safe_output_name(label, "removed.txt")] = (
+                label, verdicts.Verdict.ENCRYPTED.value, f"{verdicts.NOT_INSPECTED}: {f.detail}")
         elif f.kind == "renamed" and f.detail.startswith("attached as "):
             new = f.detail[len("attached as "):].split(" (was", 1)[0]
             renamed[new] = label
@@ -173,9 +182,9 @@ def attachments(cleaned: bytes, findings: list[Finding]) -> list[dict[str, Any]]
         if not name:
             continue
         if name in removed:
-            label, reason = removed[name]
-            out.append({"name": label[:255], "deliveredAs": name[:255], "verdict": "refused",
-                        "summary": f"Removed: {reason}"[:500]})
+            label, word, sentence = removed[name]
+            out.append({"name": label[:255], "deliveredAs": name[:255], "verdict": word,
+                        "summary": sentence[:500]})
             continue
         label = renamed.get(name, name)
         own = [asdict(f) for f in findings

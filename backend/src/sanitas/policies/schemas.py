@@ -48,6 +48,7 @@ HiddenContentAction = _actions(Rule.HIDDEN_CONTENT)
 FormFieldsAction = _actions(Rule.FORM_FIELDS)
 CoverArtAction = _actions(Rule.COVER_ART)
 ChaptersAction = _actions(Rule.CHAPTERS)
+EncryptedContentAction = _actions(Rule.ENCRYPTED_CONTENT)
 
 OutputChoice = Literal["same", "pdf", "pdf+ocr"]
 assert get_args(OutputChoice) == OUTPUTS  # the engine's outputs, in its order
@@ -107,6 +108,12 @@ class PolicyRules(_Strict):
     chapters: ChaptersAction | None = Field(  # type: ignore[valid-type]  # from CHOICES
         None, description="Chapter marks of audio and video files; `keep` keeps their times, "
                           "titled Chapter 1, 2... (no original title survives)")
+    encrypted_content: EncryptedContentAction | None = Field(  # type: ignore[valid-type]  # CHOICES
+        None, description="Encrypted files, archive members and mail (S/MIME, PGP) that no "
+                          "password opened, so nothing could inspect them: `hold` (the "
+                          "default) keeps them out of the copy; `pass` delivers them "
+                          "unchanged and uninspected, so whatever they hide reaches the "
+                          "recipient. Either way the verdict is `encrypted`, never clean")
 
 
 assert {to_camel(f) for f in PolicyRules.model_fields} == {r.value for r in Rule}
@@ -173,6 +180,8 @@ class RuleActions(CamelModel):
     form_fields: FormFieldsAction  # type: ignore[valid-type]  # built from CHOICES
     cover_art: CoverArtAction = BASIC_RULES[Rule.COVER_ART].value  # type: ignore[valid-type]
     chapters: ChaptersAction = BASIC_RULES[Rule.CHAPTERS].value  # type: ignore[valid-type]
+    encrypted_content: EncryptedContentAction = (  # type: ignore[valid-type]  # from CHOICES
+        BASIC_RULES[Rule.ENCRYPTED_CONTENT].value)
 
 
 assert {to_camel(f) for f in RuleActions.model_fields} == {r.value for r in Rule}

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
-from sanitas.engine.verdict import Verdict
+from sanitas.engine.verdict import ENCRYPTED_CODES, Verdict
 from sanitas.models import File, FileStatus, Job, JobState
 from sanitas.models.job import JobFailure
 
@@ -116,7 +116,9 @@ def fail(factory: sessionmaker[Session], job_id: str, token: str, message: str,
     now = utcnow()
     file_values: dict[str, object] = {
         "status": FileStatus.FAILED, "error_message": message, "error_code": str(code),
-        "verdict": Verdict.REFUSED,  # no copy: refused by the engine or not processed
+        # No copy: refused by the engine or not processed, or encrypted and held back (a file
+        # no password opened is "not inspected", never "refused": engine/verdict.py).
+        "verdict": Verdict.ENCRYPTED if str(code) in ENCRYPTED_CODES else Verdict.REFUSED,
         "processing_completed_at": now,
         "processing_duration": round(time.monotonic() - started, 3)}
     if detected_type:

@@ -263,8 +263,9 @@ class _Columns:
     """The attributes of one row that file_outcome and policy_ref read, set row by row (one
     object for the whole report instead of one per row)."""
 
-    __slots__ = ("error_message", "mode", "policy_id", "policy_name", "policy_version",
-                 "report", "status")
+    __slots__ = ("error_code", "error_message", "mode", "policy_id", "policy_name",
+                 "policy_version", "report", "status")
+    error_code: str | None
     error_message: str | None
     mode: str
     policy_id: str | None
@@ -274,8 +275,9 @@ class _Columns:
     status: str
 
 
-# Distinct refusal reasons remembered per report: refused(reason) is the same for every
-# FAILED file with the same message; past this many the memo starts afresh (constant memory).
+# Distinct refusal reasons remembered per report: refused(reason, code) is the same for every
+# FAILED file with the same message and code; past this many the memo starts afresh (constant
+# memory).
 _MEMO = 1000
 
 
@@ -294,7 +296,7 @@ def report_rows(session: Session, report: Report, batch: int = 2000) -> Iterator
     result = session.connection().execute(
         query, execution_options={"stream_results": True, "yield_per": batch})
     policies: dict[tuple[object, ...], FilePolicy] = {}  # a few policies for many files
-    refusals: dict[str | None, Outcome | None] = {}
+    refusals: dict[tuple[str | None, str | None], Outcome | None] = {}
     held = _Columns()
     file = cast(File, held)
     failed = FileStatus.FAILED
@@ -303,6 +305,7 @@ def report_rows(session: Session, report: Report, batch: int = 2000) -> Iterator
          email) in result:
         stored = _report_json(text)
         held.status, held.error_message, held.report = status, error_message, stored
+        held.error_code = error_code
         key = (policy_id, policy_name, policy_version, mode)
         policy = policies.get(key)
         if policy is None:
@@ -310,12 +313,13 @@ def report_rows(session: Session, report: Report, batch: int = 2000) -> Iterator
                 policy_version
             held.mode = mode
             policy = policies[key] = policy_ref(file)
-        if status == failed:  # refused for its message, whatever its report says
-            if error_message not in refusals:
+        if status == failed:  # refused (or held back) for its message and code
+            memo = (error_message, error_code)
+            if memo not in refusals:
                 if len(refusals) >= _MEMO:
                     refusals.clear()
-                refusals[error_message] = file_outcome(file)
-            outcome = refusals[error_message]
+                refusals[memo] = file_outcome(file)
+            outcome = refusals[memo]
         else:
             outcome = file_outcome(file)
         yield FileRow(file_id, created_at, name, email, detected_type, size, sha_original,

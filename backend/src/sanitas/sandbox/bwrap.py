@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import pwd
+import re
 import selectors
 import shutil
 import signal
@@ -571,7 +572,10 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings
                 result.reason, result.code = memory_reason, RejectionCode.MEMORY_LIMIT
             if result.status == "ok":
                 assert result.output_type is not None
-                _check_output(partial, result.output_type, limits)
+                if result.passed_encrypted:
+                    _check_passed(partial, input_path, result, policy)
+                else:
+                    _check_output(partial, result.output_type, limits)
                 final = unique_output_path(
                     output_dir / safe_output_name(name, result.output_type))
                 os.replace(partial, final)
@@ -743,11 +747,26 @@ def _result_from_payload(payload: dict[str, Any], name: str, mode: Mode) -> Resu
         result = Result.from_json(payload, name=name)
     except ValueError:
         raise SandboxError("The sandbox returned a malformed result.") from None
-    if result.status == "ok" and result.output_type not in formats.allowed_outputs(
-            result.detected_type, mode):
+    if result.status == "ok" and not result.passed_encrypted and \
+            result.output_type not in formats.allowed_outputs(result.detected_type, mode):
         raise Rejected("The sanitizer produced an output of a type that is not allowed.",
                        RejectionCode.INVALID_OUTPUT)
     return result
+
+
+def _check_passed(path: Path, input_path: Path, result: Result, policy: Policy) -> None:
+    """An encrypted file passed unchanged (`Result.passed_encrypted`): allowed only when the
+    policy passes encrypted content, and only as the input itself, byte for byte (the sandbox
+    could otherwise call anything it writes "passed")."""
+    import filecmp
+
+    if not policy.passes_encrypted or not re.fullmatch(r"[a-z0-9]{1,10}",
+                                                       result.output_type or ""):
+        raise Rejected("The sanitizer passed a file this policy does not pass.",
+                       RejectionCode.INVALID_OUTPUT)
+    if not filecmp.cmp(path, input_path, shallow=False):
+        raise Rejected("The file passed unchanged is not the original.",
+                       RejectionCode.INVALID_OUTPUT)
 
 
 def _check_output(path: Path, output_type: str, limits: SandboxLimits) -> None:

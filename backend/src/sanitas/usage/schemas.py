@@ -55,6 +55,8 @@ class VerdictTotals(CamelModel):
     clean: int
     cleaned: int
     partial: int
+    encrypted: int = Field(description="Encrypted files not inspected: held back (no copy) or "
+                                       "delivered unchanged, as the policy says")
     refused: int
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import (
     ColumnElement,
     Integer,
     String,
+    and_,
     case,
     cast,
     func,
@@ -114,9 +115,11 @@ def usage_stats(session: Session, settings: Settings, user: User) -> UsageStats:
 
 
 def verdict_totals(session: Session, user_id: str) -> VerdictTotals:
-    """A user's files by verdict (the stored column; every FAILED file is refused), from
-    the daily rollup."""
-    word = case((FileRollup.status == FileStatus.FAILED, literal(Verdict.REFUSED.value)),
+    """A user's files by verdict (the stored column; every FAILED file is refused unless it
+    was held back encrypted), from the daily rollup."""
+    word = case((and_(FileRollup.status == FileStatus.FAILED,
+                      FileRollup.verdict != Verdict.ENCRYPTED.value),
+                 literal(Verdict.REFUSED.value)),
                 else_=FileRollup.verdict)
     counts: dict[str | None, int] = dict(session.execute(
         select(word, func.sum(FileRollup.files)).where(

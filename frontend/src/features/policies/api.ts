@@ -90,6 +90,11 @@ export const RULES: { [K in RuleName]: RuleInfo<RuleActions[K]> } = {
     risk: 'Chapter marks of audio and video files, whose titles may name people, places or topics the recording does not show.',
     actions: ['remove', 'keep', 'refuse'],
   },
+  encryptedContent: {
+    label: 'Encrypted content',
+    risk: 'Files, archive members and mail (S/MIME, PGP) that no password opened, so nothing could look inside. Hold back keeps them out of the copy; delivering them unchanged lets whatever they hide reach the reader. Either way the verdict says they were not inspected.',
+    actions: ['hold', 'pass'],
+  },
 };
 export const RULE_NAMES = Object.keys(RULES) as RuleName[];
 
@@ -100,6 +105,8 @@ export const ACTION_LABELS: Record<RuleAction, string> = {
   refuse: 'Refuse the file',
   sanitize: 'Sanitize inside',
   anonymise: 'Keep, authors anonymised',
+  hold: 'Hold back',
+  pass: 'Deliver unchanged, not inspected',
 };
 
 export const OUTPUTS: { value: PolicyOutput; label: string; help: string }[] = [
@@ -123,7 +130,7 @@ export function blankPolicy(basic?: Policy): PolicyBody {
 const DEFAULT_RULES: RuleActions = {
   macros: 'remove', javascript: 'remove', embeddedFiles: 'remove', externalReferences: 'remove', hyperlinks: 'keep',
   reviewData: 'remove', documentMetadata: 'remove', imageMetadata: 'remove', hiddenContent: 'keep', formFields: 'keep',
-  coverArt: 'remove', chapters: 'remove',
+  coverArt: 'remove', chapters: 'remove', encryptedContent: 'hold',
 };
 
 /** The body that replaces `p` (PUT), or starts from it. */
@@ -289,9 +296,9 @@ export interface PolicyPreview {
 
 function outcomeOf(action: RuleAction): 'removed' | 'kept' | 'refused' {
   switch (action) {
-    case 'remove': return 'removed';
+    case 'remove': case 'hold': return 'removed';
     case 'refuse': return 'refused';
-    case 'keep': case 'sanitize': case 'anonymise': return 'kept';
+    case 'keep': case 'sanitize': case 'anonymise': case 'pass': return 'kept';
   }
 }
 

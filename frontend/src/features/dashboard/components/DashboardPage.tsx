@@ -19,7 +19,7 @@ const ROLE_BADGE: Record<string, string> = {
   USER: 'bg-brand-100 text-brand-800', GUEST: 'bg-slate-100 text-slate-700',
 };
 
-const VERDICT_TILE_TONE: Record<Verdict, string> = { clean: 'green', cleaned: 'blue', partial: 'yellow', refused: 'red' };
+const VERDICT_TILE_TONE: Record<Verdict, string> = { clean: 'green', cleaned: 'blue', partial: 'yellow', encrypted: 'yellow', refused: 'red' };
 
 export default function DashboardPage() {
   const { user } = useAuth();

@@ -67,7 +67,11 @@ export default function DownloadPage() {
     <Container narrow>
       <PageHeader title="Download" subtitle={<span className="break-all">{file.originalName}</span>} />
       <div className="space-y-6">
-        {file.verdict === 'partial'
+        {file.verdict === 'encrypted' && (file.verdictCounts?.encryptedPassed ?? 0) > 0
+          ? <Alert tone="warning" title="Encrypted content delivered unchanged">No password opened it, so it was not inspected: whatever it holds reaches you as it came.</Alert>
+          : file.verdict === 'encrypted'
+          ? <Alert tone="warning" title="File sanitized, with encrypted content held back">The sanitized copy is ready; encrypted content no password opened was not inspected and is not in it.</Alert>
+          : file.verdict === 'partial'
           ? <Alert tone="warning" title="File sanitized, with some content left out">The sanitized copy is ready; see below what it does not contain.</Alert>
           : <Alert tone="success" title="File sanitized successfully">The sanitized copy is ready to download.</Alert>}
         <VerdictSummary file={file} />
