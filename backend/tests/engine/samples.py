@@ -18,6 +18,7 @@ from sanitas.engine import formats
 from tests.engine import corpus, corpus_office
 from tests.engine.archive_corpus import ARCHIVE_SAMPLES
 from tests.engine.breadth_corpus import BREADTH_SAMPLES
+from tests.engine.legacy_corpus import LEGACY_BUILT_SAMPLES
 from tests.engine.render_office import convert_many
 from tests.engine.visio_corpus import VISIO_SAMPLES
 
@@ -266,6 +267,8 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     "wri": lambda folder: _legacy(folder, "poi-MSWriteOld.wri"),
     "pub": lambda folder: _legacy(folder, "poi-51318.pub"),
     "vsd": lambda folder: _legacy(folder, "poi-44501.vsd"),
+    # Nor these, of which no real sample is at hand: built byte by byte (legacy_corpus.py).
+    **LEGACY_BUILT_SAMPLES,  # word2, wpd, wk1, wq1, pict
 }
 
 # Kinds only LibreOffice writes here: (kind, the generated source, the --convert-to filter).

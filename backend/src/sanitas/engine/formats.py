@@ -200,6 +200,13 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
 _ZIP, _OLE = "zip", "ole"
 # Windows Write: a plain document, and one that holds OLE objects.
 WRITE_SIGNATURES = (b"\x31\xbe\x00\x00", b"\x32\xbe\x00\x00")
+# Lotus 1-2-3 (and Quattro Pro for DOS) files open with a BOF record (type 0, length 2) whose
+# value names the format: 0x0404 WKS (1-2-3 release 1A, also Works for DOS spreadsheets),
+# 0x0406 WK1 (release 2), 0x5120 Quattro Pro's WQ1.
+LOTUS_BOF = {b"\x04\x04": "wks", b"\x06\x04": "wk1", b"\x20\x51": "wq1"}
+# A Macintosh PICT picture: a 512-byte header of the application's, the picture's size and
+# frame, then its version opcode (version 2: 0x0011 0x02FF; version 1: 0x11 0x01).
+PICT_VERSIONS = (b"\x00\x11\x02\xff", b"\x11\x01")
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("pdf", "pdf", ("pdf",), ("pdf",), "application/pdf", "PDF document"),
@@ -374,6 +381,22 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "Microsoft Publisher document", container=_OLE),
     Kind("vsd", "legacy_office", ("vsd", "vss", "vst"), ("pdf",), "application/vnd.visio",
          "Visio 2000-2003 drawing", container=_OLE),
+    # Before OLE: Word for Windows 2.0 wrote its FIB at the start of the file (wIdent 0xA5DB,
+    # nFib 45). Word 6.0 and 95 files are OLE files of the `doc` kind.
+    Kind("word2", "legacy_office", ("doc",), ("docx",), "application/msword",
+         "Word for Windows 2.0 document", magic=((0, b"\xdb\xa5\x2d\x00"),)),
+    # WordPerfect 5.x-6.x/WordPerfect Office: "\xffWPC", then the document's offset, the
+    # product (1: WordPerfect) and the file type (10: a document), checked in legacy_office.
+    Kind("wpd", "legacy_office", ("wpd", "wp", "wp5", "wp6", "wpt"), ("docx",),
+         "application/vnd.wordperfect", "WordPerfect document", magic=((0, b"\xffWPC"),)),
+    Kind("wk1", "legacy_office", ("wk1", "wks"), ("xlsx",), "application/vnd.lotus-1-2-3",
+         "Lotus 1-2-3 worksheet", magic=((0, b"\x00\x00\x02\x00\x06\x04"),)),
+    Kind("wq1", "legacy_office", ("wq1",), ("xlsx",), "application/x-quattro-pro",
+         "Quattro Pro for DOS spreadsheet", magic=((0, b"\x00\x00\x02\x00\x20\x51"),)),
+    # PICT's version opcode sits past the 512-byte header: checked after every signature at
+    # the start of a file (EXTRA_MAGIC), so it never outranks one.
+    Kind("pict", "legacy_office", ("pct", "pict"), ("pdf",), "image/x-pict",
+         "Macintosh PICT picture"),
     # E-mail has no signature: a leading block of RFC 5322 header fields naming a message
     # (detect._looks_like_mail) makes one.
     Kind("eml", "mail", ("eml",), ("eml",), "message/rfc822", "E-mail message"),
@@ -440,6 +463,7 @@ EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
     "jxl": (((0, b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a"),),),  # the ISO-box container
     "jp2": (((0, b"\xff\x4f\xff\x51"),),),  # a raw codestream: SOC then SIZ
     "wri": (((0, WRITE_SIGNATURES[1]), (4, b"\x00\xab")),),  # Write 3.1 with OLE objects
+    "wk1": (((0, b"\x00\x00\x02\x00\x04\x04"),),),  # WKS: 1-2-3 release 1A, Works for DOS
     # MPEG-1/2 layer III frame syncs (no ID3 tag first); ADTS AAC (0xFFF1/0xFFF9) is not MP3.
     "mp3": (((0, b"\xff\xfb"),), ((0, b"\xff\xfa"),), ((0, b"\xff\xf3"),),
             ((0, b"\xff\xf2"),), ((0, b"\xff\xe3"),)),
@@ -453,6 +477,7 @@ EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
     # A WMF without the placeable header: memory or disk type, 9-word header, version 3 or 1.
     "wmf": (((0, b"\x01\x00\x09\x00\x00\x03"),), ((0, b"\x02\x00\x09\x00\x00\x03"),),
             ((0, b"\x01\x00\x09\x00\x00\x01"),)),
+    "pict": tuple(((522, version),) for version in PICT_VERSIONS),
 }
 
 # `ftyp` brands that only say "some HEIF file" (the codec is named by another brand, if any):

@@ -35,8 +35,17 @@ TARGETS = {
     "wri": ("wri", "docx", "docx:MS Word 2007 XML"),
     "pub": ("pub", "pdf", "pdf:draw_pdf_Export"),
     "vsd": ("vsd", "pdf", "pdf:draw_pdf_Export"),
+    "word2": ("doc", "docx", "docx:MS Word 2007 XML"),
+    "wpd": ("wpd", "docx", "docx:MS Word 2007 XML"),
+    "wk1": ("wk1", "xlsx", "xlsx:Calc MS Excel 2007 XML"),
+    "wq1": ("wq1", "xlsx", "xlsx:Calc MS Excel 2007 XML"),
+    "pict": ("pct", "pdf", "pdf:draw_pdf_Export"),  # a picture: drawn on a PDF page
 }
-NEWER_KINDS = frozenset({"wri", "pub", "vsd"})  # reported by their format's name
+# reported by their format's name
+NEWER_KINDS = frozenset({"wri", "pub", "vsd", "word2", "wpd", "wk1", "wq1", "pict"})
+# The Word versions before Word 97 that still wrote OLE .doc files, by the nFib of their FIB.
+WORD_VERSIONS = {101: "word6", 102: "word6", 103: "word6", 104: "word95", 105: "word95"}
+WORD_LABELS = {"word6": "Word 6.0", "word95": "Word 95"}
 MAX_REPORTED = 50  # findings per category: a hostile file must not flood the report
 
 # oletools log loudly on malformed input; their verdicts are what we use.
@@ -52,9 +61,15 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
 
     converted = to_ooxml(src, ctx, kind)
     target = formats.kind(kind).outputs[0]
-    ctx.add("legacy_format", "whole document", action="converted",
-            detail=f"{kind} converted to {target}" if kind not in NEWER_KINDS else
-            f"converted from {formats.kind(kind).label} to {target}")
+    version = WORD_LABELS.get(word_version(src.read_bytes()) or "") \
+        if kind in ("doc", "dot") else None
+    if version:
+        detail = f"converted from {version} document to {target}"
+    elif kind in NEWER_KINDS:
+        detail = f"converted from {formats.kind(kind).label} to {target}"
+    else:
+        detail = f"{kind} converted to {target}"
+    ctx.add("legacy_format", "whole document", action="converted", detail=detail)
     return formats.family_of(target).sanitizer()(converted, dst, ctx, target)
 
 
@@ -66,12 +81,14 @@ def to_ooxml(src: Path, ctx: Context, kind: str) -> Path:
         raise Rejected(f"Legacy Office type {kind!r} is not supported.",
                        RejectionCode.UNSUPPORTED_TYPE)
     in_ext, out_ext, target = TARGETS[kind]
-    objects = _inspect(src.read_bytes(), ctx, kind)
+    data = src.read_bytes()
+    objects = _inspect(data, ctx, kind)
     ctx.progress(15)
     if kind in ("xls", "xlt") and objects:
         out = _workbook_objects_as_pictures(src, ctx, in_ext, target)
     else:
-        out = libreoffice.convert(src, ctx, target, in_ext)
+        out = libreoffice.convert(src, ctx, target, in_ext,
+                                  infilter=import_filter(data, kind))
     if out_ext == "pdf":
         _drop_converter_marks(out)
     ctx.progress(50)
@@ -86,6 +103,9 @@ def _inspect(data: bytes, ctx: Context, kind: str) -> int:
         return 0
     if kind == "wri":
         _check_write(data)
+        return 0
+    if kind in _HEADER_CHECKS:
+        _HEADER_CHECKS[kind](data)
         return 0
     if not data.startswith(OLE_MAGIC):
         raise Rejected(f"The file is not a valid {kind.upper()} document (no OLE container).",
@@ -217,12 +237,16 @@ def convert(src: Path, ctx: Context, target_ext: str, in_ext: str) -> Path:
 def to_pdf(src: Path, ctx: Context, kind: str | None = None) -> Path:
     """Any office, ODF or RTF document -> PDF in ctx.workdir (advanced mode rasterizes it).
     `kind` is the detected kind when the caller has one; otherwise the file is sniffed."""
-    # By content, never by the (untrusted) name: the extension steers LibreOffice's filter.
-    ext = TARGETS[kind][0] if kind in TARGETS else _sniff_ext(src)
-    if ext in TARGETS:
+    # By content, never by the (untrusted) name: the kind steers LibreOffice's filter.
+    kind = kind if kind in TARGETS else _sniff_ext(src)
+    infilter = None
+    if kind in TARGETS:
         # advanced mode sends legacy files straight here: report what the pixels leave behind
-        _inspect(src.read_bytes(), ctx, ext)
-    out = libreoffice.convert(src, ctx, "pdf", ext)
+        data = src.read_bytes()
+        _inspect(data, ctx, kind)
+        infilter = import_filter(data, kind)
+    out = libreoffice.convert(src, ctx, "pdf", TARGETS[kind][0] if kind in TARGETS else kind,
+                              infilter=infilter)
     _drop_converter_marks(out)
     return out
 
@@ -277,6 +301,123 @@ def _check_write(data: bytes) -> None:
     if text_end < 128 or text_end > len(data) or pages * 128 > len(data):
         raise Rejected("The Windows Write document is damaged (its header points outside "
                        "the file).", RejectionCode.DAMAGED)
+
+
+def word_version(data: bytes) -> str | None:
+    """"word6" or "word95" for an OLE .doc written by Word 6.0 or Word 95 (the nFib at offset
+    2 of its WordDocument stream), None for Word 97 and later (or when it cannot be read:
+    LibreOffice's Word 97 filter then decides)."""
+    if not data.startswith(OLE_MAGIC):
+        return None
+    try:
+        with _ole_from_bytes(data) as ole:
+            if not ole.exists("WordDocument"):
+                return None
+            fib = ole.openstream("WordDocument").read(4)
+    except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container
+        return None
+    return WORD_VERSIONS.get(struct.unpack_from("<H", fib, 2)[0]) if len(fib) == 4 else None
+
+
+def import_filter(data: bytes, kind: str) -> str | None:
+    """The LibreOffice import filter for `data` of `kind` when the kind's input extension
+    alone does not name it: the Word version of an older .doc, a WKS worksheet (Lotus 1-2-3
+    release 1A or Works for DOS, read by the Works filter)."""
+    from sanitas.engine.formats import LOTUS_BOF
+
+    if kind in ("doc", "dot"):
+        version = word_version(data)
+        return libreoffice.WORD_FILTERS[version] if version else None
+    if kind == "word2":
+        return libreoffice.WORD_FILTERS["word2"]
+    if kind == "wk1" and LOTUS_BOF.get(data[4:6]) == "wks":
+        return libreoffice.IMPORT_FILTERS["wks"]
+    return None
+
+
+def _check_word2(data: bytes) -> None:
+    """A Word for Windows 2.0 file: its FIB's text range (fcMin..fcMac at 0x18) inside the
+    file, and not encrypted (fEncrypted, bit 8 of the flags at 0x0A)."""
+    if len(data) < 0x40:
+        raise Rejected("The Word 2.0 document is damaged (shorter than its header).",
+                       RejectionCode.DAMAGED)
+    flags, = struct.unpack_from("<H", data, 0x0A)
+    if flags & 0x0100:
+        raise Rejected("The Word 2.0 document is password-protected (encrypted); it cannot be "
+                       "inspected, so it was not processed.", RejectionCode.ENCRYPTED)
+    fc_min, fc_mac = struct.unpack_from("<II", data, 0x18)
+    if not 0x20 <= fc_min <= fc_mac <= len(data):
+        raise Rejected("The Word 2.0 document is damaged (its header points outside the "
+                       "file).", RejectionCode.DAMAGED)
+
+
+def _check_wordperfect(data: bytes) -> None:
+    """A WordPerfect file's 16-byte prefix: product 1 (WordPerfect) and file type 10 (a
+    document: graphics, macros and keyboard files share the signature), the offset of the
+    document inside the file, and no password (its encryption key at 12)."""
+    if len(data) < 16:
+        raise Rejected("The WordPerfect document is damaged (shorter than its header).",
+                       RejectionCode.DAMAGED)
+    start, = struct.unpack_from("<I", data, 4)
+    product, file_type = data[8], data[9]
+    key, = struct.unpack_from("<H", data, 12)
+    if product != 1 or file_type != 10:
+        raise Rejected("The file is a WordPerfect file that is not a text document (a "
+                       "graphic, a macro or a settings file); it is not accepted.",
+                       RejectionCode.UNSUPPORTED_TYPE)
+    if key:
+        raise Rejected("The WordPerfect document is password-protected (encrypted); it cannot "
+                       "be inspected, so it was not processed.", RejectionCode.ENCRYPTED)
+    if not 16 <= start <= len(data):
+        raise Rejected("The WordPerfect document is damaged (its header points outside the "
+                       "file).", RejectionCode.DAMAGED)
+
+
+_LOTUS_PASSWORD = 0x004B  # a sealed (password-protected) worksheet
+_LOTUS_EOF = 0x0001
+
+
+def _check_lotus(data: bytes) -> None:
+    """A Lotus 1-2-3 or Quattro Pro for DOS worksheet: a BOF record naming the format, then
+    records (type, length) that each end inside the file, up to EOF; a password record means
+    the worksheet is sealed. One pass over the records: time linear in the file's size."""
+    from sanitas.engine.formats import LOTUS_BOF
+
+    if len(data) < 6 or data[:4] != b"\x00\x00\x02\x00" or data[4:6] not in LOTUS_BOF:
+        raise Rejected("The worksheet is damaged (it does not start with a Lotus BOF record).",
+                       RejectionCode.DAMAGED)
+    offset = 6
+    while offset + 4 <= len(data):
+        rtype, length = struct.unpack_from("<HH", data, offset)
+        if offset + 4 + length > len(data):
+            raise Rejected("The worksheet is damaged (a record runs past the end of the "
+                           "file).", RejectionCode.DAMAGED)
+        if rtype == _LOTUS_PASSWORD:
+            raise Rejected("The worksheet is password-protected (sealed); it cannot be "
+                           "inspected, so it was not processed.", RejectionCode.ENCRYPTED)
+        if rtype == _LOTUS_EOF:
+            return
+        offset += 4 + length
+    raise Rejected("The worksheet is damaged (it ends without its EOF record).",
+                   RejectionCode.DAMAGED)
+
+
+def _check_pict(data: bytes) -> None:
+    """A PICT picture: after the 512-byte header, its size, a frame with a positive width and
+    height, and a version opcode LibreOffice knows."""
+    from sanitas.engine.formats import PICT_VERSIONS
+
+    if len(data) < 528 or not any(data[522:522 + len(v)] == v for v in PICT_VERSIONS):
+        raise Rejected("The PICT picture is damaged (no version opcode after its header).",
+                       RejectionCode.DAMAGED)
+    top, left, bottom, right = struct.unpack_from(">hhhh", data, 514)
+    if not (top < bottom and left < right):
+        raise Rejected("The PICT picture is damaged (its frame has no area).",
+                       RejectionCode.DAMAGED)
+
+
+_HEADER_CHECKS = {"word2": _check_word2, "wpd": _check_wordperfect, "wk1": _check_lotus,
+                  "wq1": _check_lotus, "pict": _check_pict}
 
 
 def _check_encrypted(data: bytes, kind: str) -> None:

@@ -86,7 +86,11 @@ IMPORT_FILTERS = {
     "ppt": "MS PowerPoint 97", "pot": "MS PowerPoint 97 Vorlage",
     "pps": "MS PowerPoint 97 AutoPlay", "xlsb": "Calc MS Excel 2007 Binary",
     "wri": "MS_Write", "pub": "Publisher Document", "vsd": "Visio Document",
+    "wpd": "WordPerfect", "wk1": "Lotus", "wks": "MS_Works_Calc", "wq1": "WPS_QPro_Calc",
+    "pct": "PCT - Mac Pict",
 }
+# Word files older than Word 97 by the version in their FIB (legacy_office.word_filter).
+WORD_FILTERS = {"word2": "MS WinWord 5", "word6": "MS WinWord 6.0", "word95": "MS Word 95"}
 
 
 def _home(work: Path) -> Path:
@@ -167,9 +171,10 @@ def limit_warm(limits: dict[str, int | None]) -> None:
 
 
 def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
-            timeout: float | None = None) -> Path:
+            timeout: float | None = None, infilter: str | None = None) -> Path:
     """Convert src with LibreOffice to `target` (e.g. "docx", "pdf", or "xlsx:Calc MS Excel
-    2007 XML"); return the output path inside ctx.workdir. Raises Rejected on failure."""
+    2007 XML"); return the output path inside ctx.workdir. The import filter is `infilter`,
+    else the one IMPORT_FILTERS names for `in_ext`. Raises Rejected on failure."""
     global _warm
     work = _workdir(ctx)
     root = _warm_root or work  # the profile (and home) a warm instance was started with
@@ -185,8 +190,9 @@ def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
     outdir.mkdir()
     env = _env(_home(root))
     cmd = _base_command(profile)
-    if in_ext in IMPORT_FILTERS:
-        cmd.append(f"--infilter={IMPORT_FILTERS[in_ext]}")
+    infilter = infilter or IMPORT_FILTERS.get(in_ext)
+    if infilter:
+        cmd.append(f"--infilter={infilter}")
     cmd += ["--convert-to", target, "--outdir", str(outdir), str(safe_in)]
     if timeout is None:
         size_mb = safe_in.stat().st_size / 1e6

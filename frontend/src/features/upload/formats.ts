@@ -18,10 +18,10 @@ export interface FormatFamily {
 
 /** Kinds of file, in the order they are named; extensions without the dot. */
 export const FORMAT_FAMILIES: readonly FormatFamily[] = [
-  { id: 'documents', label: 'documents', extensions: ['pdf', 'doc', 'docx', 'docm', 'dot', 'dotx', 'dotm', 'odt', 'ott', 'rtf', 'odg', 'otg', 'odf', 'xps', 'oxps', 'vsdx', 'vsdm', 'vssx', 'vssm', 'vstx', 'vstm', 'wri', 'pub', 'vsd', 'vss', 'vst'] },
-  { id: 'spreadsheets', label: 'spreadsheets', extensions: ['xls', 'xlsx', 'xlsm', 'xlsb', 'xlt', 'xltx', 'xltm', 'ods', 'ots', 'csv', 'tsv'] },
+  { id: 'documents', label: 'documents', extensions: ['pdf', 'doc', 'docx', 'docm', 'dot', 'dotx', 'dotm', 'odt', 'ott', 'rtf', 'odg', 'otg', 'odf', 'xps', 'oxps', 'vsdx', 'vsdm', 'vssx', 'vssm', 'vstx', 'vstm', 'wri', 'pub', 'vsd', 'vss', 'vst', 'wpd', 'wp', 'wp5', 'wp6', 'wpt'] },
+  { id: 'spreadsheets', label: 'spreadsheets', extensions: ['xls', 'xlsx', 'xlsm', 'xlsb', 'xlt', 'xltx', 'xltm', 'ods', 'ots', 'csv', 'tsv', 'wk1', 'wks', 'wq1'] },
   { id: 'presentations', label: 'presentations', extensions: ['ppt', 'pptx', 'pptm', 'pot', 'potx', 'potm', 'pps', 'ppsx', 'ppsm', 'odp', 'otp'] },
-  { id: 'images', label: 'images', extensions: ['jpg', 'jpeg', 'jpe', 'jfif', 'png', 'gif', 'webp', 'tif', 'tiff', 'bmp', 'dib', 'heic', 'heif', 'hif', 'avif', 'jxl', 'jp2', 'jpx', 'jpf', 'jpm', 'j2k', 'j2c', 'jpc', 'jph', 'ico', 'cur', 'svg', 'wmf', 'emf'] },
+  { id: 'images', label: 'images', extensions: ['jpg', 'jpeg', 'jpe', 'jfif', 'png', 'gif', 'webp', 'tif', 'tiff', 'bmp', 'dib', 'heic', 'heif', 'hif', 'avif', 'jxl', 'jp2', 'jpx', 'jpf', 'jpm', 'j2k', 'j2c', 'jpc', 'jph', 'ico', 'cur', 'svg', 'wmf', 'emf', 'pct', 'pict'] },
   { id: 'audio', label: 'audio', extensions: ['mp3', 'flac', 'ogg', 'oga', 'opus', 'wav', 'wave', 'aif', 'aiff', 'aifc', 'm4a', 'm4b', 'mka'] },
   { id: 'video', label: 'video', extensions: ['mp4', 'm4v', 'mov', 'qt', 'mkv', 'mk3d', 'webm', 'avi'] },
   { id: 'archives', label: 'archives', extensions: ['zip', 'tar', 'gz', 'tgz', 'bz2', 'tbz', 'tbz2', 'xz', 'txz', '7z', 'rar'] },
