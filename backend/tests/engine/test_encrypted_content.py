@@ -238,3 +238,62 @@ def test_an_encrypted_attachment(tmp_path, policy):
     assert outcome.verdict is Verdict.ENCRYPTED
     assert (outcome.counts.encrypted_passed if policy is PASS
             else outcome.counts.encrypted_held) == 1
+
+
+# --- files inside documents (embeddedFiles: sanitize) ------------------------------------------
+SANITIZE = BASIC.with_rules(embeddedFiles="sanitize")
+SANITIZE_PASS = BASIC.with_rules(embeddedFiles="sanitize", encryptedContent="pass")
+
+
+def _pdf_attaching(name: str, data: bytes) -> bytes:
+    from tests.engine.hostile_keep import _attach, _save
+
+    pdf = clean_pdf(pages=1)
+    pdf.Root.Names = pikepdf.Dictionary(EmbeddedFiles=pikepdf.Dictionary(
+        Names=pikepdf.Array([pikepdf.String(name), _attach(pdf, name, data)])))
+    return _save(pdf)
+
+
+def _attached(path: Path) -> dict[str, bytes]:
+    with pikepdf.open(path) as pdf:
+        return {name: spec.get_file().read_bytes() for name, spec in pdf.attachments.items()}
+
+
+@pytest.mark.parametrize("policy", [SANITIZE, SANITIZE_PASS], ids=["hold", "pass"])
+def test_an_encrypted_pdf_attached_to_a_pdf(tmp_path, policy):
+    secret = _encrypted_pdf()
+    result = _run(tmp_path, _pdf_attaching("q3.pdf", secret), "report.pdf", policy)
+    assert result.status == "ok", result.reason
+    found = [(f.kind, f.action) for f in result.findings if f.kind == "encrypted_content"]
+    attached = _attached(Path(result.output))
+    if policy is SANITIZE_PASS:
+        assert found == [("encrypted_content", "kept")] and attached == {"q3.pdf": secret}
+        assert result.outcome().counts.encrypted_passed == 1
+    else:
+        assert found == [("encrypted_content", "removed")] and attached == {}
+        assert result.outcome().counts.encrypted_held == 1
+    assert result.outcome().verdict is Verdict.ENCRYPTED
+
+
+@pytest.mark.parametrize("policy", [SANITIZE, SANITIZE_PASS], ids=["hold", "pass"])
+def test_an_encrypted_document_embedded_in_a_docx(tmp_path, policy):
+    from tests.engine.corpus_office import R, docx
+    from tests.engine.encrypted_samples import encrypted_docx
+
+    secret = encrypted_docx("pw")
+    body = ('<w:p><w:r><w:object><o:OLEObject Type="Embed" ProgID="Word.Document.12" '
+            'ShapeID="_x0000_i1" DrawAspect="Content" ObjectID="_1" r:id="rIdPkg"/>'
+            '</w:object></w:r></w:p><w:p><w:r><w:t>Body</w:t></w:r></w:p>')
+    data = docx(body, doc_rels=[("rIdPkg", f"{R}/package", "embeddings/Figures.docx")],
+                parts={"word/embeddings/Figures.docx": secret})
+    result = _run(tmp_path, data, "memo.docx", policy)
+    assert result.status == "ok", result.reason
+    found = [f.action for f in result.findings if f.kind == "encrypted_content"]
+    with zipfile.ZipFile(result.output) as zf:
+        kept = zf.read("word/embeddings/Figures.docx") if \
+            "word/embeddings/Figures.docx" in zf.namelist() else None
+    if policy is SANITIZE_PASS:
+        assert found == ["kept"] and kept == secret
+    else:
+        assert found == ["removed"] and kept is None
+    assert result.outcome().verdict is Verdict.ENCRYPTED

@@ -36,6 +36,7 @@ from pikepdf import Array, Dictionary, Name, String
 from sanitas.engine import pdfium_check
 from sanitas.engine.policy import Action, Policy, Rule
 from sanitas.engine.report import Context, FindingAction, Rejected, RejectionCode
+from sanitas.engine.verdict import ENCRYPTED_CODES
 
 SAFE_URI_SCHEMES = ("http://", "https://", "mailto:")
 SAFE_NAMED_ACTIONS = {"/NextPage", "/PrevPage", "/FirstPage", "/LastPage"}
@@ -779,6 +780,8 @@ def _sanitize_attachment(spec: Dictionary, where: str, ctx: Context) -> pikepdf.
     except Refused:
         raise
     except Rejected as exc:
+        if exc.code.value in ENCRYPTED_CODES:
+            return _encrypted_attachment(spec, files, stream, where, label, exc.reason, ctx)
         ctx.add("embedded_file", where, detail=f"{label[:80]} removed: {exc.reason}")
         return None
     except (pikepdf.PdfError, RuntimeError, ValueError) as exc:
@@ -812,6 +815,28 @@ def _sanitize_attachment(spec: Dictionary, where: str, ctx: Context) -> pikepdf.
             spec[key] = String(new_name)
     ctx.add("embedded_file", where, action="converted",
             detail=f"{label[:80]} sanitized as {extension} and attached again as {new_name}")
+    return stream
+
+
+def _encrypted_attachment(spec: Dictionary, files: Dictionary, stream: pikepdf.Stream,
+                          where: str, label: str, reason: str,
+                          ctx: Context) -> pikepdf.Stream | None:
+    """An attachment no password opened (an encrypted PDF, Office file or archive) was not
+    inspected: the policy's `encryptedContent` holds it back (removed) or passes it as it
+    came (its contents unchanged, the only variant left)."""
+    if not ctx.policy.passes_encrypted:
+        ctx.add("encrypted_content", where, action="removed",
+                detail=f"{label[:80]} held back: {reason}")
+        return None
+    ctx.add("encrypted_content", where, action="kept",
+            detail=f"{label[:80]} delivered unchanged and not inspected: {reason}")
+    for key in list(files.keys()):
+        other = files.get(key)
+        if isinstance(other, pikepdf.Stream) and other.objgen != stream.objgen:
+            _empty_stream(other)
+    spec.EF = Dictionary(F=stream, UF=stream)
+    if "/RF" in spec:
+        del spec["/RF"]
     return stream
 
 

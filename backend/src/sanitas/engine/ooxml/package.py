@@ -22,6 +22,7 @@ from sanitas.engine.ooxml.state import PackageState, read_rels
 from sanitas.engine.opc import is_main_relationship, rel_type_key, resolve_target
 from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Rejected, RejectionCode
+from sanitas.engine.verdict import ENCRYPTED_CODES
 from sanitas.engine.xmlsafe import parse_xml, xml_parser
 
 # Relationship types (last segment of the type URI, lower case) that may be kept.
@@ -340,8 +341,20 @@ def _keep_embedding(state: PackageState, part: str, key: str) -> bool:
     except Refused:
         raise
     except Rejected as exc:
-        ctx.add("ole_object", part, detail=f"embedded package removed: {exc.reason}")
         state.reported.add("part|" + part)
+        if exc.code.value in ENCRYPTED_CODES:  # not inspected: held back or passed
+            if not ctx.policy.passes_encrypted:
+                ctx.add("encrypted_content", part, action="removed",
+                        detail=f"embedded document held back: {exc.reason}")
+                return False
+            ctx.add("encrypted_content", part, action="kept",
+                    detail=f"embedded document delivered unchanged and not inspected: "
+                           f"{exc.reason}")
+            state.kept[part] = data
+            state.kept_ct[part] = state.content_type(part) or "application/octet-stream"
+            state.kept_embeddings.add(part)
+            return True
+        ctx.add("ole_object", part, detail=f"embedded package removed: {exc.reason}")
         return False
     if extension not in _PACKAGE_CT:
         ctx.add("ole_object", part, detail=f"embedded package removed (it is {extension})")
