@@ -7,7 +7,10 @@ header the format's reader checks, then its text or cells in the format's own en
 - Word 6.0 / 95: an OLE compound file whose WordDocument stream starts with a Word 6 FIB
   (wIdent 0xA5DC, nFib 101 or 104) over one non-complex run of 8-bit text.
 - WordPerfect 5.x: the 16-byte "\\xffWPC" prefix (product 1, file type 10), then text with
-  hard returns (0x0A).
+  hard returns (0x0A); 6.x: the prefix, an empty index header, text with 0x80 for a space
+  and 0xCC for a hard return.
+- Works 2-4: a 256-byte header (version 1, 4 or 6, then 0xFE; the text limits at 0x1A,
+  the length at 0x2A, the page at 0x64), then the text; Works 3 and 4 for Windows put it in an OLE MN0 stream.
 - Lotus 1-2-3 WK1/WKS and Quattro Pro WQ1: BOF, RANGE, LABEL and NUMBER records, EOF.
 - PICT version 2: a 512-byte header, the picture's size and frame, the version and header
   opcodes, a clip region and a filled red rectangle.
@@ -53,11 +56,36 @@ def word2_doc(text: str, *, encrypted: bool = False, fc_mac: int | None = None) 
 
 
 def wordperfect(lines: list[str], *, file_type: int = 10, key: int = 0,
-                start: int = 16) -> bytes:
-    """A WordPerfect 5.x document: the prefix, then each line ended by a hard return."""
-    prefix = b"\xffWPC" + struct.pack("<I", start) + bytes([1, file_type, 0, 0])
+                start: int | None = None, version: int = 5) -> bytes:
+    """A WordPerfect 5.x or 6.x document: the prefix, then each line ended by a hard return."""
+    if version == 5:
+        index, text = b"", b"".join(line.encode("cp437") + b"\x0a" for line in lines)
+    else:  # an index header listing no packets; a space is 0x80, a hard return 0xCC
+        index = b"\x02\x00" + struct.pack("<H", 0) + bytes(10)
+        text = b"".join(line.encode("ascii").replace(b" ", b"\x80") + b"\xcc" for line in lines)
+    offset = 16 + len(index) if start is None else start
+    prefix = b"\xffWPC" + struct.pack("<I", offset)
+    prefix += bytes([1, file_type, 0 if version == 5 else 2, 0 if version == 5 else 1])
     prefix += struct.pack("<HH", key, 0)
-    return prefix + b"".join(line.encode("cp437") + b"\x0a" for line in lines)
+    return prefix + index + text
+
+
+def works(text: str, *, version: int = 1, ole: bool = False,
+          text_end: int | None = None) -> bytes:
+    """A Works document (version 1: Works for DOS; 4 and 6: Works 3 and 4 for Windows, in an
+    OLE file's MN0 stream when `ole`) holding one paragraph."""
+    body = text.encode("cp1252") + b"\r\n"
+    header = bytearray(0x100)
+    header[0], header[1] = version, 0xFE
+    end = 0x100 + len(body) if text_end is None else text_end
+    struct.pack_into("<4i", header, 0x1A, 0x100, 0x100, 0x100, end)  # header/footer empty
+    struct.pack_into("<I", header, 0x2A, 0x100 + len(body))
+    # the page at 0x64: margins (top, bottom, left, right), length and width in twips (US
+    # letter, one-inch margins), then first page 1 and a zoom of 100 %
+    struct.pack_into("<6H8H", header, 0x64, 1440, 1440, 1440, 1440, 15840, 12240,
+                     1, 0, 0, 720, 720, 0, 100, 0)
+    data = bytes(header) + body
+    return write_cfb({"MN0": data}) if ole else data
 
 
 def _record(rtype: int, data: bytes) -> bytes:
@@ -109,10 +137,12 @@ def _write(folder: Path, name: str, data: bytes) -> Path:
     return path
 
 
-# One clean sample per kind, for the registry walk (tests/engine/samples.py).
+# One clean sample per kind, for the registry walk (tests/engine/samples.py): word2, wpd, wps,
+# wk1, wq1, pict.
 LEGACY_BUILT_SAMPLES = {
     "word2": lambda folder: _write(folder, "sample.doc", word2_doc(MARKER)),
     "wpd": lambda folder: _write(folder, "sample.wpd", wordperfect([MARKER])),
+    "wps": lambda folder: _write(folder, "sample.wps", works(MARKER)),
     "wk1": lambda folder: _write(folder, "sample.wk1", lotus([(0, 0, MARKER), (1, 0, 29.0)])),
     "wq1": lambda folder: _write(folder, "sample.wq1",
                                  lotus([(0, 0, MARKER), (1, 0, 29.0)], bof=b"\x20\x51")),

@@ -77,7 +77,7 @@ def test_legacy_ole_kinds_and_non_office_ole(tmp_path):
         assert detect(path).kind == kind
     installer = tmp_path / "setup.msi"
     installer.write_bytes(ole_file({"SummaryData": b"x"}))
-    with pytest.raises(Rejected, match="not a Word, Excel, PowerPoint, Publisher or Visio"):
+    with pytest.raises(Rejected, match="not a Word, Excel, PowerPoint, Publisher, Visio or Works"):
         detect(installer, "setup.doc")
 
 

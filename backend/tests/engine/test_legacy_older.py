@@ -1,5 +1,5 @@
-"""Word 2.0, Word 6.0 and 95, WordPerfect, Lotus 1-2-3 (and Works for DOS worksheets),
-Quattro Pro for DOS and PICT (issue 29): each detected by content, converted by LibreOffice
+"""Word 2.0, Word 6.0 and 95, WordPerfect 5 and 6, Works 2-4, Lotus 1-2-3, Quattro Pro for
+DOS and PICT (issue 29): each detected by content, converted by LibreOffice
 with the import filter for its version (never the Word 97 filter a Word 6 file fails in),
 cleaned by the family of the result, and refused with its own code when sealed or damaged.
 The files are built byte by byte (legacy_corpus.py): nothing here writes these formats."""
@@ -29,6 +29,7 @@ from tests.engine.legacy_corpus import (
     word2_doc,
     word6_doc,
     wordperfect,
+    works,
 )
 
 pytestmark = pytest.mark.slow  # one LibreOffice run per file
@@ -61,6 +62,11 @@ CASES = {  # name -> (bytes, kind, output, label in the report)
     "memo-word6.doc": (word6_doc(MARKER), "doc", "docx", "Word 6.0 document"),
     "memo-word95.doc": (word6_doc(MARKER, WORD95), "doc", "docx", "Word 95 document"),
     "memo.wpd": (wordperfect(["First line", MARKER]), "wpd", "docx", "WordPerfect document"),
+    "memo6.wpd": (wordperfect(["First line", MARKER], version=6), "wpd", "docx",
+                  "WordPerfect document"),
+    "letter.wps": (works(MARKER), "wps", "docx", "Microsoft Works document"),
+    "letter4.wps": (works(MARKER, version=6, ole=True), "wps", "docx",
+                    "Microsoft Works document"),
     "budget.wk1": (lotus([(0, 0, MARKER), (1, 0, 1234.5)]), "wk1", "xlsx",
                    "Lotus 1-2-3 worksheet"),
     "budget.wks": (lotus([(0, 0, MARKER), (1, 0, 1234.5)], bof=b"\x04\x04"), "wk1", "xlsx",
@@ -104,7 +110,6 @@ def test_the_import_filter_follows_the_word_version():
     assert import_filter(word6_doc("x"), "doc") == "MS WinWord 6.0"
     assert import_filter(word6_doc("x", WORD95), "doc") == "MS Word 95"
     assert import_filter(word2_doc("x"), "word2") == "MS WinWord 5"
-    assert import_filter(lotus([(0, 0, "x")], bof=b"\x04\x04"), "wk1") == "MS_Works_Calc"
     assert import_filter(lotus([(0, 0, "x")]), "wk1") is None  # the wk1 extension's own
     # anything else that is not an OLE Word 6/95 file keeps the Word 97 filter
     assert import_filter(b"<html><body>hi</body></html>", "doc") is None
@@ -152,6 +157,9 @@ def test_a_lotus_label_that_looks_like_a_formula_stays_text(tmp_path):
     (wordperfect([MARKER], file_type=0x16), "chart.wpg", RejectionCode.UNSUPPORTED_TYPE,
      "not a text document"),
     (wordperfect([MARKER], start=5000), "broken.wpd", RejectionCode.DAMAGED, "points outside"),
+    (works(MARKER, text_end=9000), "broken.wps", RejectionCode.DAMAGED, "points outside"),
+    (works(MARKER, version=6, ole=True, text_end=9000), "broken4.wps", RejectionCode.DAMAGED,
+     "points outside"),
     (lotus([(0, 0, MARKER)], password=True), "sealed.wk1", RejectionCode.ENCRYPTED,
      "password"),
     (lotus([(0, 0, MARKER)])[:-8], "cut.wk1", RejectionCode.DAMAGED, "past the end"),
@@ -168,7 +176,7 @@ def test_sealed_and_damaged_files_are_refused_before_libreoffice(tmp_path, data,
         assert result.outcome().verdict is Verdict.ENCRYPTED
 
 
-@pytest.mark.parametrize("name", ["memo-word95.doc", "memo.wpd", "logo.pct"])
+@pytest.mark.parametrize("name", ["memo-word95.doc", "memo.wpd", "letter4.wps", "logo.pct"])
 def test_advanced_mode_rebuilds_the_pages_from_pixels(tmp_path, name):
     data, kind, _output, _label = CASES[name]
     result = _clean(tmp_path, data, name, mode="advanced")

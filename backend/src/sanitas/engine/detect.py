@@ -292,12 +292,14 @@ def _detect_ole(path: Path) -> Detected:
             return _found("ppt")
         if "visiodocument" in streams:
             return _found("vsd")
+        if "mn0" in streams:
+            return _found("wps")  # Works 3 and 4 for Windows: the document is the MN0 stream
         root_class = str(ole.root.clsid).upper() if ole.root is not None else ""
         if "quill" in streams or root_class == PUBLISHER_CLSID:  # the storage is listed
             return _found("pub")
         raise Rejected("The file is an OLE compound file that is not a Word, Excel, "
-                       "PowerPoint, Publisher or Visio document (for example an installer); "
-                       "it is not accepted.",
+                       "PowerPoint, Publisher, Visio or Works document (for example an "
+                       "installer); it is not accepted.",
                        RejectionCode.UNSUPPORTED_TYPE)
     finally:
         ole.close()

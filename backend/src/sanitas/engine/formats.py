@@ -201,8 +201,9 @@ _ZIP, _OLE = "zip", "ole"
 # Windows Write: a plain document, and one that holds OLE objects.
 WRITE_SIGNATURES = (b"\x31\xbe\x00\x00", b"\x32\xbe\x00\x00")
 # Lotus 1-2-3 (and Quattro Pro for DOS) files open with a BOF record (type 0, length 2) whose
-# value names the format: 0x0404 WKS (1-2-3 release 1A, also Works for DOS spreadsheets),
-# 0x0406 WK1 (release 2), 0x5120 Quattro Pro's WQ1.
+# value names the format: 0x0404 WKS (1-2-3 release 1A), 0x0406 WK1 (release 2), 0x5120
+# Quattro Pro's WQ1. (Works for DOS spreadsheets, also named .wks, start with type 0xFF: not
+# accepted.)
 LOTUS_BOF = {b"\x04\x04": "wks", b"\x06\x04": "wk1", b"\x20\x51": "wq1"}
 # A Macintosh PICT picture: a 512-byte header of the application's, the picture's size and
 # frame, then its version opcode (version 2: 0x0011 0x02FF; version 1: 0x11 0x01).
@@ -389,6 +390,11 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     # product (1: WordPerfect) and the file type (10: a document), checked in legacy_office.
     Kind("wpd", "legacy_office", ("wpd", "wp", "wp5", "wp6", "wpt"), ("docx",),
          "application/vnd.wordperfect", "WordPerfect document", magic=((0, b"\xffWPC"),)),
+    # Microsoft Works 2-4 word processor files: a 256-byte header (version, then 0xFE) before
+    # the text, alone (Works for DOS) or as the MN0 stream of an OLE file (Works 3 and 4 for
+    # Windows, found by detect._detect_ole).
+    Kind("wps", "legacy_office", ("wps",), ("docx",), "application/vnd.ms-works",
+         "Microsoft Works document", magic=((0, b"\x01\xfe"),)),
     Kind("wk1", "legacy_office", ("wk1", "wks"), ("xlsx",), "application/vnd.lotus-1-2-3",
          "Lotus 1-2-3 worksheet", magic=((0, b"\x00\x00\x02\x00\x06\x04"),)),
     Kind("wq1", "legacy_office", ("wq1",), ("xlsx",), "application/x-quattro-pro",
@@ -463,7 +469,7 @@ EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
     "jxl": (((0, b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a"),),),  # the ISO-box container
     "jp2": (((0, b"\xff\x4f\xff\x51"),),),  # a raw codestream: SOC then SIZ
     "wri": (((0, WRITE_SIGNATURES[1]), (4, b"\x00\xab")),),  # Write 3.1 with OLE objects
-    "wk1": (((0, b"\x00\x00\x02\x00\x04\x04"),),),  # WKS: 1-2-3 release 1A, Works for DOS
+    "wk1": (((0, b"\x00\x00\x02\x00\x04\x04"),),),  # WKS: 1-2-3 release 1A
     # MPEG-1/2 layer III frame syncs (no ID3 tag first); ADTS AAC (0xFFF1/0xFFF9) is not MP3.
     "mp3": (((0, b"\xff\xfb"),), ((0, b"\xff\xfa"),), ((0, b"\xff\xf3"),),
             ((0, b"\xff\xf2"),), ((0, b"\xff\xe3"),)),

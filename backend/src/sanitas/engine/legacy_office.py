@@ -37,12 +37,13 @@ TARGETS = {
     "vsd": ("vsd", "pdf", "pdf:draw_pdf_Export"),
     "word2": ("doc", "docx", "docx:MS Word 2007 XML"),
     "wpd": ("wpd", "docx", "docx:MS Word 2007 XML"),
+    "wps": ("wps", "docx", "docx:MS Word 2007 XML"),
     "wk1": ("wk1", "xlsx", "xlsx:Calc MS Excel 2007 XML"),
     "wq1": ("wq1", "xlsx", "xlsx:Calc MS Excel 2007 XML"),
     "pict": ("pct", "pdf", "pdf:draw_pdf_Export"),  # a picture: drawn on a PDF page
 }
 # reported by their format's name
-NEWER_KINDS = frozenset({"wri", "pub", "vsd", "word2", "wpd", "wk1", "wq1", "pict"})
+NEWER_KINDS = frozenset({"wri", "pub", "vsd", "word2", "wpd", "wps", "wk1", "wq1", "pict"})
 # The Word versions before Word 97 that still wrote OLE .doc files, by the nFib of their FIB.
 WORD_VERSIONS = {101: "word6", 102: "word6", 103: "word6", 104: "word95", 105: "word95"}
 WORD_LABELS = {"word6": "Word 6.0", "word95": "Word 95"}
@@ -106,7 +107,9 @@ def _inspect(data: bytes, ctx: Context, kind: str) -> int:
         return 0
     if kind in _HEADER_CHECKS:
         _HEADER_CHECKS[kind](data)
-        return 0
+        # Works 3-4 for Windows: an OLE file, whose embedded objects are reported as any
+        return report_ole_contents(data, "WPS document", ctx) if data.startswith(OLE_MAGIC) \
+            else 0
     if not data.startswith(OLE_MAGIC):
         raise Rejected(f"The file is not a valid {kind.upper()} document (no OLE container).",
                        RejectionCode.DAMAGED)
@@ -321,17 +324,12 @@ def word_version(data: bytes) -> str | None:
 
 def import_filter(data: bytes, kind: str) -> str | None:
     """The LibreOffice import filter for `data` of `kind` when the kind's input extension
-    alone does not name it: the Word version of an older .doc, a WKS worksheet (Lotus 1-2-3
-    release 1A or Works for DOS, read by the Works filter)."""
-    from sanitas.engine.formats import LOTUS_BOF
-
+    alone does not name it: the Word version of an older .doc."""
     if kind in ("doc", "dot"):
         version = word_version(data)
         return libreoffice.WORD_FILTERS[version] if version else None
     if kind == "word2":
         return libreoffice.WORD_FILTERS["word2"]
-    if kind == "wk1" and LOTUS_BOF.get(data[4:6]) == "wks":
-        return libreoffice.IMPORT_FILTERS["wks"]
     return None
 
 
@@ -416,8 +414,32 @@ def _check_pict(data: bytes) -> None:
                        RejectionCode.DAMAGED)
 
 
-_HEADER_CHECKS = {"word2": _check_word2, "wpd": _check_wordperfect, "wk1": _check_lotus,
-                  "wq1": _check_lotus, "pict": _check_pict}
+_WORKS_VERSIONS = (1, 4, 6)  # the first header byte: Works for DOS, Works 3 and 4 for Windows
+
+
+def _check_works(data: bytes) -> None:
+    """A Works 2-4 document (alone, or the MN0 stream of an OLE file): its 256-byte header,
+    then the text, whose end (the last of the four text limits at 0x1A) lies inside the file
+    and inside the length the header gives at 0x2A."""
+    if data.startswith(OLE_MAGIC):
+        try:
+            with _ole_from_bytes(data) as ole:
+                data = ole.openstream("MN0").read()
+        except Exception as exc:  # olefile can raise anything on a hostile container
+            raise Rejected("The Works document is damaged (its MN0 stream cannot be read).",
+                           RejectionCode.DAMAGED) from exc
+    if len(data) < 0x100 or data[1] != 0xFE or data[0] not in _WORKS_VERSIONS:
+        raise Rejected("The Works document is damaged (shorter than its header, or not a "
+                       "Works 2-4 header).", RejectionCode.DAMAGED)
+    *_, text_end = struct.unpack_from("<4i", data, 0x1A)
+    size, = struct.unpack_from("<I", data, 0x2A)
+    if not 0x100 <= text_end <= min(size, len(data)):
+        raise Rejected("The Works document is damaged (its header points outside the file).",
+                       RejectionCode.DAMAGED)
+
+
+_HEADER_CHECKS = {"word2": _check_word2, "wpd": _check_wordperfect, "wps": _check_works,
+                  "wk1": _check_lotus, "wq1": _check_lotus, "pict": _check_pict}
 
 
 def _check_encrypted(data: bytes, kind: str) -> None:
