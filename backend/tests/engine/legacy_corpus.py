@@ -10,8 +10,10 @@ header the format's reader checks, then its text or cells in the format's own en
   hard returns (0x0A); 6.x: the prefix, an empty index header, text with 0x80 for a space
   and 0xCC for a hard return.
 - Works 2-4: a 256-byte header (version 1, 4 or 6, then 0xFE; the text limits at 0x1A,
-  the length at 0x2A, the page at 0x64), then the text; Works 3 and 4 for Windows put it in an OLE MN0 stream.
+  the length at 0x2A, the page at 0x64), then the text; Works 3 and 4 for Windows put it in
+  an OLE MN0 stream.
 - Lotus 1-2-3 WK1/WKS and Quattro Pro WQ1: BOF, RANGE, LABEL and NUMBER records, EOF.
+- A packed DIB: Pillow's BMP without its file header (a BITMAPINFOHEADER or V5 header).
 - PICT version 2: a 512-byte header, the picture's size and frame, the version and header
   opcodes, a clip region and a filled red rectangle.
 """
@@ -127,6 +129,28 @@ def pict(width: int = 200, height: int = 100, *,
     return bytes(512) + picture
 
 
+def dib(width: int = 20, height: int = 10, *, mode: str = "RGB", v5: bool = False,
+        claimed: tuple[int, int] | None = None) -> bytes:
+    """A packed device-independent bitmap (a BMP file without its 14-byte file header), as
+    Pillow writes the bitmap: optionally with a BITMAPV5HEADER or with a claimed size other
+    than the pixels it holds."""
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    image = Image.new(mode, (width, height), 200 if mode in ("L", "P") else (200, 0, 0))
+    image.save(buffer, "BMP")
+    packed = bytearray(buffer.getvalue()[14:])
+    if claimed:
+        struct.pack_into("<ii", packed, 4, *claimed)
+    if v5:  # the V5 header: the 40 bytes, masks, colour space, gamma, intent, no profile
+        extra = struct.pack("<4I", 0x00FF0000, 0x0000FF00, 0x000000FF, 0)
+        extra += b"BGRs" + bytes(36) + bytes(12) + struct.pack("<4I", 4, 0, 0, 0)
+        packed = bytearray(struct.pack("<I", 124)) + packed[4:40] + extra + packed[40:]
+    return bytes(packed)
+
+
 MARKER = "Sanitas legacy marker 29"
 
 
@@ -138,7 +162,7 @@ def _write(folder: Path, name: str, data: bytes) -> Path:
 
 
 # One clean sample per kind, for the registry walk (tests/engine/samples.py): word2, wpd, wps,
-# wk1, wq1, pict.
+# wk1, wq1, pict, dib.
 LEGACY_BUILT_SAMPLES = {
     "word2": lambda folder: _write(folder, "sample.doc", word2_doc(MARKER)),
     "wpd": lambda folder: _write(folder, "sample.wpd", wordperfect([MARKER])),
@@ -147,4 +171,5 @@ LEGACY_BUILT_SAMPLES = {
     "wq1": lambda folder: _write(folder, "sample.wq1",
                                  lotus([(0, 0, MARKER), (1, 0, 29.0)], bof=b"\x20\x51")),
     "pict": lambda folder: _write(folder, "sample.pct", pict()),
+    "dib": lambda folder: _write(folder, "sample.dib", dib()),
 }

@@ -222,6 +222,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("tiff", "image", ("tiff", "tif"), ("tiff",), "image/tiff", "TIFF image",
          magic=((0, b"II*\x00"),)),
     Kind("bmp", "image", ("bmp", "dib"), ("bmp",), "image/bmp", "BMP image"),
+    # A packed DIB: the bitmap's info header (40 bytes, or 108/124 for the V4/V5 headers) with
+    # one plane, no BMP file header (the clipboard's form, saved as .dib).
+    Kind("dib", "image", ("dib",), ("bmp",), "image/bmp", "Device-independent bitmap",
+         magic=((0, b"\x28\x00\x00\x00"), (12, b"\x01\x00"))),
     # HEIC photos become JPEG (PNG with transparency): re-encoding HEVC takes x265 tens of CPU
     # seconds for one phone photo, and a JPEG opens everywhere.
     Kind("heic", "image", ("heic", "heif", "hif"), ("jpg", "png"), "image/heic",
@@ -484,6 +488,8 @@ EXTRA_MAGIC: dict[str, tuple[tuple[tuple[int, bytes], ...], ...]] = {
     "wmf": (((0, b"\x01\x00\x09\x00\x00\x03"),), ((0, b"\x02\x00\x09\x00\x00\x03"),),
             ((0, b"\x01\x00\x09\x00\x00\x01"),)),
     "pict": tuple(((522, version),) for version in PICT_VERSIONS),
+    "dib": (((0, b"\x6c\x00\x00\x00"), (12, b"\x01\x00")),  # BITMAPV4HEADER
+            ((0, b"\x7c\x00\x00\x00"), (12, b"\x01\x00"))),  # BITMAPV5HEADER
 }
 
 # `ftyp` brands that only say "some HEIF file" (the codec is named by another brand, if any):

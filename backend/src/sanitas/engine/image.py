@@ -48,12 +48,13 @@ ImageFile.LOAD_TRUNCATED_IMAGES = False
 
 PILLOW_FORMAT = {"jpeg": "JPEG", "png": "PNG", "gif": "GIF", "webp": "WEBP", "tiff": "TIFF",
                  "bmp": "BMP", "heic": "HEIF", "avif": "AVIF", "jxl": "JXL",
-                 "jp2": "JPEG2000"}
+                 "jp2": "JPEG2000", "dib": "DIB"}
 OUTPUT_EXTENSION = {"jpeg": "jpg", "png": "png", "gif": "gif", "webp": "webp", "tiff": "tiff",
                     "bmp": "bmp", "avif": "avif", "jxl": "jxl"}
 # Kinds decoded by a plugin of their own and written by `_save_modern`.
 MODERN = ("heic", "avif", "jxl")
-FORMAT_NAME = {"heic": "HEIC/HEIF", "avif": "AVIF", "jxl": "JPEG XL", "jp2": "JPEG 2000"}
+FORMAT_NAME = {"heic": "HEIC/HEIF", "avif": "AVIF", "jxl": "JPEG XL", "jp2": "JPEG 2000",
+               "dib": "DIB"}
 AVIF_QUALITY, AVIF_SPEED = 80, 8  # speed 8: ~1.5 CPU seconds for a 12-megapixel photo
 JXL_QUALITY, JXL_EFFORT = 90, 3  # quality 90 is visually lossless; effort 3: ~1 CPU second
 JXL_MODES = ("RGB", "RGBA", "L", "LA", "I;16", "F")
@@ -106,6 +107,11 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
     # The JPEG XL plugin decodes the whole image as it opens it: its size is checked first.
     jxl_boxes = _jxl_precheck(src) if kind == "jxl" else frozenset()
     image = open_image(src, kind)
+    if kind == "dib":  # a packed DIB (no file header): read as one, written as a BMP file
+        kind = "bmp"
+        ctx.add("image_format", "whole image", action="converted",
+                detail="a device-independent bitmap without its file header, written as a "
+                       "BMP file")
     extension = OUTPUT_EXTENSION.get(kind)
     with image:
         kept = _report_metadata(image, src, data_size, kind, ctx)
