@@ -62,10 +62,9 @@ def sanitize(src: Path, dst: Path, ctx: Context, kind: str) -> str:
 
     converted = to_ooxml(src, ctx, kind)
     target = formats.kind(kind).outputs[0]
-    version = WORD_LABELS.get(word_version(src.read_bytes()) or "") \
-        if kind in ("doc", "dot") else None
+    version = version_label(src.read_bytes(), kind)
     if version:
-        detail = f"converted from {version} document to {target}"
+        detail = f"converted from {version} to {target}"
     elif kind in NEWER_KINDS:
         detail = f"converted from {formats.kind(kind).label} to {target}"
     else:
@@ -320,6 +319,22 @@ def word_version(data: bytes) -> str | None:
     except Exception:  # noqa: BLE001 - olefile can raise anything on a hostile container
         return None
     return WORD_VERSIONS.get(struct.unpack_from("<H", fib, 2)[0]) if len(fib) == 4 else None
+
+
+def version_label(data: bytes, kind: str) -> str | None:
+    """The version a file's header names, in the report's words ("Word 95 document",
+    "WordPerfect 6 or later document", "Lotus 1-2-3 release 2 worksheet (WK1)"), or None."""
+    from sanitas.engine.formats import LOTUS_BOF
+
+    if kind in ("doc", "dot"):
+        version = WORD_LABELS.get(word_version(data) or "")
+        return f"{version} document" if version else None
+    if kind == "wpd" and len(data) > 10:
+        return {0: "WordPerfect 5 document", 2: "WordPerfect 6 or later document"}.get(data[10])
+    if kind == "wk1":
+        return {"wk1": "Lotus 1-2-3 release 2 worksheet (WK1)",
+                "wks": "Lotus 1-2-3 release 1A worksheet (WKS)"}.get(LOTUS_BOF.get(data[4:6], ""))
+    return None
 
 
 def import_filter(data: bytes, kind: str) -> str | None:
