@@ -12,7 +12,8 @@ header the format's reader checks, then its text or cells in the format's own en
 - Works 2-4: a 256-byte header (version 1, 4 or 6, then 0xFE; the text limits at 0x1A,
   the length at 0x2A, the page at 0x64), then the text; Works 3 and 4 for Windows put it in
   an OLE MN0 stream.
-- Lotus 1-2-3 WK1/WKS and Quattro Pro WQ1: BOF, RANGE, LABEL and NUMBER records, EOF.
+- Lotus 1-2-3 WK1/WKS and Quattro Pro WQ1: BOF, RANGE, LABEL and NUMBER records, EOF;
+  release 3 and later: the 26-byte BOF, label records (row, sheet, column), EOF.
 - A packed DIB: Pillow's BMP without its file header (a BITMAPINFOHEADER or V5 header).
 - PICT version 2: a 512-byte header, the picture's size and frame, the version and header
   opcodes, a clip region and a filled red rectangle.
@@ -112,6 +113,20 @@ def lotus(cells: list[tuple[int, int, str | float]], *, bof: bytes = b"\x06\x04"
     return out + (_record(0x0001, b"") if eof else b"")
 
 
+def lotus3(labels: list[str], *, version: int = 0x1000, password: bool = False,
+           eof: bool = True) -> bytes:
+    """A Lotus 1-2-3 release 3 or later worksheet (version 0x1000: WK3, 0x1002: WK4, 0x1005:
+    1-2-3 97): the 26-byte BOF, then one label per row of the first sheet (libwps reads the
+    file only when four records come before EOF, as real files have)."""
+    out = _record(0x0000, struct.pack("<H", version) + bytes(24))
+    if password:
+        out += _record(0x0002, bytes(16))
+    for row, text in enumerate(labels):
+        out += _record(0x0016, struct.pack("<HBB", row, 0, 0) + b"'" + text.encode("cp437")
+                       + b"\x00")
+    return out + (_record(0x0001, b"") if eof else b"")
+
+
 def pict(width: int = 200, height: int = 100, *,
          rect: tuple[int, int, int, int] = (10, 10, 60, 120)) -> bytes:
     """A PICT 2 picture of `width` x `height` points with one red rectangle
@@ -162,12 +177,14 @@ def _write(folder: Path, name: str, data: bytes) -> Path:
 
 
 # One clean sample per kind, for the registry walk (tests/engine/samples.py): word2, wpd, wps,
-# wk1, wq1, pict, dib.
+# wk1, wk3, wq1, pict, dib.
 LEGACY_BUILT_SAMPLES = {
     "word2": lambda folder: _write(folder, "sample.doc", word2_doc(MARKER)),
     "wpd": lambda folder: _write(folder, "sample.wpd", wordperfect([MARKER])),
     "wps": lambda folder: _write(folder, "sample.wps", works(MARKER)),
     "wk1": lambda folder: _write(folder, "sample.wk1", lotus([(0, 0, MARKER), (1, 0, 29.0)])),
+    "wk3": lambda folder: _write(folder, "sample.wk3",
+                                 lotus3([MARKER, "two", "three", "four"])),
     "wq1": lambda folder: _write(folder, "sample.wq1",
                                  lotus([(0, 0, MARKER), (1, 0, 29.0)], bof=b"\x20\x51")),
     "pict": lambda folder: _write(folder, "sample.pct", pict()),

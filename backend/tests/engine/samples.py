@@ -268,7 +268,7 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     "pub": lambda folder: _legacy(folder, "poi-51318.pub"),
     "vsd": lambda folder: _legacy(folder, "poi-44501.vsd"),
     # Nor these, of which no real sample is at hand: built byte by byte (legacy_corpus.py).
-    **LEGACY_BUILT_SAMPLES,  # word2, wpd, wps, wk1, wq1, pict, dib
+    **LEGACY_BUILT_SAMPLES,  # word2, wpd, wps, wk1, wk3, wq1, pict, dib
 }
 
 # Kinds only LibreOffice writes here: (kind, the generated source, the --convert-to filter).

@@ -25,6 +25,7 @@ from tests.engine.legacy_corpus import (
     MARKER,
     WORD95,
     lotus,
+    lotus3,
     pict,
     word2_doc,
     word6_doc,
@@ -72,6 +73,9 @@ CASES = {  # name -> (bytes, kind, output, label in the report)
                    "Lotus 1-2-3 release 2 worksheet (WK1)"),
     "budget.wks": (lotus([(0, 0, MARKER), (1, 0, 1234.5)], bof=b"\x04\x04"), "wk1", "xlsx",
                    "Lotus 1-2-3 release 1A worksheet (WKS)"),
+    **{f"plan-{version:x}.{ext}": (lotus3([MARKER, "1234.5", "three", "four"], version=version),
+                                    "wk3", "xlsx", "Lotus 1-2-3 release 3 or later worksheet")
+       for version, ext in [(0x1000, "wk3"), (0x1002, "wk4"), (0x1005, "123")]},
     "budget.wq1": (lotus([(0, 0, MARKER), (1, 0, 1234.5)], bof=b"\x20\x51"), "wq1", "xlsx",
                    "Quattro Pro for DOS spreadsheet"),
     "logo.pct": (pict(), "pict", "pdf", "Macintosh PICT picture"),
@@ -95,7 +99,7 @@ def test_each_kind_converts_and_keeps_its_content(tmp_path, name):
         strings, sheet = _xlsx_cells(path)
         # libwps reads the first two bytes of a Quattro label as its alignment prefix (Lotus
         # has one): a file built here cannot tell whose reading is right, so the rest counts
-        assert MARKER[1:] in strings + sheet and "1234.5" in sheet
+        assert MARKER[1:] in strings + sheet and "1234.5" in strings + sheet
         assert kind == "wq1" or MARKER in strings + sheet
     else:  # the rectangle is drawn, red, on the page
         with pikepdf.open(path) as pdf:
@@ -165,6 +169,8 @@ def test_a_lotus_label_that_looks_like_a_formula_stays_text(tmp_path):
      "password"),
     (lotus([(0, 0, MARKER)])[:-8], "cut.wk1", RejectionCode.DAMAGED, "past the end"),
     (lotus([(0, 0, MARKER)], eof=False), "cut.wq1", RejectionCode.DAMAGED, "EOF"),
+    (lotus3([MARKER] * 4, password=True), "sealed.wk4", RejectionCode.ENCRYPTED, "password"),
+    (lotus3([MARKER] * 4, version=0x2000), "odd.wk3", RejectionCode.DAMAGED, "no version"),
     (pict()[:514] + struct.pack(">hhhh", 0, 0, 0, 200) + pict()[522:], "flat.pct",
      RejectionCode.DAMAGED, "frame"),
 ])

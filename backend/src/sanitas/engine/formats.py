@@ -401,6 +401,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "Microsoft Works document", magic=((0, b"\x01\xfe"),)),
     Kind("wk1", "legacy_office", ("wk1", "wks"), ("xlsx",), "application/vnd.lotus-1-2-3",
          "Lotus 1-2-3 worksheet", magic=((0, b"\x00\x00\x02\x00\x06\x04"),)),
+    # Lotus 1-2-3 release 3 and later (WK3, WK4, 123): a 26-byte BOF record naming the
+    # version (0x1000-0x1005), then records as WK1's; read by libwps.
+    Kind("wk3", "legacy_office", ("wk3", "wk4", "123"), ("xlsx",), "application/vnd.lotus-1-2-3",
+         "Lotus 1-2-3 release 3 or later worksheet", magic=((0, b"\x00\x00\x1a\x00"),)),
     Kind("wq1", "legacy_office", ("wq1",), ("xlsx",), "application/x-quattro-pro",
          "Quattro Pro for DOS spreadsheet", magic=((0, b"\x00\x00\x02\x00\x20\x51"),)),
     # PICT's version opcode sits past the 512-byte header: checked after every signature at

@@ -39,11 +39,13 @@ TARGETS = {
     "wpd": ("wpd", "docx", "docx:MS Word 2007 XML"),
     "wps": ("wps", "docx", "docx:MS Word 2007 XML"),
     "wk1": ("wk1", "xlsx", "xlsx:Calc MS Excel 2007 XML"),
+    "wk3": ("wk3", "xlsx", "xlsx:Calc MS Excel 2007 XML"),
     "wq1": ("wq1", "xlsx", "xlsx:Calc MS Excel 2007 XML"),
     "pict": ("pct", "pdf", "pdf:draw_pdf_Export"),  # a picture: drawn on a PDF page
 }
 # reported by their format's name
-NEWER_KINDS = frozenset({"wri", "pub", "vsd", "word2", "wpd", "wps", "wk1", "wq1", "pict"})
+NEWER_KINDS = frozenset({"wri", "pub", "vsd", "word2", "wpd", "wps", "wk1", "wk3", "wq1",
+                         "pict"})
 # The Word versions before Word 97 that still wrote OLE .doc files, by the nFib of their FIB.
 WORD_VERSIONS = {101: "word6", 102: "word6", 103: "word6", 104: "word95", 105: "word95"}
 WORD_LABELS = {"word6": "Word 6.0", "word95": "Word 95"}
@@ -386,26 +388,36 @@ def _check_wordperfect(data: bytes) -> None:
                        "file).", RejectionCode.DAMAGED)
 
 
-_LOTUS_PASSWORD = 0x004B  # a sealed (password-protected) worksheet
+_LOTUS_PASSWORD = 0x004B  # a sealed (password-protected) WK1/WKS/WQ1 worksheet
+_LOTUS3_PASSWORD = 0x0002  # the same in release 3 and later
+_LOTUS3_VERSIONS = range(0x1000, 0x1006)  # WK3 ... 1-2-3 97/Millennium
 _LOTUS_EOF = 0x0001
 
 
 def _check_lotus(data: bytes) -> None:
-    """A Lotus 1-2-3 or Quattro Pro for DOS worksheet: a BOF record naming the format, then
-    records (type, length) that each end inside the file, up to EOF; a password record means
-    the worksheet is sealed. One pass over the records: time linear in the file's size."""
+    """A Lotus 1-2-3 or Quattro Pro for DOS worksheet: a BOF record naming the format (a
+    2-byte one for WK1, WKS and WQ1; a 26-byte one whose first word is the version for
+    release 3 and later), then records (type, length) that each end inside the file, up to
+    EOF; a password record means the worksheet is sealed. One pass over the records: time
+    linear in the file's size."""
     from sanitas.engine.formats import LOTUS_BOF
 
-    if len(data) < 6 or data[:4] != b"\x00\x00\x02\x00" or data[4:6] not in LOTUS_BOF:
+    later = data[:4] == b"\x00\x00\x1a\x00"
+    if later:
+        if len(data) < 30 or struct.unpack_from("<H", data, 4)[0] not in _LOTUS3_VERSIONS:
+            raise Rejected("The worksheet is damaged (its Lotus BOF record names no version "
+                           "of 1-2-3).", RejectionCode.DAMAGED)
+    elif len(data) < 6 or data[:4] != b"\x00\x00\x02\x00" or data[4:6] not in LOTUS_BOF:
         raise Rejected("The worksheet is damaged (it does not start with a Lotus BOF record).",
                        RejectionCode.DAMAGED)
-    offset = 6
+    password = _LOTUS3_PASSWORD if later else _LOTUS_PASSWORD
+    offset = 30 if later else 6
     while offset + 4 <= len(data):
         rtype, length = struct.unpack_from("<HH", data, offset)
         if offset + 4 + length > len(data):
             raise Rejected("The worksheet is damaged (a record runs past the end of the "
                            "file).", RejectionCode.DAMAGED)
-        if rtype == _LOTUS_PASSWORD:
+        if rtype == password:
             raise Rejected("The worksheet is password-protected (sealed); it cannot be "
                            "inspected, so it was not processed.", RejectionCode.ENCRYPTED)
         if rtype == _LOTUS_EOF:
@@ -454,7 +466,8 @@ def _check_works(data: bytes) -> None:
 
 
 _HEADER_CHECKS = {"word2": _check_word2, "wpd": _check_wordperfect, "wps": _check_works,
-                  "wk1": _check_lotus, "wq1": _check_lotus, "pict": _check_pict}
+                  "wk1": _check_lotus, "wk3": _check_lotus, "wq1": _check_lotus,
+                  "pict": _check_pict}
 
 
 def _check_encrypted(data: bytes, kind: str) -> None:

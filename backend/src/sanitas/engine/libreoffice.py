@@ -86,7 +86,8 @@ IMPORT_FILTERS = {
     "ppt": "MS PowerPoint 97", "pot": "MS PowerPoint 97 Vorlage",
     "pps": "MS PowerPoint 97 AutoPlay", "xlsb": "Calc MS Excel 2007 Binary",
     "wri": "MS_Write", "pub": "Publisher Document", "vsd": "Visio Document",
-    "wpd": "WordPerfect", "wps": "MS_Works", "wk1": "Lotus", "wq1": "WPS_QPro_Calc",
+    "wpd": "WordPerfect", "wps": "MS_Works", "wk1": "Lotus", "wk3": "WPS_Lotus_Calc",
+    "wq1": "WPS_QPro_Calc",
     "pct": "PCT - Mac Pict",
 }
 # Word files older than Word 97 by the version in their FIB (legacy_office.word_filter).

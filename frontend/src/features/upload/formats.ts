@@ -19,7 +19,7 @@ export interface FormatFamily {
 /** Kinds of file, in the order they are named; extensions without the dot. */
 export const FORMAT_FAMILIES: readonly FormatFamily[] = [
   { id: 'documents', label: 'documents', extensions: ['pdf', 'doc', 'docx', 'docm', 'dot', 'dotx', 'dotm', 'odt', 'ott', 'rtf', 'odg', 'otg', 'odf', 'xps', 'oxps', 'vsdx', 'vsdm', 'vssx', 'vssm', 'vstx', 'vstm', 'wri', 'pub', 'vsd', 'vss', 'vst', 'wpd', 'wp', 'wp5', 'wp6', 'wpt', 'wps'] },
-  { id: 'spreadsheets', label: 'spreadsheets', extensions: ['xls', 'xlsx', 'xlsm', 'xlsb', 'xlt', 'xltx', 'xltm', 'ods', 'ots', 'csv', 'tsv', 'wk1', 'wks', 'wq1'] },
+  { id: 'spreadsheets', label: 'spreadsheets', extensions: ['xls', 'xlsx', 'xlsm', 'xlsb', 'xlt', 'xltx', 'xltm', 'ods', 'ots', 'csv', 'tsv', 'wk1', 'wks', 'wk3', 'wk4', '123', 'wq1'] },
   { id: 'presentations', label: 'presentations', extensions: ['ppt', 'pptx', 'pptm', 'pot', 'potx', 'potm', 'pps', 'ppsx', 'ppsm', 'odp', 'otp'] },
   { id: 'images', label: 'images', extensions: ['jpg', 'jpeg', 'jpe', 'jfif', 'png', 'gif', 'webp', 'tif', 'tiff', 'bmp', 'dib', 'heic', 'heif', 'hif', 'avif', 'jxl', 'jp2', 'jpx', 'jpf', 'jpm', 'j2k', 'j2c', 'jpc', 'jph', 'ico', 'cur', 'svg', 'wmf', 'emf', 'pct', 'pict'] },
   { id: 'audio', label: 'audio', extensions: ['mp3', 'flac', 'ogg', 'oga', 'opus', 'wav', 'wave', 'aif', 'aiff', 'aifc', 'm4a', 'm4b', 'mka'] },
