@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
+from sanitas.engine.verdict import Verdict
 from sanitas.web.metrics import bounded
 
 OUTCOMES = frozenset(("delivered", "refused", "deferred", "duplicate"))
-VERDICTS = frozenset(("clean", "cleaned", "partial", "encrypted", "refused"))
+VERDICTS = frozenset(v.value for v in Verdict)
 FAILURES = frozenset(("unreachable", "temporary", "permanent"))
 BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
