@@ -27,6 +27,32 @@ _counter = itertools.count(1)
 DEFAULT_PASSWORD = "correct horse battery"
 
 
+# -- a data dir's stored policy -----------------------------------------------------------------
+def stored_policy(data_dir, name: str = "organisation policy", **rules: str) -> str:
+    """An organisation-wide policy (basic with `rules` changed) in the database of a data dir
+    a channel's process (sanitas icap, sanitas mail) is then started on, migrated here
+    first; its id."""
+    from sanitas.db import make_engine, make_sessionmaker
+    from sanitas.engine.policy import BUILT_IN
+    from sanitas.migrate import upgrade_to_head
+    from sanitas.models import StoredPolicy
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    settings = Settings(data_dir=data_dir)
+    upgrade_to_head(str(settings.database_url))
+    body = BUILT_IN["basic"].to_json()
+    body["rules"] = dict(body["rules"], **rules)
+    engine = make_engine(str(settings.database_url))
+    try:
+        with make_sessionmaker(engine)() as session:
+            policy = StoredPolicy(owner_id=None, name=name, version=1, body=body)
+            session.add(policy)
+            session.commit()
+            return policy.id
+    finally:
+        engine.dispose()
+
+
 # -- users ---------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=32)
 def _password_hash(password: str) -> str:

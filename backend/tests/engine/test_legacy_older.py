@@ -6,7 +6,6 @@ The files are built byte by byte (legacy_corpus.py): nothing here writes these f
 
 from __future__ import annotations
 
-import re
 import struct
 import zipfile
 from pathlib import Path
@@ -15,7 +14,7 @@ import pikepdf
 import pypdfium2 as pdfium
 import pytest
 
-from sanitas.engine import Rejected, libreoffice, sanitize_file
+from sanitas.engine import Rejected, libreoffice
 from sanitas.engine.detect import detect
 from sanitas.engine.legacy_office import import_filter, word_version
 from sanitas.engine.report import Context, RejectionCode
@@ -32,22 +31,9 @@ from tests.engine.legacy_corpus import (
     wordperfect,
     works,
 )
+from tests.engine.test_legacy_kinds import _clean, _docx_text
 
 pytestmark = pytest.mark.slow  # one LibreOffice run per file
-
-
-def _clean(tmp_path: Path, data: bytes, name: str, **kwargs):
-    src = tmp_path / name
-    src.write_bytes(data)
-    out = tmp_path / "out"
-    out.mkdir(exist_ok=True)
-    return sanitize_file(src, out, original_name=name, workdir=tmp_path, **kwargs)
-
-
-def _docx_text(path: Path) -> str:
-    with zipfile.ZipFile(path) as zf:
-        xml = zf.read("word/document.xml").decode("utf-8")
-    return "".join(re.findall(r"<w:t(?: [^>]*)?>([^<]*)</w:t>", xml))
 
 
 def _xlsx_cells(path: Path) -> tuple[str, str]:

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sanitas.config import Settings
 from sanitas.db import make_engine, make_sessionmaker
 from sanitas.models import File, FileStatus, User
+from tests.factories import stored_policy
 from tests.icap.icapkit import Icap, client, start_icap, stop_icap
 
 GPS_IFD = 0x8825
@@ -265,25 +266,8 @@ def test_nothing_is_recorded_without_audit(icap: Icap, samples, tmp_path):
 def test_stored_organisation_policy_by_id(tmp_path, samples):
     """A policyId naming an organisation-wide policy: its rules apply (here: macros refused,
     so the document is blocked instead of cleaned)."""
-    from sanitas.engine.policy import BUILT_IN
-    from sanitas.migrate import upgrade_to_head
-    from sanitas.models import StoredPolicy
-
     data = tmp_path / "policy"
-    data.mkdir()
-    settings = Settings(data_dir=data)
-    upgrade_to_head(str(settings.database_url))
-    body = BUILT_IN["basic"].to_json()
-    body["rules"] = dict(body["rules"], macros="refuse")
-    engine = make_engine(str(settings.database_url))
-    try:
-        with make_sessionmaker(engine)() as session:
-            policy = StoredPolicy(owner_id=None, name="No macros", version=1, body=body)
-            session.add(policy)
-            session.commit()
-            policy_id = policy.id
-    finally:
-        engine.dispose()
+    policy_id = stored_policy(data, "No macros", macros="refuse")
     server = start_icap(data)
     try:
         answer = client(server.port, f"sanitize?policyId={policy_id}", "-resp",

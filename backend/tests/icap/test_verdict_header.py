@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sanitas.config import Settings
 from sanitas.db import make_engine, make_sessionmaker
 from tests.engine.corpus import encrypted_pdf, zip_bytes
+from tests.factories import stored_policy
 from tests.icap.icapkit import Icap, client, start_icap, stop_icap
 
 COUNTS = re.compile(r"verdict=(\w+); threats=(\d+); hiddenData=(\d+); filesDropped=(\d+); "
@@ -60,9 +61,7 @@ def test_clean_and_refused(icap: Icap, samples, tmp_path):
 
 
 def test_an_encrypted_pdf_is_held_back_or_passed_as_not_inspected(icap: Icap, tmp_path):
-    from sanitas.engine.policy import BUILT_IN
-    from sanitas.migrate import upgrade_to_head
-    from sanitas.models import File, StoredPolicy
+    from sanitas.models import File
 
     locked = encrypted_pdf(tmp_path / "locked.pdf")
     held = client(icap.port, "sanitize", "-resp", "http://x/locked.pdf", body=locked,
@@ -71,31 +70,22 @@ def test_an_encrypted_pdf_is_held_back_or_passed_as_not_inspected(icap: Icap, tm
     assert held.header("X-Sanitas") == "blocked; encrypted; verdict=encrypted"
 
     data = tmp_path / "pass"
-    data.mkdir()
-    settings = Settings(data_dir=data)
-    upgrade_to_head(str(settings.database_url))
-    body = BUILT_IN["basic"].to_json()
-    body["rules"] = dict(body["rules"], encryptedContent="pass")
-    engine = make_engine(str(settings.database_url))
+    policy_id = stored_policy(data, "Pass encrypted", encryptedContent="pass")
+    server = start_icap(data, icap_audit="1")
+    try:
+        passed = client(server.port, f"sanitize?policyId={policy_id}", "-resp",
+                        "http://x/locked.pdf", "-no204", body=locked, out=tmp_path / "p")
+    finally:
+        stop_icap(server)
+    assert passed.status == 200, passed.text
+    assert passed.body == locked.read_bytes()
+    found = COUNTS.search(passed.header("X-Sanitas") or "")
+    assert found and found.groups() == ("encrypted", "0", "0", "0", "0", "0", "0", "1"), \
+        passed.text
+    engine = make_engine(str(Settings(data_dir=data).database_url))
     try:
         with make_sessionmaker(engine)() as session:
-            policy = StoredPolicy(owner_id=None, name="Pass encrypted", version=1, body=body)
-            session.add(policy)
-            session.commit()
-            policy_id = policy.id
-        server = start_icap(data, icap_audit="1")
-        try:
-            passed = client(server.port, f"sanitize?policyId={policy_id}", "-resp",
-                            "http://x/locked.pdf", "-no204", body=locked, out=tmp_path / "p")
-        finally:
-            stop_icap(server)
-        assert passed.status == 200, passed.text
-        assert passed.body == locked.read_bytes()
-        found = COUNTS.search(passed.header("X-Sanitas") or "")
-        assert found and found.groups() == ("encrypted", "0", "0", "0", "0", "0", "0", "1"), \
-            passed.text
-        with make_sessionmaker(engine)() as session:
             rows = session.scalars(select(File)).all()
-        assert [(f.status, f.verdict) for f in rows] == [("COMPLETED", "encrypted")]
     finally:
         engine.dispose()
+    assert [(f.status, f.verdict) for f in rows] == [("COMPLETED", "encrypted")]

@@ -429,30 +429,6 @@ def test_metrics(mail_filter, sink, attachments):
     assert httpx.get(url, timeout=10).status_code == 404  # no token, no metrics
 
 
-def _stored_policy(data_dir, **rules) -> str:
-    """An organisation-wide policy in the data dir's database (migrated here first), by id."""
-    from sanitas.config import Settings
-    from sanitas.db import make_engine, make_sessionmaker
-    from sanitas.engine.policy import BUILT_IN
-    from sanitas.migrate import upgrade_to_head
-    from sanitas.models import StoredPolicy
-
-    data_dir.mkdir(parents=True, exist_ok=True)
-    settings = Settings(data_dir=data_dir)
-    upgrade_to_head(str(settings.database_url))
-    body = BUILT_IN["basic"].to_json()
-    body["rules"] = dict(body["rules"], **rules)
-    engine = make_engine(str(settings.database_url))
-    try:
-        with make_sessionmaker(engine)() as session:
-            policy = StoredPolicy(owner_id=None, name="mail policy", version=1, body=body)
-            session.add(policy)
-            session.commit()
-            return policy.id
-    finally:
-        engine.dispose()
-
-
 def test_encrypted_mail_is_held_back_by_default_and_passed_by_policy(mail_filter, sink,
                                                                      tmp_path):
     """An S/MIME message made by openssl and a message with an encrypted PDF attached: the
@@ -467,6 +443,7 @@ def test_encrypted_mail_is_held_back_by_default_and_passed_by_policy(mail_filter
         _smime_message,
     )
     from tests.engine.test_mail_files import _attachment, _message
+    from tests.factories import stored_policy
     from tests.mail.mailkit import start_filter, stop_filter
 
     smime = _smime_message(tmp_path)
@@ -494,7 +471,7 @@ def test_encrypted_mail_is_held_back_by_default_and_passed_by_policy(mail_filter
     sink.handler.messages.clear()
 
     data_dir = tmp_path / "passing"
-    policy_id = _stored_policy(data_dir, encryptedContent="pass")
+    policy_id = stored_policy(data_dir, "Pass encrypted mail", encryptedContent="pass")
     passing = start_filter(data_dir, sink.port, mail_policy=policy_id, mail_footer="true")
     try:
         code, text = send(passing.port, smime)
