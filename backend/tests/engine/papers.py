@@ -1,6 +1,7 @@
 """Generated documents for advanced-mode size and fidelity checks: a two-column text-only paper
 (the shape of a LaTeX article, standard fonts, not embedded), a word-processor article exported
-by LibreOffice (fonts embedded), pages filled with a photograph and a label-sized page."""
+by LibreOffice (fonts embedded), pages filled with a photograph and a label-sized page, and a
+LaTeX-shaped paper (two columns, a German page, a contents page, bookmarks, compressed pages)."""
 
 from __future__ import annotations
 
@@ -142,3 +143,109 @@ def article_pdf(folder: Path) -> Path:
     source.write_text(article_html(), encoding="utf-8")
     made = convert_many([source], "pdf:writer_pdf_Export", folder / "pdf", folder / "lo")
     return made[source]
+
+
+# --- a LaTeX-shaped paper: two columns, a contents page, bookmarks, Flate-compressed pages --
+
+_GERMAN_VOCABULARY = (
+    "die der und das mit von den im ist eine sich des auf als nach aus bei zur zum durch "
+    "über unter größer kleiner Gestein Gesteine Schicht Schichten Schichtung Störung Störungen "
+    "Mächtigkeit Ablagerung Ablagerungen Kalkstein Tonstein Sandstein Mergel Quarzit Gneis "
+    "Verwitterung Aufschluss Aufschlüsse Bohrung Bohrkern Probe Proben Körnung Gefüge Faltung "
+    "Überschiebung Grundwasser Oberfläche Flußlauf Gewässer Süßwasser Schüttung Geröll Schotter "
+    "Täler Hänge Böden Höhe östlich südlich nördlich westlich Gebirge Becken Senke Verhältnisse "
+    "Maße Größe Füllung Übergang Gänge Klüfte Spalten Erzgänge Lößdecke"
+)
+_GERMAN = _GERMAN_VOCABULARY.split()
+
+
+def _literal(text: str) -> bytes:
+    """A PDF literal string's bytes for WinAnsiEncoding (umlauts and ß are single bytes)."""
+    escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+    return b"(" + escaped.encode("cp1252") + b")"
+
+
+def _justified(rng: random.Random, words: list[str], count: int, chars: int) -> list[str]:
+    lines = []
+    for _ in range(count):
+        line = [rng.choice(words)]
+        while len(" ".join(line)) < chars:
+            line.append(rng.choice(words))
+        lines.append(" ".join(line))
+    return lines
+
+
+def _columns_page(rng: random.Random, words: list[str], top: float, fill: tuple[float, float],
+                  size: float, leading: float) -> list[bytes]:
+    """Two justified columns of `size` pt Times (word spacing varied per line, as TeX sets
+    it), each filled to its share in `fill` of the text block, a run-in heading now and
+    then."""
+    ops: list[bytes] = []
+    for left, share in zip((54.0, 315.0), fill, strict=True):
+        y, bottom, index = top, top - (top - 72) * share, 0
+        while y > bottom:
+            if index and index % 22 == 0:
+                y -= leading / 2
+                ops.append(f"BT /F2 {size + 1:g} Tf {left} {y:.3f} Td ".encode()
+                           + _literal(f"{index // 22}.{rng.randint(1, 9)} "
+                                      f"{rng.choice(words).capitalize()}") + b" Tj ET")
+                y -= leading * 1.5
+            (line,) = _justified(rng, words, 1, int(243 / (size * 0.46)))
+            ops.append(f"BT /F1 {size:g} Tf {rng.uniform(0.1, 0.9):.3f} Tw {left} {y:.3f} Td "
+                       .encode() + _literal(line) + b" Tj ET")
+            y -= leading
+            index += 1
+    return ops
+
+
+def _contents_page(rng: random.Random, sections: int, top: float) -> list[bytes]:
+    """A table of contents: numbered sections in bold, subsections with dot leaders to their
+    page numbers."""
+    ops = [f"BT /F2 16 Tf 72 {top:.3f} Td (Contents) Tj ET".encode()]
+    y, page = top - 34, 3
+    for section in range(1, sections + 1):
+        title = f"{section} {rng.choice(_WORDS).capitalize()} {rng.choice(_WORDS)}"
+        ops.append(f"BT /F2 11 Tf 72 {y:.3f} Td ".encode() + _literal(title) + b" Tj ET")
+        ops.append(f"BT /F2 11 Tf 528 {y:.3f} Td ({page}) Tj ET".encode())
+        y -= 15
+        for sub in range(1, rng.randint(3, 5)):
+            title = (f"{section}.{sub} {rng.choice(_WORDS).capitalize()} {rng.choice(_WORDS)} "
+                     f"{rng.choice(_WORDS)}")
+            ops.append(f"BT /F1 10 Tf 90 {y:.3f} Td ".encode() + _literal(title) + b" Tj ET")
+            leaders = " ." * int((420 - 5 * len(title)) / 5)
+            ops.append(f"BT /F1 10 Tf {100 + 5 * len(title)} {y:.3f} Td ".encode()
+                       + _literal(leaders) + b" Tj ET")
+            page += rng.randint(1, 2)
+            ops.append(f"BT /F1 10 Tf 528 {y:.3f} Td ({page}) Tj ET".encode())
+            y -= 13
+        y -= 7
+    return ops
+
+
+def latex_paper(top: float = 738.0, size: float = 10.0, seed: int = 2, contents_top: float = 720.0,
+                last: tuple[float, float] = (0.3, 0.18)) -> pikepdf.Pdf:
+    """What LaTeX makes of a two-column article, in standard Type 1 fonts (Times, not
+    embedded): two pages of dense justified text in two columns (`size` pt, one of them
+    German, with umlauts and ß), a contents page, and a last page whose two columns end
+    part-way down; a bookmark for each page (/Outlines, as hyperref writes them) and every
+    content stream Flate-compressed. `top` is the first baseline of the text columns."""
+    rng = random.Random(seed)
+    pdf = pikepdf.new()
+    fonts = Dictionary(F1=_font(pdf, "Times-Roman"), F2=_font(pdf, "Times-Bold"))
+    leading = size * 1.2
+    pages = [
+        ("Introduction", _columns_page(rng, _WORDS, top, (1, 1), size, leading)),
+        ("Geologische Übersicht", _columns_page(rng, _GERMAN, top, (1, 1), size, leading)),
+        ("Contents", _contents_page(rng, 8, contents_top)),
+        ("References", _columns_page(rng, _WORDS, top, last, size, leading)),
+    ]
+    for number, (_title, ops) in enumerate(pages, 1):
+        page = pdf.add_blank_page(page_size=(612, 792))
+        page.Resources = Dictionary(Font=fonts)
+        ops.append(f"BT /F1 {size:g} Tf 303 40 Td ({number}) Tj ET".encode())
+        page.Contents = pikepdf.Stream(pdf, zlib.compress(b"\n".join(ops)),
+                                       Filter=Name.FlateDecode)
+    with pdf.open_outline() as outline:
+        for index, (title, _ops) in enumerate(pages):
+            outline.root.append(pikepdf.OutlineItem(title, index))
+    return pdf

@@ -87,17 +87,31 @@ rebuilt page matters as much as its pixels:
   nothing.
 - Text. Thresholded text at 150 DPI scores 0.93-0.95 on most pages but 0.915-0.919 on a
   LibreOffice article with embedded fonts (11 pt Liberation Serif), lossless pictures of it
-  0.93-0.94 at 3-5x the bytes. A glyph-only symbol-coded page is compared with PDFium's own
-  72 DPI rendering (`seen_at`: the stored page halved and resized, SSIM; 44 -> 56 ms a page of
-  the bench's 10-page paper, with the rendering; it reads 0.015-0.02 under fidelity.py's
-  figure: 0.917-0.922 on that paper's pages, which stay at 150); under SHARPEN_BELOW (0.91) the
-  page is rendered again at SHARPER_DPI (200) and kept so when that reads SHARPER_GAIN higher,
-  and once a page was, the document's text pages start at 200 (one glyph set: half at 150 and
-  half at 200 took 23% more bytes than all at 200). The article: 0.922-0.96, 20.7 KB a page
-  where 150 DPI took 17.4: 1.78x its input, 2.13x with the OCR layer (1.50x and 1.86x at
-  150), and about 1.9x the CPU (47 -> 88 ms a page). More than 200 DPI gains little
-  (0.925-0.927 at 300). Pages with large pieces or hairlines are not re-rendered: more pixels
-  make lines thinner than readers draw them (the contour map 0.951 at 150 DPI, 0.847 at 200).
+  0.93-0.94 at 3-5x the bytes. Where a page's lines fall on the 72 DPI grid matters most:
+  PDFium puts each line of the original on a whole pixel, the rebuilt page's lines are where
+  the rendering put them, and with 12 pt leading (25 px at 150 DPI) every line of a page has
+  the same luck: a LaTeX-shaped page of 10 pt Times scores from 0.80 to 0.95 as its text block
+  moves down by a fraction of a point (tests/engine/test_advanced_fidelity_latex.py). A
+  glyph-only symbol-coded page is compared with PDFium's own 72 DPI rendering (`seen_at`: the
+  stored page resized with a Hamming filter, SSIM; within 0.0041 of fidelity.py's figure on 86
+  text pages, each at 150 and 200 DPI). Under SHARPEN_BELOW (0.926) the page is rendered again
+  at SHARPER_DPI (200) and kept so when that reads SHARPER_GAIN higher, and once a page was,
+  the document's text pages start at 200 (one glyph set: half at 150 and half at 200 took 23%
+  more bytes than all at 200); there a page reading SHARPEN_BELOW or more (sparse text: a
+  contents page, the end of the last column, where 150 and 200 are a toss-up) is rendered at
+  150 too and kept at whichever reads higher (`_rebuild_page`). The estimate this replaced
+  (halved, then a bilinear resize) read 150 DPI pages 0.026 lower than 200 DPI ones on
+  average, by up to 0.08: 200 was kept where it looked less like the original, and a
+  document's sparse pages then followed it unmeasured (a LaTeX-shaped paper's last page 0.978
+  at 200, 0.985 at 150; a LibreOffice export's 0.975 and 0.982). The article: 0.922-0.96, 20.7
+  KB a page where 150 DPI took 17.4: 1.78x its input, 2.13x with the OCR layer (1.50x and
+  1.86x at 150); CPU a page (best of 3, A/B interleaved; 47 ms at 150 DPI alone, as measured
+  before): 81-89 before the sparse pages were measured and 107-112 since (the LibreOffice
+  export 80-92 -> 111-114 and 46 -> 59 KB, the LaTeX-shaped paper 79-82 -> 106-108 and 104 ->
+  94 KB; a 10-page generated paper that stays at 150 48-49 -> 53). More than 200 DPI gains
+  little (0.925-0.927 at 300). Pages with large pieces or hairlines are not re-rendered: more
+  pixels make lines thinner than readers draw them (the contour map 0.951 at 150 DPI, 0.847 at
+  200).
 
 Measured at 150 DPI (tests/engine/papers.py, LibreOffice exports, tests/engine/corpus.py), KB
 per page and SSIM against the original at 72 DPI (tests/engine/fidelity.py); * = chosen:
@@ -168,7 +182,8 @@ PALETTE_APART = 32  # palette colours are at least this far apart (RGB distance)
 INK_LEVEL = 128  # darker is ink
 MARK_LEVEL = 224  # darker, a pixel from ink: ink too (light text, lines); + 31 must be <= 255
 FIDELITY_DPI = 72  # black-and-white pages are compared with the original at this resolution
-SHARPEN_BELOW = 0.91  # estimated (`seen_at`; ~0.926 as fidelity.py scores): try SHARPER_DPI
+SHARPEN_BELOW = 0.926  # `seen_at` (as fidelity.py scores): dense text under it tries SHARPER_DPI,
+# and at SHARPER_DPI, sparse text at or over it tries DPI too (`_rebuild_page`)
 SHARPER_DPI = 200
 SHARPER_GAIN = 0.005  # the sharper rendering is kept when its estimate is this much higher
 FLATE_LEVEL = 1  # palette pages: level 6 saves 12-50% of the bytes in 3-5x the time (~15 ms)
@@ -384,37 +399,53 @@ class _Built:
 
 def _rebuild_page(page: pdfium.PdfPage, out: pikepdf.Pdf, symbols: SymbolPages,
                   points: tuple[float, float], scale: float, sharp_text: bool) -> _Built:
-    """The page rebuilt from pixels at `scale`; a page of symbol-coded text (glyphs only)
-    that would look less like the original at FIDELITY_DPI than SHARPEN_BELOW (`seen_at`) is
-    rendered again at SHARPER_DPI and kept so when that is such text looking more like it.
+    """The page rebuilt from pixels at `scale`, or at SHARPER_DPI where that is symbol-coded
+    text (glyphs only) that looks more like the original at FIDELITY_DPI (`seen_at`).
     (Only text gains from more pixels: hairlines thinner than a device pixel are drawn one
     pixel wide by readers, so their pictures look less like them the sharper they are; a
     0.3 pt contour map 0.951 at 150 DPI, 0.847 at 200.)
-    Once a page of the document was, `sharp_text`: each page is tried at SHARPER_DPI first
-    and kept so when it is such text (the document's text then shares one set of glyphs:
-    an article half at 150 and half at 200 DPI took 23% more bytes than all at 200)."""
+    Which resolution is tried first: `scale`, until a page of the document was kept at
+    SHARPER_DPI (`sharp_text`), then SHARPER_DPI (the document's text then mostly shares one
+    set of glyphs: an article half at 150 and half at 200 DPI took 23% more bytes than all
+    at 200). Glyph-only text at `scale` whose estimate is under SHARPEN_BELOW (dense text)
+    is tried at SHARPER_DPI and kept so when that reads SHARPER_GAIN higher; glyph-only text
+    at SHARPER_DPI whose estimate is SHARPEN_BELOW or more (a sparse page) is tried at
+    `scale` and kept so when that reads higher. Which of the two resolutions a page's lines
+    fall better on at 72 DPI depends on where they sit: a dense page mostly gains from 200
+    (on 182 of 200 placements of a LaTeX-shaped page's text block), a sparse page of the same
+    document (a contents page, the end of the last column) may lose, and kept at 200
+    unmeasured it fell under 0.98 (a LibreOffice export's last page 0.982 at 150, 0.975 at
+    200; a LaTeX-shaped paper's 0.985 and 0.978)."""
     sharper = page_scale(*points, SHARPER_DPI)
-    mark = symbols.mark()
-    if sharp_text and sharper > scale * 1.05:
-        first = _build(page, out, symbols, points, sharper)
-        if _glyphs_only(first):
-            return first
-        symbols.rollback(mark)
-        # Not such text at SHARPER_DPI: the check below could only build that again and
-        # drop it, so the page is as `scale` builds it.
+    if sharper <= scale * 1.05:
         return _build(page, out, symbols, points, scale)
-    built = _build(page, out, symbols, points, scale)
-    if not _glyphs_only(built) or sharper <= scale * 1.05:
-        return built
+    mark = symbols.mark()
+    first_scale, other_scale = (sharper, scale) if sharp_text else (scale, sharper)
+    built = _build(page, out, symbols, points, first_scale)
+    if not _glyphs_only(built):
+        if first_scale == scale:
+            return built
+        symbols.rollback(mark)
+        # Not such text at SHARPER_DPI: the page is as `scale` builds it.
+        return _build(page, out, symbols, points, scale)
     assert built.grey is not None and built.ink is not None
     reference = _render(page, FIDELITY_DPI / 72).convert("L")  # as fidelity.py: RGB, then L
     score = seen_at(reference, built.grey)
-    if score >= SHARPEN_BELOW:
+    # At `scale`, text looking less like the original than SHARPEN_BELOW (dense text) is
+    # tried at SHARPER_DPI; at SHARPER_DPI, text looking at least that much like it (a
+    # sparse page, where it matters more where its lines fall) is tried at `scale`.
+    if (score >= SHARPEN_BELOW) == (first_scale == scale):
+        return built
+    picture = _render(page, other_scale)
+    encoded, ink, grey = encode(picture)
+    if encoded is not None or ink is None or grey is None:  # not black-and-white there
+        return built
+    gain = SHARPER_GAIN if other_scale == sharper else 0.0
+    if seen_at(reference, grey) <= score + gain:
         return built
     symbols.rollback(mark)  # the first rendering's new glyphs go (kept below if it stays)
-    other = _build(page, out, symbols, points, sharper)
-    if (_glyphs_only(other) and other.grey is not None
-            and seen_at(reference, other.grey) >= score + SHARPER_GAIN):
+    other = _symbol_coded(out, symbols, picture, points, other_scale, ink, grey)
+    if _glyphs_only(other):
         return other
     symbols.rollback(mark)  # its glyphs again, under the same codes
     again = symbols.add_page(np.asarray(built.ink), points, _group4_picture)
@@ -476,10 +507,20 @@ def _encode_page(out: pikepdf.Pdf, symbols: SymbolPages, picture: Image.Image,
     encoded, ink, grey = encode(picture)
     if encoded is None:  # black and white: symbol-coded, else one Group 4 image
         assert ink is not None
-        symbol_page = symbols.add_page(np.asarray(ink), points, _group4_picture)
-        if symbol_page is not None:
-            return _Built(symbol_page, "symbols", picture, ink, scale, grey)
-        encoded = _bilevel(ink)
+        return _symbol_coded(out, symbols, picture, points, scale, ink, grey)
+    return _Built(_image_page(out, encoded, picture.size, points), encoded.encoding, picture,
+                  ink, scale, grey)
+
+
+def _symbol_coded(out: pikepdf.Pdf, symbols: SymbolPages, picture: Image.Image,
+                  points: tuple[float, float], scale: float, ink: Image.Image,
+                  grey: Image.Image | None) -> _Built:
+    """A black-and-white page (`encode` found it so): its ink symbol-coded, or one Group 4
+    image where the shapes do not repeat."""
+    symbol_page = symbols.add_page(np.asarray(ink), points, _group4_picture)
+    if symbol_page is not None:
+        return _Built(symbol_page, "symbols", picture, ink, scale, grey)
+    encoded = _bilevel(ink)
     return _Built(_image_page(out, encoded, picture.size, points), encoded.encoding, picture,
                   ink, scale, grey)
 
@@ -487,11 +528,13 @@ def _encode_page(out: pikepdf.Pdf, symbols: SymbolPages, picture: Image.Image,
 def seen_at(reference: Image.Image, grey: Image.Image) -> float:
     """About how much a page stored as `grey` (its grey pixels) looks like the original
     rendered at the size of `reference` (grey): SSIM, 8 x 8 windows (`similarity`), of `grey`
-    halved (box) then resized to it (bilinear); about 5 ms with the SSIM. A reader draws a
-    page by its own rules, so this is an estimate: on black-and-white text pages it reads
-    0.015-0.02 under the likeness tests/engine/fidelity.py measures (0.894-0.942 for
-    0.915-0.951), in the same order."""
-    resized = grey.reduce(2).resize(reference.size, Image.Resampling.BILINEAR)
+    resized to it in one step with a Hamming filter; about 7 ms with the SSIM. It comes within
+    0.0041 of what tests/engine/fidelity.py measures of the rebuilt page drawn by PDFium, on
+    86 text pages each built at 150 and at 200 DPI (LaTeX-shaped, LibreOffice and generated
+    ones, 8 to 11 pt), so the two resolutions are compared on equal terms. (Halved first, then
+    resized bilinearly, it read 150 DPI pages 0.025 under on average, from 0.083 under to
+    0.058 over, and 200 DPI ones 0.001 over: 200 won on pages it showed worse.)"""
+    resized = grey.resize(reference.size, Image.Resampling.HAMMING)
     return similarity(reference, resized, reduction=1)
 
 
