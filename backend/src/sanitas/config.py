@@ -141,6 +141,9 @@ class Settings(BaseSettings):
     job_retry_delay_seconds: int = 5  # doubled at each further attempt
     executor_poll_interval_seconds: float = 2.0  # local: how often rows are re-scanned
     executor_nice: int = 10  # local: CPU niceness of job threads and their sandboxes (0 = off)
+    # local: while other accounts' jobs wait, no account is given more than this share of the
+    # workers (at least one); with nobody else waiting an account may use them all.
+    executor_max_share: float = Field(0.5, gt=0, le=1)
     celery_recover_interval_seconds: int = 60  # celery: re-send waiting/stale jobs
 
     # Webhooks (sanitas/webhooks/). Endpoints on loopback, private, link-local or reserved

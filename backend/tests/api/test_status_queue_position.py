@@ -1,5 +1,6 @@
 """The status call explains waiting: `job.ahead` (queued jobs an executor would start before
-this one, in the claim order: priority, then created time) and `queuePaused`."""
+this one, in the claim order: priority, then accounts taking turns, then created time) and
+`queuePaused`."""
 
 from __future__ import annotations
 
@@ -28,24 +29,25 @@ def test_ahead_counts_jobs_claimed_first_and_paused_flag(api, settings, db_sessi
     at = lambda minutes: base + timedelta(minutes=minutes)  # noqa: E731
 
     mine, _ = add_file_and_job(db_session, settings, owner, created_at=at(5))
-    # Claimed before mine: an older one at the same priority (another user's: the queue is
-    # shared), a newer one at high priority, and an active job whose worker stopped beating.
+    # Claimed before mine: a newer one at high priority, and another account's oldest job
+    # at the same priority (its first turn, as mine is my first; older than mine).
     add_file_and_job(db_session, settings, other, created_at=at(1))
     add_file_and_job(db_session, settings, other, created_at=at(8),
                      priority=job_facts.HIGH_PRIORITY)
+    # Not ahead: that account's further jobs (a stale active one older than mine, its second
+    # turn; a newer one), a third account's job running with a live heartbeat, finished ones,
+    # and one backing off until later.
     _, stale = add_file_and_job(db_session, settings, other, status="PROCESSING",
                                 created_at=at(3))
     db_session.execute(update(Job).where(Job.id == stale.id).values(
         heartbeat_at=utcnow() - timedelta(hours=1)))
-    # Not ahead: newer at the same priority (also a stale active one), running with a live
-    # heartbeat, finished ones, and one backing off until later.
     add_file_and_job(db_session, settings, other, created_at=at(6))
     _, stale_newer = add_file_and_job(db_session, settings, other, status="PROCESSING",
                                       created_at=at(9))
     db_session.execute(update(Job).where(Job.id == stale_newer.id).values(
         heartbeat_at=utcnow() - timedelta(hours=1)))
-    _, running = add_file_and_job(db_session, settings, other, status="PROCESSING",
-                                  created_at=at(0))
+    _, running = add_file_and_job(db_session, settings, make_user(db_session),
+                                  status="PROCESSING", created_at=at(0))
     db_session.execute(update(Job).where(Job.id == running.id).values(heartbeat_at=utcnow()))
     add_file_and_job(db_session, settings, other, status="COMPLETED", created_at=at(0))
     add_file_and_job(db_session, settings, other, status="FAILED", created_at=at(0))
@@ -56,18 +58,18 @@ def test_ahead_counts_jobs_claimed_first_and_paused_flag(api, settings, db_sessi
 
     data = _status(api, h, mine.id)
     assert data["job"]["state"] == "waiting"
-    assert data["job"]["ahead"] == 3
+    assert data["job"]["ahead"] == 2
     assert data["queuePaused"] is False
 
     # The order the executor really claims in agrees with the count.
     order = [job_id for job_id, _ in queue.find_runnable(db_session, settings, 100)]
     mine_job = db_session.query(Job).filter(Job.file_id == mine.id).one()
-    assert order.index(mine_job.id) == 3
+    assert order.index(mine_job.id) == 2
 
     admin_h = auth_headers(settings, db_session, make_user(db_session, role="ADMIN"))
     assert api.post("/api/process/queue/pause", headers=admin_h).status_code == 200
     data = _status(api, h, mine.id)
-    assert data["queuePaused"] is True and data["job"]["ahead"] == 3
+    assert data["queuePaused"] is True and data["job"]["ahead"] == 2
     assert api.post("/api/process/queue/resume", headers=admin_h).status_code == 200
     assert _status(api, h, mine.id)["queuePaused"] is False
 

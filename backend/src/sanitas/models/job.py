@@ -6,6 +6,7 @@ from enum import StrEnum
 from sqlalchemy import ForeignKey, Integer, String, Text, and_, func, or_, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import Subquery
 
 from sanitas.db import Base, utcnow
 from sanitas.models._common import id_column
@@ -82,18 +83,51 @@ def runnable_condition(heartbeat_timeout: float, now: datetime) -> ColumnElement
 AHEAD_COUNT_CAP = 10_000  # jobs_ahead counts at most this many rows
 
 
+def fair_order(heartbeat_timeout: float, now: datetime) -> Subquery:
+    """The runnable jobs in the order executors take them: high priority first; within a
+    priority, accounts take turns. A job's `turn` is its place among its account's runnable
+    jobs of that priority (oldest first) plus the jobs the account has running now (active,
+    heartbeat fresh), so an account being served waits behind one that is not, and a burst
+    of one account's uploads is interleaved with everyone else's instead of ahead of them;
+    equal turns go oldest first. Columns: id, priority, created_at, user_id, running, turn."""
+    from sanitas.models.file import File  # files name jobs' owners; models/file.py needs no job
+
+    stale = now - timedelta(seconds=heartbeat_timeout)
+    running = (select(File.user_id.label("user_id"), func.count().label("running"))
+               .select_from(Job).join(File, File.id == Job.file_id)
+               .where(Job.state == JobState.ACTIVE, Job.heartbeat_at >= stale)
+               .group_by(File.user_id).subquery())
+    held = func.coalesce(running.c.running, 0)
+    place = func.row_number().over(partition_by=(Job.priority, File.user_id),
+                                   order_by=(Job.created_at, Job.id))
+    return (select(Job.id, Job.priority, Job.created_at, File.user_id,
+                   held.label("running"), (place + held).label("turn"))
+            .select_from(Job).join(File, File.id == Job.file_id)
+            .outerjoin(running, running.c.user_id == File.user_id)
+            .where(runnable_condition(heartbeat_timeout, now))
+            .subquery("fair"))
+
+
 def jobs_ahead(session: Session, heartbeat_timeout: float, job: Job) -> int:
     """How many runnable jobs an executor would claim before `job`, in the claim order
-    (priority, then created time, then id); one COUNT over at most AHEAD_COUNT_CAP rows."""
+    (`fair_order`: priority, then turn, then created time, then id); counts over at most
+    AHEAD_COUNT_CAP rows. (The executors' share limit may let a job pass another account's
+    that is ahead here; the count is the order, not a promise.)"""
+    fair = fair_order(heartbeat_timeout, utcnow())
+    mine = session.execute(select(fair.c.priority, fair.c.turn, fair.c.created_at)
+                           .where(fair.c.id == job.id)).first()
+    if mine is None:  # not runnable now (backing off until later): behind every runnable one
+        return session.scalar(select(func.count()).select_from(
+            select(fair.c.id).limit(AHEAD_COUNT_CAP).subquery())) or 0
     before = or_(
-        Job.priority > job.priority,
-        and_(Job.priority == job.priority,
-             or_(Job.created_at < job.created_at,
-                 and_(Job.created_at == job.created_at, Job.id < job.id))),
+        fair.c.priority > mine.priority,
+        and_(fair.c.priority == mine.priority,
+             or_(fair.c.turn < mine.turn,
+                 and_(fair.c.turn == mine.turn,
+                      or_(fair.c.created_at < mine.created_at,
+                          and_(fair.c.created_at == mine.created_at, fair.c.id < job.id))))),
     )
-    ahead = (select(Job.id).where(runnable_condition(heartbeat_timeout, utcnow()), before,
-                                  Job.id != job.id)
-             .limit(AHEAD_COUNT_CAP).subquery())
+    ahead = select(fair.c.id).where(before).limit(AHEAD_COUNT_CAP).subquery()
     return session.scalar(select(func.count()).select_from(ahead)) or 0
 
 

@@ -1,7 +1,10 @@
-"""The queue: its rows are the jobs (claimed in priority, then age, order: models/job.py), its
-state one row (paused or not), and what an admin does to it (the routes in routes.py)."""
+"""The queue: its rows are the jobs (claimed in a fair order: priority, then accounts taking
+turns, models/job.py `fair_order`), its state one row (paused or not), and what an admin does
+to it (the routes in routes.py)."""
 
 from __future__ import annotations
+
+import math
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -10,7 +13,7 @@ from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
 from sanitas.models import AuditAction, Job, JobState, QueueState, User
-from sanitas.models.job import is_paused, runnable_condition
+from sanitas.models.job import fair_order, is_paused
 
 __all__ = ["clear_job_records", "find_runnable", "is_paused", "queue_counts", "set_paused"]
 
@@ -33,12 +36,35 @@ def set_paused(session: Session, paused: bool, *, actor: User | None = None,
 
 def find_runnable(session: Session, settings: Settings, limit: int,
                   exclude: set[str] | frozenset[str] = frozenset()) -> list[tuple[str, int]]:
-    """(job id, priority) of runnable jobs, high priority first, oldest first."""
-    runnable = runnable_condition(settings.job_heartbeat_timeout_seconds, utcnow())
-    query = (select(Job.id, Job.priority).where(runnable)
-             .order_by(Job.priority.desc(), Job.created_at, Job.id).limit(limit + len(exclude)))
-    rows = [(r.id, r.priority) for r in session.execute(query)]
-    return [r for r in rows if r[0] not in exclude][:limit]
+    """(job id, priority) of up to `limit` runnable jobs to start now, in the fair order
+    (models/job.py `fair_order`: priority, then accounts taking turns). `exclude`: jobs this
+    executor has just handed to a worker (not claimed yet: they count as running). While
+    other accounts' jobs wait, an account that holds its share of the workers
+    (`executor_max_share` of `executor_workers`, at least one) gets no more; what is left
+    over then goes in order, so no worker idles while jobs wait."""
+    fair = fair_order(settings.job_heartbeat_timeout_seconds, utcnow())
+    query = (select(fair.c.id, fair.c.priority, fair.c.user_id, fair.c.running)
+             .order_by(fair.c.priority.desc(), fair.c.turn, fair.c.created_at, fair.c.id)
+             .limit(4 * limit + len(exclude) + 8))
+    rows = session.execute(query).all()
+    share = max(1, math.floor(settings.executor_max_share * max(1, settings.executor_workers)))
+    held: dict[str, int] = {}
+    for row in rows:
+        held.setdefault(row.user_id, row.running)
+        if row.id in exclude:
+            held[row.user_id] += 1
+    waiting = [row for row in rows if row.id not in exclude]
+    chosen: list[str] = []
+    for row in waiting:  # first the accounts under their share
+        if len(chosen) < limit and held[row.user_id] < share:
+            chosen.append(row.id)
+            held[row.user_id] += 1
+    for row in waiting:  # then, nobody under it waiting, the rest in order
+        if len(chosen) < limit and row.id not in chosen:
+            chosen.append(row.id)
+    order = {row.id: i for i, row in enumerate(waiting)}
+    priorities = {row.id: row.priority for row in waiting}
+    return [(job_id, priorities[job_id]) for job_id in sorted(chosen, key=order.__getitem__)]
 
 
 def queue_counts(session: Session) -> dict[str, int]:
