@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sqlalchemy import ForeignKey, Integer, String, Text, and_, func, or_, select
+from sqlalchemy import ForeignKey, Integer, String, Text, and_, case, func, or_, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import Subquery
@@ -110,25 +110,45 @@ def fair_order(heartbeat_timeout: float, now: datetime) -> Subquery:
 
 def jobs_ahead(session: Session, heartbeat_timeout: float, job: Job) -> int:
     """How many runnable jobs an executor would claim before `job`, in the claim order
-    (`fair_order`: priority, then turn, then created time, then id); counts over at most
-    AHEAD_COUNT_CAP rows. (The executors' share limit may let a job pass another account's
-    that is ahead here; the count is the order, not a promise.)"""
-    fair = fair_order(heartbeat_timeout, utcnow())
-    mine = session.execute(select(fair.c.priority, fair.c.turn, fair.c.created_at)
-                           .where(fair.c.id == job.id)).first()
-    if mine is None:  # not runnable now (backing off until later): behind every runnable one
-        return session.scalar(select(func.count()).select_from(
-            select(fair.c.id).limit(AHEAD_COUNT_CAP).subquery())) or 0
-    before = or_(
-        fair.c.priority > mine.priority,
-        and_(fair.c.priority == mine.priority,
-             or_(fair.c.turn < mine.turn,
-                 and_(fair.c.turn == mine.turn,
-                      or_(fair.c.created_at < mine.created_at,
-                          and_(fair.c.created_at == mine.created_at, fair.c.id < job.id))))),
-    )
-    ahead = select(fair.c.id).where(before).limit(AHEAD_COUNT_CAP).subquery()
-    return session.scalar(select(func.count()).select_from(ahead)) or 0
+    (`fair_order`: priority, then turn, then created time, then id), without ranking the
+    queue: one count of the higher priorities and one pass grouping `job`'s priority by
+    account. An account V with n runnable jobs there and r running has turns r+1..r+n; those
+    under `job`'s turn t are ahead, and the one at t is when it is older (V's (t-r)-th oldest
+    is older than `job` exactly when at least t-r of V's are). (The executors' share limit may
+    let a job pass another account's that is ahead here; the count is the order, not a
+    promise.)"""
+    from sanitas.models.file import File
+
+    now = utcnow()
+    runnable = runnable_condition(heartbeat_timeout, now)
+    owner = session.scalar(select(File.user_id).where(File.id == job.file_id))
+    higher = session.scalar(select(func.count()).select_from(
+        select(Job.id).where(runnable, Job.priority > job.priority)
+        .limit(AHEAD_COUNT_CAP).subquery())) or 0
+    older = or_(Job.created_at < job.created_at,
+                and_(Job.created_at == job.created_at, Job.id < job.id))
+    stale = now - timedelta(seconds=heartbeat_timeout)
+    running = dict(session.execute(
+        select(File.user_id, func.count()).select_from(Job).join(File, File.id == Job.file_id)
+        .where(Job.state == JobState.ACTIVE, Job.heartbeat_at >= stale)
+        .group_by(File.user_id)).all())
+    accounts = session.execute(
+        select(File.user_id, func.count(), func.sum(case((older, 1), else_=0)))
+        .select_from(Job).join(File, File.id == Job.file_id)
+        .where(runnable, Job.priority == job.priority, Job.id != job.id)
+        .group_by(File.user_id)).all()
+    mine = next((int(n_older or 0) for user, _n, n_older in accounts if user == owner), 0)
+    turn = mine + 1 + running.get(owner, 0)
+    ahead = higher + mine
+    for user, count, n_older in accounts:
+        if user == owner:
+            continue
+        held = running.get(user, 0)
+        ahead += min(count, max(0, turn - 1 - held))
+        place = turn - held  # the place of this account's job at `job`'s turn, if any
+        if 1 <= place <= count and int(n_older or 0) >= place:
+            ahead += 1
+    return min(ahead, AHEAD_COUNT_CAP)
 
 
 def is_paused(session: Session) -> bool:
