@@ -52,6 +52,8 @@ CASES = {  # name -> (bytes, kind, output, label in the report)
                  "WordPerfect 5 document"),
     "memo6.wpd": (wordperfect(["First line", MARKER], version=6), "wpd", "docx",
                   "WordPerfect 6 or later document"),
+    "memo-wordperfect.doc": (wordperfect([MARKER]), "wpd", "docx",  # by content, not name
+                             "WordPerfect 5 document"),
     "letter.wps": (works(MARKER), "wps", "docx", "Microsoft Works document"),
     "letter4.wps": (works(MARKER, version=6, ole=True), "wps", "docx",
                     "Microsoft Works document"),
