@@ -121,7 +121,7 @@ def jobs_ahead(session: Session, heartbeat_timeout: float, job: Job) -> int:
 
     now = utcnow()
     runnable = runnable_condition(heartbeat_timeout, now)
-    owner = session.scalar(select(File.user_id).where(File.id == job.file_id))
+    owner = session.scalar(select(File.user_id).where(File.id == job.file_id)) or ""
     higher = session.scalar(select(func.count()).select_from(
         select(Job.id).where(runnable, Job.priority > job.priority)
         .limit(AHEAD_COUNT_CAP).subquery())) or 0
