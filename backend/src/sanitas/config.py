@@ -180,6 +180,10 @@ class Settings(BaseSettings):
     # conversion skips LibreOffice's start (engine/libreoffice.py); off saves the idle
     # instance's memory (about 100 MB per office spare) at the cost of that start.
     sandbox_warm_office: bool = True
+    # Files that do not need LibreOffice run in process trees forked from one warm template
+    # (sandbox/forked.py): each job still gets namespaces, tmpfs, cgroup and filter of its own,
+    # and skips the Python start and the engine's imports. Off: a fresh sandbox per job.
+    sandbox_prefork: bool = True
     # Advanced mode adds an OCR text layer to the pages it rebuilds from pixels (needs
     # tesseract-ocr; a policy whose output is "pdf" turns it off), in these tesseract languages
     # ("eng+deu"; each needs its tesseract-ocr-LANG package).

@@ -51,8 +51,10 @@ def test_rejections_come_back_with_reasons(sandbox_settings, sandbox_corpus, tmp
 
 
 def test_warm_spare_is_used_once(sandbox_settings, sandbox_corpus, tmp_path):
+    """Without the template (sandbox_prefork off; office files always): a spare per job."""
     from sanitas.sandbox import bwrap
 
+    sandbox_settings = sandbox_settings.model_copy(update={"sandbox_prefork": False})
     first = run_sanitizer(sandbox_corpus["clean.pdf"], tmp_path / "a", mode="basic",
                           settings=sandbox_settings, prewarm=True)
     spares = bwrap.spares()
@@ -68,6 +70,7 @@ def test_idle_spare_warms_up_then_serves_any_job(sandbox_settings, sandbox_corpu
     """A spare left idle imports the PDF libraries and says so; it still takes any file."""
     from sanitas.sandbox import bwrap
 
+    sandbox_settings = sandbox_settings.model_copy(update={"sandbox_prefork": False})
     bwrap.shutdown_spares()
     run_sanitizer(sandbox_corpus["notes.txt"], tmp_path / "a", mode="basic",
                   settings=sandbox_settings, prewarm=True)
@@ -110,10 +113,15 @@ def test_output_size_limit_rejects_the_file(sandbox_settings, tmp_path):
 
 
 def test_no_bwrap_means_refusal(sandbox_settings, sandbox_corpus, tmp_path, monkeypatch):
+    from sanitas.sandbox import bwrap
+
+    bwrap.shutdown_spares()  # and the template: none may be running from before
     monkeypatch.setenv("PATH", str(tmp_path))  # a PATH without bubblewrap
-    with pytest.raises(SandboxError, match="bubblewrap"):
-        run_sanitizer(sandbox_corpus["clean.pdf"], tmp_path / "out", mode="basic",
-                      settings=sandbox_settings, prewarm=False)
+    for name in ("clean.pdf", "notes.txt"):  # the template cannot start either
+        with pytest.raises(SandboxError, match="bubblewrap"):
+            run_sanitizer(sandbox_corpus[name], tmp_path / "out", mode="basic",
+                          settings=sandbox_settings, prewarm=False)
+    bwrap.shutdown_spares()
 
 
 def test_unsandboxed_only_when_allowed(sandbox_settings, sandbox_corpus, tmp_path, caplog):

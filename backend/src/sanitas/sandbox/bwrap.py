@@ -59,6 +59,7 @@ from sanitas.sandbox.cgroups import CgroupHost, JobCgroup
 if TYPE_CHECKING:
     from sanitas.config import Settings
     from sanitas.engine.policy import Policy
+    from sanitas.sandbox.forked import ForkedSandbox
 
 log = logging.getLogger(__name__)
 
@@ -144,11 +145,11 @@ def _layout(settings: Settings, office: bool) -> _Layout:
                    warm_office=office and settings.sandbox_warm_office)
 
 
-def _seccomp_fd() -> int | None:
+def _seccomp_fd(template: bool = False) -> int | None:
     """A pipe holding the seccomp program for bwrap to read (None: no filter here)."""
     from sanitas.sandbox.seccomp import filter_program
 
-    program = filter_program()
+    program = filter_program(template)
     if program is None:
         return None
     read_fd, write_fd = os.pipe()
@@ -216,9 +217,11 @@ def _job_cgroup(host: CgroupHost, limits: SandboxLimits) -> JobCgroup | None:
 
 def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | None = None,
              headroom: bool = True, seccomp_fd: int | None = None,
-             cgroup: JobCgroup | None = None) -> list[str]:
+             cgroup: JobCgroup | None = None, template: bool = False) -> list[str]:
     """The full command line. `headroom` leaves room above the job's limits for the warm-up
-    (the child lowers them to the job's values before it reads the file)."""
+    (the child lowers them to the job's values before it reads the file). `template`: the
+    pre-forked template (template.py), which may create each job's user namespace, and whose
+    process allowance is the backstop (each job's worker lowers it to the job's)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxError("bubblewrap (bwrap) is not installed, so files cannot be processed "
@@ -231,9 +234,12 @@ def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | No
     if prlimit is None:
         raise SandboxError("prlimit (util-linux) is missing; the sandbox cannot set limits.")
     extra_memory, extra_cpu = (512 * MB, 30) if headroom else (0, 0)
+    nproc = limits.processes * NPROC_BACKSTOP_FACTOR if template else \
+        _nproc(layout, limits, cgroup)
     command += [prlimit, f"--as={limits.memory_bytes + extra_memory}",
                 f"--cpu={int(limits.cpu_seconds or 3600) + extra_cpu}",
-                f"--fsize={limits.file_size_bytes}", f"--nproc={_nproc(layout, limits, cgroup)}",
+                f"--fsize={limits.file_size_bytes}",
+                f"--nproc={nproc}",
                 "--core=0", "--"]
     if layout.user:
         setpriv = shutil.which("setpriv")
@@ -243,8 +249,10 @@ def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | No
         command += [setpriv, f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}",
                     "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
     command += [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-                "--cap-drop", "ALL", "--hostname", "sandbox", "--unshare-user", "--disable-userns",
-                "--ro-bind", "/usr", "/usr"]
+                "--cap-drop", "ALL", "--hostname", "sandbox", "--unshare-user"]
+    if not template:  # the template's jobs cannot: their worker's filter denies namespaces
+        command.append("--disable-userns")
+    command += ["--ro-bind", "/usr", "/usr"]
     for link in ("lib", "lib64", "bin", "sbin", "lib32", "libx32"):
         target = f"/{link}"
         if os.path.islink(target):
@@ -271,12 +279,20 @@ def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | No
 def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
           timeout: float = 60, office: bool = False) -> subprocess.CompletedProcess[bytes]:
     """Run Python `code` in exactly the sandbox a job gets, with exactly `limits` (for the
-    tests that prove the boundary, and for diagnostics)."""
+    tests that prove the boundary, and for diagnostics): forked from the template where jobs
+    of that layout are (sandbox_prefork), a sandbox of its own otherwise."""
     limits = (limits or SandboxLimits()).resolved(0, Mode.BASIC, office)
-    cgroup = _job_cgroup(_cgroup_host(settings), limits)
+    layout, host = _layout(settings, office), _cgroup_host(settings)
+    if _prefork(settings, layout):
+        from sanitas.sandbox import forked
+
+        job = forked.fork_job(layout, limits, host)
+        if job is not None:
+            return _probe_forked(job, code, layout, limits, timeout)
+    cgroup = _job_cgroup(host, limits)
     filter_fd = _seccomp_fd()
     try:
-        command = _command(_layout(settings, office), limits, ["-I", "-c", code],
+        command = _command(layout, limits, ["-I", "-c", code],
                            headroom=False, seccomp_fd=filter_fd, cgroup=cgroup)
         return subprocess.run(command, env=dict(CLEAN_ENV), capture_output=True,  # noqa: S603 - bwrap argv built by _command, no shell
                               timeout=timeout, check=False, start_new_session=True,
@@ -287,6 +303,40 @@ def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
             os.close(filter_fd)
         if cgroup is not None:
             cgroup.remove()
+
+
+def _probe_forked(job: ForkedSandbox, code: str, layout: _Layout, limits: SandboxLimits,
+                  timeout: float) -> subprocess.CompletedProcess[bytes]:
+    job_limits: dict[str, Any] = {"cpu_seconds": limits.cpu_seconds,
+                                  "memory_bytes": limits.memory_bytes,
+                                  "file_size_bytes": limits.file_size_bytes}
+    if job.cgroup is None:
+        job_limits["uid_processes"] = _nproc(layout, limits, None)
+    message = {"probe": code, "limits": job_limits, "setup": job.job_setup()}
+    deadline = time.monotonic() + timeout
+    output: dict[int, bytes] = {}
+    try:
+        socket.send_fds(job.sock, [json.dumps(message).encode() + b"\n"], [])
+        streams = {job.proc.stdout.fileno(): job.proc.stdout,
+                   job.proc.stderr.fileno(): job.proc.stderr}
+        with selectors.DefaultSelector() as selector:
+            for fd, stream in streams.items():
+                selector.register(stream, selectors.EVENT_READ)
+                output[fd] = b""
+            while selector.get_map():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise subprocess.TimeoutExpired(["probe"], timeout)
+                for key, _ in selector.select(min(remaining, 1.0)):
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        selector.unregister(key.fileobj)
+                    output[key.fd] += chunk
+        code_ = job.proc.wait(max(1.0, deadline - time.monotonic()))
+        return subprocess.CompletedProcess(["probe"], code_, output[job.proc.stdout.fileno()],
+                                           output[job.proc.stderr.fileno()])
+    finally:
+        job.kill()
 
 
 CLEAN_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/sandbox", "LANG": "C.UTF-8",
@@ -303,19 +353,20 @@ class _Sandbox:
     """One started sandbox, waiting for its single job."""
 
     def __init__(self, layout: _Layout, limits: SandboxLimits,
-                 host: CgroupHost | None = None) -> None:
+                 host: CgroupHost | None = None, template: bool = False) -> None:
         self.layout = layout
         self.disk_bytes = limits.disk_bytes
         self.cgroup = _job_cgroup(host or _cgroup_host(None), limits)
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock = parent_sock
-        filter_fd = _seccomp_fd()
+        filter_fd = _seccomp_fd(template)
         child_fd = child_sock.fileno()
         try:
-            command = _command(layout, limits, seccomp_fd=filter_fd, cgroup=self.cgroup)
+            command = _command(layout, limits, seccomp_fd=filter_fd, cgroup=self.cgroup,
+                               template=template)
             command.append(str(child_fd))  # the child learns its job socket from argv
             # what to preload, and whether LibreOffice waits started
-            command.append("office-warm" if layout.warm_office
+            command.append("template" if template else "office-warm" if layout.warm_office
                            else "office" if layout.office else "plain")
             self.proc = subprocess.Popen(  # noqa: S603 - bwrap argv built by _command, no shell
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -443,10 +494,22 @@ def _start_spare(layout: _Layout, host: CgroupHost, target: int = 1) -> None:
             _spares.setdefault(layout, []).append(spare)
 
 
+def _prefork(settings: Settings, layout: _Layout) -> bool:
+    """Whether the layout's jobs are forked from a warm template (forked.py): files that do not
+    need LibreOffice, where the setting is on."""
+    return not layout.office and bool(getattr(settings, "sandbox_prefork", False))
+
+
 def prestart(settings: Settings) -> None:
-    """Start spares for ordinary files ahead of the first job (e.g. when the service starts)."""
-    _start_spare(_layout(settings, office=False), _cgroup_host(settings),
-                 _spare_target(settings))
+    """Start the template, or spares, for ordinary files ahead of the first job (e.g. when the
+    service starts)."""
+    layout, host = _layout(settings, office=False), _cgroup_host(settings)
+    if _prefork(settings, layout):
+        from sanitas.sandbox import forked
+
+        if forked.template_for(layout, host) is not None:
+            return
+    _start_spare(layout, host, _spare_target(settings))
 
 
 def _spare_target(settings: Settings) -> int:
@@ -455,6 +518,9 @@ def _spare_target(settings: Settings) -> int:
 
 @atexit.register
 def shutdown_spares() -> None:
+    from sanitas.sandbox import forked
+
+    forked.shutdown()
     with _spares_lock:
         boxes = [box for group in _spares.values() for box in group]
         _spares.clear()
@@ -494,7 +560,12 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings
                                                   ocr=policy.ocr)
     layout = _layout(settings, office)
     host = _cgroup_host(settings)
-    sandbox = _take_sandbox(layout, limits, prewarm, host)
+    forked_job: ForkedSandbox | None = None
+    if _prefork(settings, layout):  # `prewarm` is about spares; a template is always warm
+        from sanitas.sandbox import forked
+
+        forked_job = forked.fork_job(layout, limits, host)
+    sandbox: _Sandbox | ForkedSandbox = forked_job or _take_sandbox(layout, limits, prewarm, host)
     job_limits = {"cpu_seconds": limits.cpu_seconds, "memory_bytes": limits.memory_bytes,
                   "file_size_bytes": limits.file_size_bytes, "disk_bytes": limits.disk_bytes}
     try:
@@ -522,8 +593,10 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings
         partial.unlink()
         sandbox.kill()
         raise
-    job = {"name": name, "policy": policy.to_json(),
-           "limits": job_limits, "ocr_languages": settings.ocr_languages}
+    job: dict[str, Any] = {"name": name, "policy": policy.to_json(),
+                           "limits": job_limits, "ocr_languages": settings.ocr_languages}
+    if forked_job is not None:
+        job["setup"] = forked_job.job_setup()
     if preview is not None:
         job["preview"] = {"max_side": preview.max_side}
     preview_event: dict[str, Any] = {}
@@ -592,12 +665,12 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings
         _keep_preview(preview_partial, preview, result.status == "ok" and
                       preview_event.get("status") == "ok")
     result.duration_ms = int((time.perf_counter() - started) * 1000)
-    if prewarm:
+    if prewarm and forked_job is None:
         _start_spare(layout, host, 1 if office else _spare_target(settings))
     return result
 
 
-def _drain(sandbox: _Sandbox) -> str:
+def _drain(sandbox: _Sandbox | ForkedSandbox) -> str:
     try:
         sandbox.proc.wait(timeout=2)
         stderr = sandbox.proc.stderr
@@ -608,7 +681,7 @@ def _drain(sandbox: _Sandbox) -> str:
         return ""
 
 
-def _collect(sandbox: _Sandbox, limits: SandboxLimits,
+def _collect(sandbox: _Sandbox | ForkedSandbox, limits: SandboxLimits,
              on_progress: Callable[[int], None] | None,
              preview_seconds: float | None = None,
              preview_event: dict[str, Any] | None = None,

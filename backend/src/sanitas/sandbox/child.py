@@ -1,6 +1,7 @@
 """The process inside the sandbox: `python -I -m sanitas.sandbox.child JOB_SOCKET_FD [plain |
-office | office-warm]` (office: preload the office libraries; office-warm: also start
-LibreOffice idle for the job's first conversion, engine/libreoffice.py).
+office | office-warm | template]` (office: preload the office libraries; office-warm: also start
+LibreOffice idle for the job's first conversion, engine/libreoffice.py; template: import
+everything once and fork a fresh sandboxed process tree per job, template.py).
 
 It warms up (imports what most jobs need), says "ready", receives one job over the socket (a
 JSON line plus two file descriptors: the input, read-only, and the output file to fill), lowers
@@ -128,7 +129,7 @@ def _prefault_heap() -> None:
         del block
 
 
-def _receive_job(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
+def receive_job(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
     buffer = b""
     fds: list[int] = []
     while not buffer.endswith(b"\n"):
@@ -148,13 +149,14 @@ def main() -> int:
     sys.stdout = sys.stderr
     emit = _emitter(out)
 
-    office = len(sys.argv) > 2 and sys.argv[2] in ("office", "office-warm")
-    warm_office = office and sys.argv[2] == "office-warm"
+    mode = sys.argv[2] if len(sys.argv) > 2 else "plain"
+    office = mode in ("office", "office-warm")
+    warm_office = mode == "office-warm"
     if warm_office:  # LibreOffice starts idle beside the imports below, off the job's clock
         from sanitas.engine import libreoffice
         libreoffice.start_warm(Path(LO_WARM_ROOT))
     # Warm-up: the expensive imports happen before any file is seen.
-    from sanitas.engine import Policy, RejectionCode, formats, sanitize_file
+    from sanitas.engine import formats
 
     for module in PRELOAD + formats.preload_modules(False) + (
             formats.preload_modules(True) if office else ()):
@@ -162,11 +164,39 @@ def main() -> int:
             __import__(module)
     from PIL import Image
     Image.preinit()  # the common image plugins; the rarer ones load when a job needs them
-    emit({"event": "ready"})
-
     sock = socket.socket(fileno=int(sys.argv[1]))
+    if mode == "template":  # every job gets a fresh copy: import all it may need first
+        for module in formats.idle_modules():
+            with contextlib.suppress(ImportError):
+                importlib.import_module(module)
+        from sanitas.sandbox import template
+
+        return template.serve(sock, emit, _forked_job)
+    emit({"event": "ready"})
     _import_while_idle(sock, formats.idle_modules(), emit)
-    job, fds = _receive_job(sock)
+    job, fds = receive_job(sock)
+    return _run_job(job, fds, emit, warm_office)
+
+
+def _forked_job(job: dict[str, Any], fds: list[int]) -> int:
+    """A job in a tree forked from the template (template.py), once its namespaces, filter
+    and capabilities are in place: stdout (fd 1) is the job's own pipe."""
+    probe = job.get("probe")
+    if isinstance(probe, str):  # the boundary tests: a Python run exactly where a job runs
+        for fd in fds:
+            os.close(fd)
+        _apply_limits(job.get("limits", {}))
+        os.execv(sys.executable, [sys.executable, "-I", "-c", probe])  # noqa: S606 - the host's test code, no shell
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return _run_job(job, fds, _emitter(out), False)
+
+
+def _run_job(job: dict[str, Any], fds: list[int], emit: Callable[[dict[str, Any]], None],
+             warm_office: bool) -> int:
+    from sanitas.engine import Policy, RejectionCode, sanitize_file
+
     if len(fds) not in (2, 3):
         raise SystemExit("expected two descriptors (input, output) and maybe a preview's")
     input_fd, output_fd = fds[:2]
@@ -174,6 +204,7 @@ def main() -> int:
     limits = job.get("limits", {})
     _apply_limits(limits)
     if warm_office:
+        from sanitas.engine import libreoffice
         libreoffice.limit_warm(limits)
 
     work = "/tmp/job"
