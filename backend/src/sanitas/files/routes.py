@@ -10,7 +10,7 @@ import unicodedata
 from typing import Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import Field
 from sqlalchemy.orm import Session
@@ -34,6 +34,7 @@ from sanitas.files.schemas import (
 from sanitas.models import FileStatus, StatusFilter, User
 from sanitas.policies import service as policies_service
 from sanitas.storage import Storage
+from sanitas.web import conditional
 from sanitas.web.admission import database_paused
 from sanitas.web.deps import (
     API_KEY_ERRORS,
@@ -180,11 +181,23 @@ async def upload_multiple(request: Request, caller: FileWriter, session: Session
     return ok(items, f"{len(items)} file(s) uploaded successfully. They are being processed.")
 
 # -- status and download ---------------------------------------------------------------------
-@router.get("/process/status/{file_id}", response_model=Envelope[FileStatusData])
-def process_status(file_id: str, caller: FileReader, session: SessionDep,
-                   settings: SettingsDep):
-    return ok(service.file_status(session, settings, caller.user, file_id,
-                                  admin=caller.admin), "File status")
+@router.get("/process/status/{file_id}", response_model=Envelope[FileStatusData],
+            responses={200: {"headers": {
+                "ETag": {"description": "Send it back as `If-None-Match` to be answered 304 "
+                                        "while nothing shown has changed",
+                         "schema": {"type": "string"}},
+                "Cache-Control": {"schema": {"type": "string"}}}},
+                **conditional.not_modified_doc("The status")})
+def process_status(file_id: str, request: Request, response: Response, caller: FileReader,
+                   session: SessionDep, settings: SettingsDep):
+    # Read (and authorised: another account's file is 404 whatever the request's
+    # If-None-Match) before the validator is compared; rendered only when it differs.
+    status = service.status_snapshot(session, settings, caller.user, file_id,
+                                     admin=caller.admin)
+    if conditional.if_none_match(request, status.etag):
+        return conditional.not_modified(status.etag)
+    response.headers.update(conditional.validator_headers(status.etag))
+    return ok(status.answer(), "File status")
 
 _UNSAFE_ASCII = re.compile(r'[^A-Za-z0-9 !#$&+,\-.^_`{}~()\[\]@=]')
 

@@ -3,6 +3,7 @@ authorisation, and the figures shared with usage statistics."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Iterator
@@ -291,9 +292,9 @@ def _with_verdict(out: FileSummary, file: File) -> None:
                           if outcome and outcome.verdict is not Verdict.REFUSED else None)
 
 
-def file_out(file: File) -> FileOut:
+def file_out(file: File, now: datetime | None = None) -> FileOut:
     out = FileOut.model_validate(file)
-    out.is_expired = is_expired(file)  # by the clock, not only once the sweep has run
+    out.is_expired = is_expired(file, now)  # by the clock, not only once the sweep has run
     out.policy = policy_ref(file)
     _with_verdict(out, file)
     return out
@@ -315,16 +316,82 @@ def job_out(job: Job | None) -> JobOut | None:
     return out
 
 
-def file_status(session: Session, settings: Settings, user: User, file_id: str, *,
-                admin: bool) -> FileStatusData:
-    """A file the caller may see, with its job (None once the job record was cleared), the
-    number of jobs ahead of a waiting one and whether the queue is paused."""
+# What a status answer is made of, for its ETag: every column of the file row but the policy's
+# body (the answer names the policy, it does not show its rules), and the job's shown columns
+# (never its heartbeat, which changes every few seconds while the answer does not).
+_ETAG_FILE_COLUMNS = tuple(c.key for c in File.__table__.columns if c.key != "policy_body")
+_ETAG_JOB_COLUMNS = ("id", "state", "progress", "attempts", "created_at", "started_at",
+                     "finished_at")
+# Bumped when the status answer is derived differently from the same rows (with the package
+# version, so an upgraded server never confirms an answer the previous one rendered).
+STATUS_ETAG_FORMAT = 1
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sanitas")
+    except PackageNotFoundError:
+        return "0"
+
+
+_ETAG_SALT = f"status/{STATUS_ETAG_FORMAT}/{_package_version()}"
+
+
+@dataclass(frozen=True)
+class StatusSnapshot:
+    """What the status call shows, read but not yet rendered: `etag` (a strong validator of
+    the answer) is cheap, `answer()` renders the file, its report and verdict."""
+
+    file: File
+    job: Job | None
+    ahead: int | None
+    paused: bool
+    now: datetime
+    etag: str
+
+    def answer(self) -> FileStatusData:
+        out = job_out(self.job)
+        if out is not None:
+            out.ahead = self.ahead
+        return FileStatusData(file=file_out(self.file, self.now), job=out,
+                              queue_paused=self.paused)
+
+
+def status_etag(file: File, job: Job | None, ahead: int | None, paused: bool,
+                now: datetime) -> str:
+    """A strong ETag of the status answer: a digest of everything it is derived from (the
+    file row, the job's shown columns, the ahead count, the pause flag, whether the file
+    has expired by now), so any change the answer would show changes it."""
+    parts = [_ETAG_SALT, [getattr(file, key) for key in _ETAG_FILE_COLUMNS],
+             None if job is None else [getattr(job, key) for key in _ETAG_JOB_COLUMNS],
+             ahead, paused, is_expired(file, now)]
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str,
+                                       separators=(",", ":")).encode()).hexdigest()
+    return f'"{digest[:32]}"'
+
+
+def status_snapshot(session: Session, settings: Settings, user: User, file_id: str, *,
+                    admin: bool) -> StatusSnapshot:
+    """A file the caller may see (else 404), with its job (None once the job record was
+    cleared), the number of jobs ahead of a waiting one and whether the queue is paused."""
     file = get_visible_file(session, user, file_id, admin=admin)
     job = session.scalar(select(Job).where(Job.file_id == file.id))
-    out = job_out(job)
-    if job is not None and out is not None and job.state == JobState.WAITING:
-        out.ahead = jobs_ahead(session, settings.job_heartbeat_timeout_seconds, job)
-    return FileStatusData(file=file_out(file), job=out, queue_paused=is_paused(session))
+    ahead = None
+    if job is not None and job.state == JobState.WAITING:
+        ahead = jobs_ahead(session, settings.job_heartbeat_timeout_seconds, job,
+                           owner=file.user_id)
+    paused = is_paused(session)
+    now = utcnow()
+    return StatusSnapshot(file=file, job=job, ahead=ahead, paused=paused, now=now,
+                          etag=status_etag(file, job, ahead, paused, now))
+
+
+def file_status(session: Session, settings: Settings, user: User, file_id: str, *,
+                admin: bool) -> FileStatusData:
+    """The status answer (`status_snapshot`, rendered)."""
+    return status_snapshot(session, settings, user, file_id, admin=admin).answer()
 
 
 # -- downloads -------------------------------------------------------------------------------

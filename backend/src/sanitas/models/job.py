@@ -1,11 +1,24 @@
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sqlalchemy import ForeignKey, Integer, String, Text, and_, case, func, or_, select
+from sqlalchemy import (
+    ForeignKey,
+    Integer,
+    Select,
+    String,
+    Text,
+    and_,
+    bindparam,
+    case,
+    func,
+    or_,
+    select,
+)
 from sqlalchemy.orm import Mapped, Session, mapped_column
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from sqlalchemy.sql.selectable import Subquery
 
 from sanitas.db import Base, utcnow
@@ -108,45 +121,73 @@ def fair_order(heartbeat_timeout: float, now: datetime) -> Subquery:
             .subquery("fair"))
 
 
-def jobs_ahead(session: Session, heartbeat_timeout: float, job: Job) -> int:
+@functools.cache
+def _ahead_statement() -> Select:
+    """The one query `jobs_ahead` makes, built once (a status poll then pays neither the
+    statement's construction nor its cache key): per account (NULL for a job whose file row is
+    gone), its runnable jobs above the polled job's priority, its runnable jobs at that
+    priority other than the polled job, how many of those are older, and its running jobs
+    (active, heartbeat fresh). `runnable_condition` spelled with bound parameters."""
+    from sanitas.models.file import File  # files name jobs' owners; models/file.py needs no job
+
+    now: BindParameter[datetime] = bindparam("now")
+    stale: BindParameter[datetime] = bindparam("stale")
+    priority: BindParameter[int] = bindparam("priority")
+    created: BindParameter[datetime] = bindparam("created")
+    job_id: BindParameter[str] = bindparam("job_id")
+    runnable = or_(
+        and_(Job.state == JobState.WAITING, or_(Job.run_after.is_(None), Job.run_after <= now)),
+        and_(Job.state == JobState.ACTIVE,
+             or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < stale)))
+    same = and_(runnable, Job.priority == priority, Job.id != job_id)
+    older = or_(Job.created_at < created, and_(Job.created_at == created, Job.id < job_id))
+
+    def total(condition: ColumnElement[bool]) -> ColumnElement[int]:
+        return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+    return (select(File.user_id, total(and_(runnable, Job.priority > priority)),
+                   total(same), total(and_(same, older)),
+                   total(and_(Job.state == JobState.ACTIVE, Job.heartbeat_at >= stale)))
+            .select_from(Job).outerjoin(File, File.id == Job.file_id)
+            .where(Job.state.in_((JobState.WAITING, JobState.ACTIVE)))
+            .group_by(File.user_id))
+
+
+
+def jobs_ahead(session: Session, heartbeat_timeout: float, job: Job,
+               owner: str | None = None) -> int:
     """How many runnable jobs an executor would claim before `job`, in the claim order
     (`fair_order`: priority, then turn, then created time, then id), without ranking the
-    queue: one count of the higher priorities and one pass grouping `job`'s priority by
-    account. An account V with n runnable jobs there and r running has turns r+1..r+n; those
-    under `job`'s turn t are ahead, and the one at t is when it is older (V's (t-r)-th oldest
-    is older than `job` exactly when at least t-r of V's are). (The executors' share limit may
-    let a job pass another account's that is ahead here; the count is the order, not a
-    promise.)"""
+    queue: one pass over the waiting and active jobs grouped by account. An account V with n
+    runnable jobs at `job`'s priority and r running has turns r+1..r+n; those under `job`'s
+    turn t are ahead, and the one at t is when it is older (V's (t-r)-th oldest is older than
+    `job` exactly when at least t-r of V's are). Every runnable job of a higher priority is
+    ahead. `owner`: the account of `job`'s file when the caller has it (else it is looked
+    up). (The executors' share limit may let a job pass another account's that is ahead
+    here; the count is the order, not a promise.)"""
     from sanitas.models.file import File
 
+    if owner is None:
+        owner = session.scalar(select(File.user_id).where(File.id == job.file_id)) or ""
     now = utcnow()
-    runnable = runnable_condition(heartbeat_timeout, now)
-    owner = session.scalar(select(File.user_id).where(File.id == job.file_id)) or ""
-    higher = session.scalar(select(func.count()).select_from(
-        select(Job.id).where(runnable, Job.priority > job.priority)
-        .limit(AHEAD_COUNT_CAP).subquery())) or 0
-    older = or_(Job.created_at < job.created_at,
-                and_(Job.created_at == job.created_at, Job.id < job.id))
-    stale = now - timedelta(seconds=heartbeat_timeout)
-    running = dict(session.execute(
-        select(File.user_id, func.count()).select_from(Job).join(File, File.id == Job.file_id)
-        .where(Job.state == JobState.ACTIVE, Job.heartbeat_at >= stale)
-        .group_by(File.user_id)).all())
-    accounts = session.execute(
-        select(File.user_id, func.count(), func.sum(case((older, 1), else_=0)))
-        .select_from(Job).join(File, File.id == Job.file_id)
-        .where(runnable, Job.priority == job.priority, Job.id != job.id)
-        .group_by(File.user_id)).all()
-    mine = next((int(n_older or 0) for user, _n, n_older in accounts if user == owner), 0)
+    rows = session.execute(_ahead_statement(), {
+        "now": now, "stale": now - timedelta(seconds=heartbeat_timeout),
+        "priority": job.priority, "created": job.created_at, "job_id": job.id}).all()
+    higher = sum(int(row[1]) for row in rows)
+    # Jobs without a file row are claimed by no one (fair_order joins files): only a higher
+    # priority's count includes them, as it always did.
+    accounts = [(user, int(count), int(n_older), int(running))
+                for user, _higher, count, n_older, running in rows if user is not None]
+    running = {user: held for user, _n, _o, held in accounts}
+    mine = next((n_older for user, _n, n_older, _r in accounts if user == owner), 0)
     turn = mine + 1 + running.get(owner, 0)
-    ahead = higher + mine
-    for user, count, n_older in accounts:
+    ahead = min(higher, AHEAD_COUNT_CAP) + mine
+    for user, count, n_older, held in accounts:
         if user == owner:
             continue
-        held = running.get(user, 0)
         ahead += min(count, max(0, turn - 1 - held))
         place = turn - held  # the place of this account's job at `job`'s turn, if any
-        if 1 <= place <= count and int(n_older or 0) >= place:
+        if 1 <= place <= count and n_older >= place:
             ahead += 1
     return min(ahead, AHEAD_COUNT_CAP)
 
