@@ -219,3 +219,48 @@ def test_setup_failure_is_an_error_not_an_unisolated_job(sandbox_settings, templ
     finally:
         job.kill()
     assert layout == job.layout
+
+
+def _office_template(settings):
+    layout = bwrap._template_layout(bwrap._layout(settings, True))
+    return forked.template_for(layout, bwrap._cgroup_host(settings))
+
+
+def test_modern_office_files_in_basic_mode_fork_from_the_office_template(
+        sandbox_settings, template, tmp_path):
+    """A .docx in basic mode cleans its package without LibreOffice: it forks from the office
+    template (fonts and LibreOffice's configuration visible, no LibreOffice idle); in
+    advanced mode LibreOffice renders it, so it takes a spare with LibreOffice idle."""
+    from tests.engine.corpus_office import clean_docx
+
+    source = tmp_path / "letter.docx"
+    source.write_bytes(clean_docx())
+    office = _office_template(sandbox_settings)
+    assert office is not None and office is not template
+    forks = office.forks
+    result = run_sanitizer(source, tmp_path / "out", mode="basic", settings=sandbox_settings)
+    assert result.status == "ok", result.reason
+    assert office.forks == forks + 1
+    advanced = run_sanitizer(source, tmp_path / "adv", mode="advanced", settings=sandbox_settings,
+                             prewarm=False)
+    assert advanced.status == "ok" and advanced.output_type == "pdf", advanced.reason
+    assert office.forks == forks + 1
+
+
+def test_a_forked_job_that_needs_libreoffice_after_all_starts_its_own(
+        sandbox_settings, template, tmp_path, monkeypatch):
+    """The sniff's guess only picks the warm sandbox: a legacy .doc sent to the office
+    template (the guess made wrong here) converts with a LibreOffice of its own, inside the
+    job's namespaces."""
+    from sanitas.engine import formats
+    from tests.engine.samples import all_samples
+
+    samples = all_samples(tmp_path / "samples")
+    monkeypatch.setattr(formats, "libreoffice_expected", lambda kind, mode: False)
+    office = _office_template(sandbox_settings)
+    assert office is not None
+    forks = office.forks
+    result = run_sanitizer(samples["doc"], tmp_path / "out", mode="basic",
+                           settings=sandbox_settings, original_name="old.doc")
+    assert result.status == "ok", result.reason
+    assert result.output_type == "docx" and office.forks == forks + 1

@@ -44,6 +44,9 @@ class Family:
     handler: str  # "module:function", called as handler(src, dst, ctx, kind) -> extension
     advanced: Advanced
     office: bool = False  # the sandbox needs the LibreOffice layout (bigger budgets, fonts)
+    # An office family whose basic mode cleans the package itself, without LibreOffice: its
+    # jobs fork from a warm office template instead of taking a spare with LibreOffice idle.
+    basic_without_libreoffice: bool = False
     # The sandbox child imports the handler module before a job arrives. Only for the families
     # most uploads belong to: every spare pays its imports, under load with CPU the running
     # jobs need (the mail, Markdown, calendar and subtitle handlers added ~30 ms a spare);
@@ -141,14 +144,14 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
                    "limits); members that cannot be made safe are left out and reported. "
                    "7z, RAR, tar and gzip/bzip2/xz files come out as a ZIP."),
     Family("ooxml", "sanitas.engine.ooxml:sanitize", Advanced.OFFICE_PIXELS, office=True,
-           preload=False,
+           preload=False, basic_without_libreoffice=True,
            summary="Macros, ActiveX, OLE objects, external links, DDE, remote templates, "
                    "comments' and revisions' authors and document properties removed; text, "
                    "tables, pictures, charts, drawings and layout kept in the same format "
                    "(macro-enabled types become their macro-free twin). Visio drawings also "
                    "lose the ShapeSheet formulas and document events that run code."),
     Family("odf", "sanitas.engine.odf:sanitize", Advanced.OFFICE_PIXELS, office=True,
-           preload=False,
+           preload=False, basic_without_libreoffice=True,
            summary="Macros, scripts, embedded objects, external links and metadata removed; "
                    "the document kept in its OpenDocument type."),
     Family("legacy_office", "sanitas.engine.legacy_office:sanitize",
@@ -641,6 +644,19 @@ def idle_modules() -> tuple[str, ...]:
 def office_family(kind_name: str) -> bool:
     found = KINDS.get(kind_name)
     return found is not None and FAMILIES[found.family].office
+
+
+def libreoffice_expected(kind_name: str, mode: Mode) -> bool:
+    """Whether a job on `kind_name` (an office family's) will most likely run LibreOffice:
+    always for the families that convert, in advanced mode for those it renders. A guess from
+    the upload's sniff that only decides which warm sandbox takes the job."""
+    found = KINDS.get(kind_name)
+    if found is None:
+        return True
+    family = FAMILIES[found.family]
+    if not family.basic_without_libreoffice:
+        return family.office
+    return mode == Mode.ADVANCED and advanced_of(found.name) != Advanced.SAME
 
 
 def check_registry() -> None:

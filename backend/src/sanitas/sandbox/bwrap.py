@@ -286,7 +286,7 @@ def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
     if _prefork(settings, layout):
         from sanitas.sandbox import forked
 
-        job = forked.fork_job(layout, limits, host)
+        job = forked.fork_job(_template_layout(layout), limits, host)
         if job is not None:
             return _probe_forked(job, code, layout, limits, timeout)
     cgroup = _job_cgroup(host, limits)
@@ -366,7 +366,8 @@ class _Sandbox:
                                template=template)
             command.append(str(child_fd))  # the child learns its job socket from argv
             # what to preload, and whether LibreOffice waits started
-            command.append("template" if template else "office-warm" if layout.warm_office
+            command.append(("template-office" if layout.office else "template") if template
+                           else "office-warm" if layout.warm_office
                            else "office" if layout.office else "plain")
             self.proc = subprocess.Popen(  # noqa: S603 - bwrap argv built by _command, no shell
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -494,10 +495,17 @@ def _start_spare(layout: _Layout, host: CgroupHost, target: int = 1) -> None:
             _spares.setdefault(layout, []).append(spare)
 
 
-def _prefork(settings: Settings, layout: _Layout) -> bool:
-    """Whether the layout's jobs are forked from a warm template (forked.py): files that do not
-    need LibreOffice, where the setting is on."""
-    return not layout.office and bool(getattr(settings, "sandbox_prefork", False))
+def _prefork(settings: Settings, layout: _Layout, libreoffice: bool = False) -> bool:
+    """Whether the job is forked from a warm template (forked.py): where the setting is on, for
+    every job that will most likely not run LibreOffice (those take a spare with LibreOffice
+    idle, SANITAS_SANDBOX_WARM_OFFICE)."""
+    return not libreoffice and bool(getattr(settings, "sandbox_prefork", False))
+
+
+def _template_layout(layout: _Layout) -> _Layout:
+    """A template's layout: never a warm LibreOffice (a job that needs one after all starts
+    its own)."""
+    return replace(layout, warm_office=False)
 
 
 def prestart(settings: Settings) -> None:
@@ -531,16 +539,19 @@ def shutdown_spares() -> None:
 
 # --- running a job -----------------------------------------------------------------------------
 
-def _needs_office(path: Path, name: str) -> bool:
-    """Whether the job may need LibreOffice (its layout and budgets): an office kind, or a
-    container (ZIP, OLE) whose structure may turn out to hold one. The bounded sniff only."""
+def _needs_office(path: Path, name: str, mode: Mode = Mode.BASIC) -> tuple[bool, bool]:
+    """(whether the job may need LibreOffice's layout and budgets, whether it will most likely
+    run LibreOffice): an office kind, or a container (ZIP, OLE) whose structure may turn out to
+    hold one; modern office files in basic mode clean without it. The bounded sniff only."""
     with open(path, "rb") as fh:
         head = fh.read(HEAD_SIZE)
     try:
         found = sniff(head, name)
     except Rejected:
-        return False  # refused in the sandbox at once, without LibreOffice
-    return found.provisional or formats.office_family(found.kind)
+        return False, False  # refused in the sandbox at once, without LibreOffice
+    office = found.provisional or formats.office_family(found.kind)
+    return office, office and (not formats.office_family(found.kind)
+                               or formats.libreoffice_expected(found.kind, mode))
 
 
 def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings: Settings,
@@ -555,13 +566,14 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings
     mode = policy.mode  # the policy's output decides; the child gets the policy alone
     name = original_name or input_path.name
     input_size = input_path.stat().st_size
-    office = _needs_office(input_path, name)
+    office, libreoffice = _needs_office(input_path, name, mode)
     limits = (limits or SandboxLimits()).resolved(input_size, mode, office,
                                                   ocr=policy.ocr)
     layout = _layout(settings, office)
     host = _cgroup_host(settings)
     forked_job: ForkedSandbox | None = None
-    if _prefork(settings, layout):  # `prewarm` is about spares; a template is always warm
+    if _prefork(settings, layout, libreoffice):  # `prewarm` is about spares; a template is warm
+        layout = _template_layout(layout)
         from sanitas.sandbox import forked
 
         forked_job = forked.fork_job(layout, limits, host)

@@ -1,7 +1,7 @@
 """The process inside the sandbox: `python -I -m sanitas.sandbox.child JOB_SOCKET_FD [plain |
-office | office-warm | template]` (office: preload the office libraries; office-warm: also start
-LibreOffice idle for the job's first conversion, engine/libreoffice.py; template: import
-everything once and fork a fresh sandboxed process tree per job, template.py).
+office | office-warm | template | template-office]` (office: preload the office libraries;
+office-warm: also start LibreOffice idle for the job's first conversion, engine/libreoffice.py;
+template: import everything once and fork a fresh sandboxed process tree per job, template.py).
 
 It warms up (imports what most jobs need), says "ready", receives one job over the socket (a
 JSON line plus two file descriptors: the input, read-only, and the output file to fill), lowers
@@ -150,7 +150,7 @@ def main() -> int:
     emit = _emitter(out)
 
     mode = sys.argv[2] if len(sys.argv) > 2 else "plain"
-    office = mode in ("office", "office-warm")
+    office = mode in ("office", "office-warm", "template-office")
     warm_office = mode == "office-warm"
     if warm_office:  # LibreOffice starts idle beside the imports below, off the job's clock
         from sanitas.engine import libreoffice
@@ -165,7 +165,7 @@ def main() -> int:
     from PIL import Image
     Image.preinit()  # the common image plugins; the rarer ones load when a job needs them
     sock = socket.socket(fileno=int(sys.argv[1]))
-    if mode == "template":  # every job gets a fresh copy: import all it may need first
+    if mode.startswith("template"):  # every job gets a copy: import all it may need first
         for module in formats.idle_modules():
             with contextlib.suppress(ImportError):
                 importlib.import_module(module)
