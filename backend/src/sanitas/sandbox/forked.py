@@ -44,16 +44,29 @@ class _Template:
         self.lock = threading.Lock()
         self.uid = bwrap._sandbox_uid(layout)
         self.forks = 0
-        threading.Thread(target=self._drain_stderr, daemon=True,
-                         name="sanitas-template-stderr").start()
+        # The thread below owns the template's stderr (reads it raw and closes it at EOF, once
+        # the template is gone): kill() must not close a stream another thread reads.
+        stderr, self.box.proc.stderr = self.box.proc.stderr, None
+        if stderr is not None:
+            threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True,
+                             name="sanitas-template-stderr").start()
 
-    def _drain_stderr(self) -> None:
-        stream = self.box.proc.stderr
-        if stream is None:
-            return
-        with contextlib.suppress(OSError, ValueError):
-            for line in stream:
-                log.warning("sandbox template: %s", line.decode("utf-8", "replace").rstrip()[:500])
+    @staticmethod
+    def _drain_stderr(stream: Any) -> None:
+        fd = stream.fileno()
+        pending = b""
+        try:
+            while chunk := os.read(fd, 65536):
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                pending = pending[-4096:]
+                for line in lines:
+                    log.warning("sandbox template: %s",
+                                line.decode("utf-8", "replace").rstrip()[:500])
+        except OSError:
+            pass
+        finally:
+            stream.close()
 
     @property
     def pid(self) -> int:
@@ -69,6 +82,19 @@ class _Template:
 _templates: dict[bwrap._Layout, _Template] = {}
 _broken_until: dict[bwrap._Layout, float] = {}
 _lock = threading.Lock()
+
+
+def _forget_after_fork() -> None:
+    """In a forked child (a Celery pool process, say) the parent's templates are not this
+    process's children and their locks may have been held by a thread that no longer exists:
+    start afresh, leaving the parent's templates alone."""
+    global _lock
+    _templates.clear()
+    _broken_until.clear()
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def template_for(layout: bwrap._Layout, host: CgroupHost) -> _Template | None:
