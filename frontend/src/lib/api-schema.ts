@@ -7360,11 +7360,23 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    "Cache-Control"?: string;
+                    /** @description Send it back as `If-None-Match` to be answered 304 while nothing shown has changed */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Envelope_FileStatusData_"];
                 };
+            };
+            /** @description The status has not changed since the answer whose `ETag` the request's `If-None-Match` names: no body (use the copy you have). */
+            304: {
+                headers: {
+                    /** @description The answer's validator */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Unauthorized */
             401: {
