@@ -283,7 +283,7 @@ def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
     of that layout are (sandbox_prefork), a sandbox of its own otherwise."""
     limits = (limits or SandboxLimits()).resolved(0, Mode.BASIC, office)
     layout, host = _layout(settings, office), _cgroup_host(settings)
-    if _prefork(settings, layout):
+    if _prefork(settings):
         from sanitas.sandbox import forked
 
         job = forked.fork_job(_template_layout(layout), limits, host)
@@ -438,15 +438,23 @@ class _Sandbox:
                 os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream:
-                stream.close()
-        self.sock.close()
-        if self.cgroup is not None:
-            if wait_for_cgroup:
-                self.cgroup.remove()
-            else:
-                self.cgroup.remove_later()
+        _release(self.cgroup, (self.proc.stdout, self.proc.stderr), self.sock, wait_for_cgroup)
+
+
+def _release(cgroup: JobCgroup | None, streams: tuple[Any, ...], sock: socket.socket,
+             wait_for_cgroup: bool) -> None:
+    """After a sandbox's processes are killed (either kind: a one-job `_Sandbox`, a
+    `forked.ForkedSandbox`): close its pipes and socket and remove its cgroup, now or on the
+    removal thread."""
+    for stream in streams:
+        if stream:
+            stream.close()
+    sock.close()
+    if cgroup is not None:
+        if wait_for_cgroup:
+            cgroup.remove()
+        else:
+            cgroup.remove_later()
 
 
 _spares: dict[_Layout, list[_Sandbox]] = {}
@@ -495,11 +503,11 @@ def _start_spare(layout: _Layout, host: CgroupHost, target: int = 1) -> None:
             _spares.setdefault(layout, []).append(spare)
 
 
-def _prefork(settings: Settings, layout: _Layout, libreoffice: bool = False) -> bool:
+def _prefork(settings: Settings, libreoffice: bool = False) -> bool:
     """Whether the job is forked from a warm template (forked.py): where the setting is on, for
     every job that will most likely not run LibreOffice (those take a spare with LibreOffice
     idle, SANITAS_SANDBOX_WARM_OFFICE)."""
-    return not libreoffice and bool(getattr(settings, "sandbox_prefork", False))
+    return not libreoffice and settings.sandbox_prefork
 
 
 def _template_layout(layout: _Layout) -> _Layout:
@@ -512,7 +520,7 @@ def prestart(settings: Settings) -> None:
     """Start the template, or spares, for ordinary files ahead of the first job (e.g. when the
     service starts)."""
     layout, host = _layout(settings, office=False), _cgroup_host(settings)
-    if _prefork(settings, layout):
+    if _prefork(settings):
         from sanitas.sandbox import forked
 
         if forked.template_for(layout, host) is not None:
@@ -549,9 +557,9 @@ def _needs_office(path: Path, name: str, mode: Mode = Mode.BASIC) -> tuple[bool,
         found = sniff(head, name)
     except Rejected:
         return False, False  # refused in the sandbox at once, without LibreOffice
-    office = found.provisional or formats.office_family(found.kind)
-    return office, office and (not formats.office_family(found.kind)
-                               or formats.libreoffice_expected(found.kind, mode))
+    office_kind = formats.office_family(found.kind)
+    office = found.provisional or office_kind
+    return office, office and (not office_kind or formats.libreoffice_expected(found.kind, mode))
 
 
 def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings: Settings,
@@ -572,11 +580,10 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings
     layout = _layout(settings, office)
     host = _cgroup_host(settings)
     forked_job: ForkedSandbox | None = None
-    if _prefork(settings, layout, libreoffice):  # `prewarm` is about spares; a template is warm
-        layout = _template_layout(layout)
+    if _prefork(settings, libreoffice):  # `prewarm` is about spares; a template is warm
         from sanitas.sandbox import forked
 
-        forked_job = forked.fork_job(layout, limits, host)
+        forked_job = forked.fork_job(_template_layout(layout), limits, host)
     sandbox: _Sandbox | ForkedSandbox = forked_job or _take_sandbox(layout, limits, prewarm, host)
     job_limits = {"cpu_seconds": limits.cpu_seconds, "memory_bytes": limits.memory_bytes,
                   "file_size_bytes": limits.file_size_bytes, "disk_bytes": limits.disk_bytes}

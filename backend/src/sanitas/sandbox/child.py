@@ -171,7 +171,7 @@ def main() -> int:
                 importlib.import_module(module)
         from sanitas.sandbox import template
 
-        return template.serve(sock, emit, _forked_job)
+        return template.serve(sock, emit, receive_job, _forked_job)
     emit({"event": "ready"})
     _import_while_idle(sock, formats.idle_modules(), emit)
     job, fds = receive_job(sock)

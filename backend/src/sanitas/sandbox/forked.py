@@ -173,10 +173,6 @@ class _JobProcess:
                         self.returncode = code
         return True
 
-    def poll(self) -> int | None:
-        self._read_status(0)
-        return self.returncode
-
     def wait(self, timeout: float | None = None) -> int:
         if not self._read_status(3600.0 if timeout is None else timeout):
             raise subprocess.TimeoutExpired("sandbox job", timeout or 0)
@@ -192,9 +188,7 @@ class ForkedSandbox:
     def __init__(self, template: _Template, limits: bwrap.SandboxLimits,
                  host: CgroupHost) -> None:
         self.layout = template.box.layout
-        self.disk_bytes = limits.disk_bytes
         self.limits = limits
-        self.template_pid = template.pid
         self.cgroup: JobCgroup | None = bwrap._job_cgroup(host, limits)
         self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
@@ -245,9 +239,6 @@ class ForkedSandbox:
         return {"tmpfs": dict(zip(TMPFS_MOUNTS, self.limits.tmpfs_sizes(), strict=True)),
                 "binds": list(self.layout.binds)}
 
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
     def kill(self, wait_for_cgroup: bool = True) -> None:
         if self.cgroup is not None:
             self.cgroup.kill_all()
@@ -256,14 +247,8 @@ class ForkedSandbox:
                 signal.pidfd_send_signal(self.proc.pidfd, signal.SIGKILL)
             os.close(self.proc.pidfd)
             self.proc.pidfd = None
-        for stream in (self.proc.stdout, self.proc.stderr):
-            stream.close()
-        self.sock.close()
-        if self.cgroup is not None:
-            if wait_for_cgroup:
-                self.cgroup.remove()
-            else:
-                self.cgroup.remove_later()
+        bwrap._release(self.cgroup, (self.proc.stdout, self.proc.stderr), self.sock,
+                       wait_for_cgroup)
 
 
 def fork_job(layout: bwrap._Layout, limits: bwrap.SandboxLimits,

@@ -99,7 +99,11 @@ def _write(path: str, value: str) -> None:
 
 # --- the template ------------------------------------------------------------------------------
 
+Job = tuple[dict[str, Any], list[int]]  # the job message and its descriptors (child.py)
+
+
 def serve(control: socket.socket, emit: Callable[[dict[str, Any]], None],
+          receive_job: Callable[[socket.socket], Job],
           run_job: Callable[[dict[str, Any], list[int]], int]) -> int:
     """Fork a job tree for every request on `control` until the host closes it."""
     emit({"event": "ready", "template": True})
@@ -124,7 +128,7 @@ def serve(control: socket.socket, emit: Callable[[dict[str, Any]], None],
             code = 1
             try:
                 control.close()
-                code = _keeper(*fds, run_job=run_job)
+                code = _keeper(*fds, receive_job=receive_job, run_job=run_job)
             except BaseException as exc:  # noqa: BLE001 - never return into the template's loop
                 with contextlib.suppress(Exception):
                     print(f"sandbox keeper failed: {type(exc).__name__}: {exc}",
@@ -148,6 +152,7 @@ def _reap() -> None:
 # --- one job -----------------------------------------------------------------------------------
 
 def _keeper(sock_fd: int, out_fd: int, err_fd: int, *,
+            receive_job: Callable[[socket.socket], Job],
             run_job: Callable[[dict[str, Any], list[int]], int]) -> int:
     devnull = os.open("/dev/null", os.O_RDWR)
     os.dup2(devnull, 0)  # fd 0 is /dev/null from here on
@@ -158,8 +163,6 @@ def _keeper(sock_fd: int, out_fd: int, err_fd: int, *,
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     sock = socket.socket(fileno=3)
     sock.sendall(b"hello\n")  # the host reads this process's pid from the credentials
-    from sanitas.sandbox.child import receive_job
-
     job, fds = receive_job(sock)  # sent once this process is in the job's cgroup
     try:
         _enter_namespaces(job.get("setup") or {})
