@@ -1,4 +1,5 @@
-"""Shared fixtures. API tests run once on SQLite and once on PostgreSQL (`db_url`)."""
+"""Shared fixtures. API tests run once on SQLite and once on PostgreSQL (`db_url`); an S3
+server on loopback (`s3_endpoint`) for the storage and Celery tests."""
 
 from __future__ import annotations
 
@@ -68,3 +69,20 @@ def db_session(settings):
     with factory() as session:
         yield session
     engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    """moto's S3-compatible server on a free loopback port, in a thread of this process (other
+    processes, e.g. `sanitas worker`, reach it over HTTP); its URL. Any credentials work."""
+    import socket
+
+    from moto.server import ThreadedMotoServer
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{port}"
+    server.stop()

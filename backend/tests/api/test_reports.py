@@ -21,7 +21,6 @@ from sanitas.models import AuditEntry, File, Report, User
 from sanitas.processing.queue import set_paused
 from sanitas.storage import make_storage
 from tests.factories import add_file, auth_headers, make_user
-from tests.storage.test_storage import s3_endpoint as s3_endpoint  # a fixture, used by name
 
 DAY = datetime(2026, 3, 10, tzinfo=UTC)  # the period's days: 10 to 12 March 2026
 BUILT_IN_NAMES = {"basic": "Basic", "advanced": "Advanced"}

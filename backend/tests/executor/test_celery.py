@@ -277,3 +277,92 @@ def test_celery_worker_cleans_with_the_files_policy(celery_settings, session, tm
                 "id": policy["id"], "name": "No links", "version": 1}
         finally:
             stop(worker)
+
+
+def test_two_workers_share_a_batch_on_s3(celery_settings, session, s3_endpoint, tmp_path):
+    """Throughput (issue 30): the API and two `sanitas worker` processes (one job at a time
+    each; the second --no-beat) on PostgreSQL, Redis and an S3 server. A batch of 12 small
+    files: every file COMPLETED, each job claimed and run exactly once (attempts 1), both
+    workers' pool processes among the jobs' claimers (Job.worker_id is host:pid:random, the
+    pid of the Celery pool process that ran it). The bucket keeps versions, so a second run
+    of a job would leave a second version of its sanitized blob: each sanitized key has
+    exactly one version (and no delete marker), its size and hash the row's, and downloads
+    answer those bytes."""
+    import time
+
+    import boto3
+
+    bucket = f"two-workers-{os.getpid()}-{tmp_path.name[-8:]}".lower().replace("_", "-")
+    s3 = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1",
+                      aws_access_key_id="test", aws_secret_access_key="test")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    prefix = "tenant/throughput"
+    settings = celery_settings.model_copy(update={
+        "storage": "s3", "s3_endpoint_url": s3_endpoint, "s3_bucket": bucket,
+        "s3_access_key_id": "test", "s3_secret_access_key": "test", "s3_prefix": prefix})
+    env = {**_worker_env(settings), "SANITAS_STORAGE": "s3",
+           "SANITAS_S3_ENDPOINT_URL": s3_endpoint, "SANITAS_S3_BUCKET": bucket,
+           "SANITAS_S3_ACCESS_KEY_ID": "test", "SANITAS_S3_SECRET_ACCESS_KEY": "test",
+           "SANITAS_S3_PREFIX": prefix}
+    headers = auth_headers(settings, session, make_user(session, role="USER"))
+    first = start(["worker", "--concurrency=1"], env, tmp_path / "worker-a.log")
+    second = start(["worker", "--concurrency=1", "--no-beat"], env, tmp_path / "worker-b.log")
+    try:
+        with TestClient(create_app(settings)) as client:
+            assert client.app.state.storage.name == "s3"
+            wait_until(lambda: client.app.state.executor.workers() >= 2, 60,
+                       "both workers to answer pings", 0.5)
+            files = small_files(12)
+            began = time.monotonic()
+            file_ids = []
+            for batch in (files[:6], files[6:]):  # a USER sends at most 10 files a request
+                answer = client.post("/api/upload/multiple", headers=headers,
+                                     files=multipart(batch), data={"mode": "basic"})
+                assert answer.status_code == 201, answer.text
+                file_ids += [f["fileId"] for f in answer.json()["data"]]
+            assert len(file_ids) == len(files)
+            wait_files_done(session, file_ids, 90)
+            took = time.monotonic() - began
+            # the pool processes as they are now, both workers still running
+            trees = {name: {p.pid for p in process_tree(proc.pid)}
+                     for name, proc in (("a", first), ("b", second))}
+            assert first.poll() is None and second.poll() is None
+
+            jobs = job_states(session, file_ids)
+            rows = {f.id: f for f in session.scalars(select(File).where(File.id.in_(file_ids)))}
+            for file_id, job in jobs.items():
+                row = rows[file_id]
+                assert row.status == "COMPLETED", (row.original_name, row.error_message)
+                assert (job.state, job.attempts, job.progress) == ("completed", 1, 100), \
+                    (row.original_name, job.state, job.attempts, job.error)
+            claimers = {file_id: job.worker_id.split(":") for file_id, job in jobs.items()}
+            assert all(len(parts) == 3 and parts[2] for parts in claimers.values()), claimers
+            by_worker = {name: sorted(f for f, parts in claimers.items()
+                                      if int(parts[1]) in pids)
+                         for name, pids in trees.items()}
+            assert sorted(by_worker["a"] + by_worker["b"]) == sorted(file_ids), \
+                (claimers, trees)  # every claimer is a pool process of one of the two
+            assert by_worker["a"] and by_worker["b"], by_worker  # both took jobs
+            assert len({job.worker_id for job in jobs.values()}) == len(jobs)  # one claim each
+
+            versions = s3.list_object_versions(Bucket=bucket, Prefix=f"{prefix}/sanitized/")
+            assert versions.get("DeleteMarkers", []) == []
+            seen = sorted(v["Key"] for v in versions.get("Versions", []))
+            assert seen == sorted(f"{prefix}/sanitized/{f}" for f in file_ids)  # once each
+            storage = client.app.state.storage
+            assert storage.keys("sanitized/") == sorted(f"sanitized/{f}" for f in file_ids)
+            assert storage.keys("originals/") == sorted(f"originals/{f}" for f in file_ids)
+            for file_id in file_ids:
+                row = rows[file_id]
+                assert row.sanitized_key == f"sanitized/{file_id}"
+                assert storage.size(row.sanitized_key) == row.sanitized_size
+                download = client.get(f"/api/process/download/{file_id}", headers=headers)
+                assert download.status_code == 200, (row.original_name, download.text)
+                assert len(download.content) == row.sanitized_size
+                assert hashlib.sha256(download.content).hexdigest() == row.sha256_sanitized
+            print(f"12 files through two workers on S3 in {took:.1f} s; "
+                  f"a: {len(by_worker['a'])}, b: {len(by_worker['b'])}")
+    finally:
+        stop(second)
+        stop(first)

@@ -1,12 +1,11 @@
 """Both storage backends through the same interface: the local directory and S3 (boto3)
-against moto's S3-compatible server on loopback."""
+against moto's S3-compatible server on loopback (`s3_endpoint`, tests/conftest.py)."""
 
 from __future__ import annotations
 
 import socket
 
 import pytest
-from moto.server import ThreadedMotoServer
 
 from sanitas.config import Settings
 from sanitas.storage import BlobNotFound, StorageError, make_storage
@@ -16,15 +15,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    yield f"http://127.0.0.1:{port}"
-    server.stop()
 
 
 @pytest.fixture(params=["local", "s3"])
