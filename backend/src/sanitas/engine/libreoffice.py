@@ -23,12 +23,17 @@ import resource
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 from sanitas.engine.report import Context, Rejected, RejectionCode
 
 SOFFICE_CANDIDATES = ("soffice", "/usr/bin/soffice", "/usr/lib/libreoffice/program/soffice")
 DEFAULT_TIMEOUT = 90.0
+# A conversion's own timeout ends this long before the job's wall clock (set_job_deadline), so
+# a conversion that cannot finish is refused as LibreOffice's, not cut by the sandbox.
+WALL_MARGIN = 5.0
+_job_deadline: float | None = None
 
 # (path, property, value): macros never run (DisableMacrosExecution wins over any security
 # level), remote content in documents is blocked, linked data is never refreshed.
@@ -171,6 +176,22 @@ def limit_warm(limits: dict[str, int | None]) -> None:
                 resource.prlimit(pid, resource.RLIMIT_CPU, (soft, soft + 1))
 
 
+def set_job_deadline(wall_seconds: float | None) -> None:
+    """The job's wall clock, from now: the sandbox stops the whole job when it runs out
+    (sandbox/child.py sets it when the job arrives). None: no such limit."""
+    global _job_deadline
+    _job_deadline = time.monotonic() + float(wall_seconds) if wall_seconds else None
+
+
+def conversion_timeout(size_bytes: int) -> float:
+    """Seconds one conversion of a `size_bytes` file may take: DEFAULT_TIMEOUT plus 3 s a MB,
+    and never past WALL_MARGIN before the job's deadline (at least a second)."""
+    timeout = DEFAULT_TIMEOUT + 3 * size_bytes / 1e6
+    if _job_deadline is not None:
+        timeout = min(timeout, max(1.0, _job_deadline - time.monotonic() - WALL_MARGIN))
+    return timeout
+
+
 def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
             timeout: float | None = None, infilter: str | None = None) -> Path:
     """Convert src with LibreOffice to `target` (e.g. "docx", "pdf", or "xlsx:Calc MS Excel
@@ -196,8 +217,7 @@ def convert(src: Path, ctx: Context, target: str, in_ext: str, *,
         cmd.append(f"--infilter={infilter}")
     cmd += ["--convert-to", target, "--outdir", str(outdir), str(safe_in)]
     if timeout is None:
-        size_mb = safe_in.stat().st_size / 1e6
-        timeout = DEFAULT_TIMEOUT + 3 * size_mb
+        timeout = conversion_timeout(safe_in.stat().st_size)
     proc = subprocess.Popen(  # noqa: S603 - an argv list, no shell
         cmd, cwd=job, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, start_new_session=True)

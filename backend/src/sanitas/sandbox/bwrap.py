@@ -95,12 +95,17 @@ class SandboxLimits:
     job_memory_bytes: int | None = None
 
     def resolved(self, input_size: int, mode: Mode, office: bool,
-                 ocr: bool = False) -> SandboxLimits:
+                 ocr: bool = False, container: bool = False) -> SandboxLimits:
+        """The limits for one file. `office`: the job may run LibreOffice; `container`: the
+        file is an archive or container (ZIP, OLE) whose members may each be an office
+        document, so each may start LibreOffice of its own."""
         size_mb = input_size / MB
         wall = self.wall_seconds
         if wall is None:
             advanced = mode is Mode.ADVANCED
-            wall = 30 + size_mb * (6 if advanced else 3) + (90 if office else 0)
+            wall = 30 + size_mb * (6 if advanced else 3)
+            if office:
+                wall += office_seconds(input_size, container)
             if ocr and advanced:
                 wall += 600  # tesseract: about a second per page, and the page count is unknown
             wall = min(wall, 1800)
@@ -116,6 +121,22 @@ class SandboxLimits:
         measured writes much there), /tmp the rest."""
         small = max(MB, min(64 * MB, self.disk_bytes // 8))
         return self.disk_bytes - 2 * small, small, small
+
+
+# LibreOffice's share of a job's wall clock: a single office document's grows with its size
+# (a small file that LibreOffice cannot finish holds a worker for seconds, not minutes); an
+# archive or container, whose members may each start LibreOffice, keeps a flat share.
+OFFICE_SECONDS_BASE = 20
+OFFICE_SECONDS_PER_MB = 10
+OFFICE_SECONDS_MAX = 300
+OFFICE_SECONDS_CONTAINER = 90
+
+
+def office_seconds(input_size: int, container: bool = False) -> float:
+    """The wall-clock seconds a job gets on top for LibreOffice (see SandboxLimits.resolved)."""
+    if container:
+        return OFFICE_SECONDS_CONTAINER
+    return min(OFFICE_SECONDS_MAX, OFFICE_SECONDS_BASE + OFFICE_SECONDS_PER_MB * input_size / MB)
 
 
 # --- spawning ----------------------------------------------------------------------------------
@@ -547,19 +568,22 @@ def shutdown_spares() -> None:
 
 # --- running a job -----------------------------------------------------------------------------
 
-def _needs_office(path: Path, name: str, mode: Mode = Mode.BASIC) -> tuple[bool, bool]:
+def _needs_office(path: Path, name: str,
+                  mode: Mode = Mode.BASIC) -> tuple[bool, bool, bool]:
     """(whether the job may need LibreOffice's layout and budgets, whether it will most likely
-    run LibreOffice): an office kind, or a container (ZIP, OLE) whose structure may turn out to
-    hold one; modern office files in basic mode clean without it. The bounded sniff only."""
+    run LibreOffice, whether it is a container that is no office kind itself): an office kind,
+    or a container (ZIP, OLE) whose structure may turn out to hold one; modern office files in
+    basic mode clean without it. The bounded sniff only."""
     with open(path, "rb") as fh:
         head = fh.read(HEAD_SIZE)
     try:
         found = sniff(head, name)
     except Rejected:
-        return False, False  # refused in the sandbox at once, without LibreOffice
+        return False, False, False  # refused in the sandbox at once, without LibreOffice
     office_kind = formats.office_family(found.kind)
     office = found.provisional or office_kind
-    return office, office and (not office_kind or formats.libreoffice_expected(found.kind, mode))
+    return (office, office and (not office_kind or formats.libreoffice_expected(found.kind, mode)),
+            office and not office_kind)
 
 
 def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings: Settings,
@@ -574,9 +598,9 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings
     mode = policy.mode  # the policy's output decides; the child gets the policy alone
     name = original_name or input_path.name
     input_size = input_path.stat().st_size
-    office, libreoffice = _needs_office(input_path, name, mode)
+    office, libreoffice, container = _needs_office(input_path, name, mode)
     limits = (limits or SandboxLimits()).resolved(input_size, mode, office,
-                                                  ocr=policy.ocr)
+                                                  ocr=policy.ocr, container=container)
     layout = _layout(settings, office)
     host = _cgroup_host(settings)
     forked_job: ForkedSandbox | None = None
@@ -586,7 +610,8 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings
         forked_job = forked.fork_job(_template_layout(layout), limits, host)
     sandbox: _Sandbox | ForkedSandbox = forked_job or _take_sandbox(layout, limits, prewarm, host)
     job_limits = {"cpu_seconds": limits.cpu_seconds, "memory_bytes": limits.memory_bytes,
-                  "file_size_bytes": limits.file_size_bytes, "disk_bytes": limits.disk_bytes}
+                  "file_size_bytes": limits.file_size_bytes, "disk_bytes": limits.disk_bytes,
+                  "wall_seconds": limits.wall_seconds}  # LibreOffice's own timeout fits in it
     try:
         if sandbox.cgroup is not None:  # a spare's generous budget becomes the job's
             sandbox.cgroup.set_budget(limits.job_memory_bytes or limits.memory_bytes,

@@ -195,16 +195,17 @@ def _forked_job(job: dict[str, Any], fds: list[int]) -> int:
 
 def _run_job(job: dict[str, Any], fds: list[int], emit: Callable[[dict[str, Any]], None],
              warm_office: bool) -> int:
-    from sanitas.engine import Policy, RejectionCode, sanitize_file
+    from sanitas.engine import Policy, RejectionCode, libreoffice, sanitize_file
 
     if len(fds) not in (2, 3):
         raise SystemExit("expected two descriptors (input, output) and maybe a preview's")
     input_fd, output_fd = fds[:2]
     preview_fd = fds[2] if len(fds) == 3 else None
     limits = job.get("limits", {})
+    wall = limits.get("wall_seconds")  # the host's clock for the job runs from about now
+    libreoffice.set_job_deadline(float(wall) if isinstance(wall, (int, float)) else None)
     _apply_limits(limits)
     if warm_office:
-        from sanitas.engine import libreoffice
         libreoffice.limit_warm(limits)
 
     work = "/tmp/job"
