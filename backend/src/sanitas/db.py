@@ -31,6 +31,20 @@ def rows_matched(result: Result[Any]) -> int:
     return cast("CursorResult[Any]", result).rowcount
 
 
+def upsert(session: Session, model: type[Base], values: dict[str, Any],
+           key: tuple[str, ...]) -> None:
+    """Insert the row `values` of `model`, or update the other columns of the one whose `key`
+    columns match: one statement (INSERT ... ON CONFLICT DO UPDATE), so concurrent writers of
+    the same key never fail on it, on PostgreSQL and SQLite alike."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    dialect = session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = insert(model).values(**values)
+    changed = {name: statement.excluded[name] for name in values if name not in key}
+    session.execute(statement.on_conflict_do_update(index_elements=list(key), set_=changed))
+
+
 def contains_text(expression: ColumnExpressionArgument[str], text: str) -> ColumnElement[bool]:
     """What every search box matches: `expression` contains `text`, ignoring case. LIKE's
     wildcards (`%`, `_`) and its escape character in `text` are taken literally."""

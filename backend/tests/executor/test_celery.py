@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from sanitas.config import Settings
 from sanitas.datadir import scratch
-from sanitas.db import make_engine, make_sessionmaker
+from sanitas.db import make_engine, make_sessionmaker, utcnow
 from sanitas.main import create_app
 from sanitas.models import File, Job
 from sanitas.storage import make_storage
@@ -366,3 +366,63 @@ def test_two_workers_share_a_batch_on_s3(celery_settings, session, s3_endpoint, 
     finally:
         stop(second)
         stop(first)
+
+
+def test_celery_accounts_take_turns_on_one_worker(celery_settings, session, tmp_path):
+    """The broker's queues are first in, first out; the fair order is the database's. One
+    worker process; account A queues three slow files (advanced mode, 40 pages each) while
+    the queue is paused, then B one small text file. On resume B's file runs right after the
+    job the worker took first, not after all of A's (each message is a worker's turn: it runs
+    the fair order's head and the handed job gets a new message), and completes within twice
+    its lone time plus one slow job's slot. Every job runs once."""
+    a_h = auth_headers(celery_settings, session, make_user(session, role="USER"))
+    b_h = auth_headers(celery_settings, session, make_user(session, role="USER"))
+    admin_h = auth_headers(celery_settings, session, make_user(session, role="ADMIN"))
+    worker = start(["worker", "--concurrency=1"], _worker_env(celery_settings),
+                   tmp_path / "worker.log")
+    try:
+        with TestClient(create_app(celery_settings)) as client:
+            wait_until(lambda: client.app.state.executor.workers() >= 1, 60,
+                       "the worker to answer pings", 0.5)
+
+            def small() -> str:
+                answer = client.post("/api/upload/single", headers=b_h,
+                                     files={"file": ("small.txt", TEXT)})
+                assert answer.status_code == 201, answer.text
+                return answer.json()["data"]["fileId"]
+
+            def seconds(file_id: str) -> float:
+                session.expire_all()
+                f = session.get(File, file_id)
+                return (f.processing_completed_at - f.created_at).total_seconds()
+
+            lone = []
+            for _ in range(2):  # the first also warms the worker's sandboxes
+                file_id = small()
+                wait_files_done(session, [file_id], 60)
+                lone.append(seconds(file_id))
+            client.post("/api/process/queue/pause", headers=admin_h)
+            slow = []
+            for seed in (1, 2, 3):
+                answer = client.post("/api/upload/single", headers=a_h, data={"mode": "advanced"},
+                                     files={"file": (f"long{seed}.pdf", slow_pdf(seed))})
+                assert answer.status_code == 201, answer.text
+                slow.append(answer.json()["data"]["fileId"])
+            b_file = small()
+            resumed = utcnow()
+            client.post("/api/process/queue/resume", headers=admin_h)
+            wait_files_done(session, [*slow, b_file], 240)
+            session.expire_all()
+            files = {f.id: f for f in session.scalars(select(File).where(
+                File.id.in_([*slow, b_file])))}
+            assert all(f.status == "COMPLETED" for f in files.values()), \
+                {f.id: f.error_message for f in files.values()}
+            started = sorted(files, key=lambda fid: files[fid].processing_started_at)
+            assert started[1] == b_file, [files[f].original_name for f in started]
+            first_slot = files[started[0]].processing_duration
+            waited = (files[b_file].processing_completed_at - resumed).total_seconds()
+            assert waited <= 2 * lone[-1] + first_slot + 1.0, (waited, lone, first_slot)
+            jobs = session.scalars(select(Job).where(Job.file_id.in_(files))).all()
+            assert [j.attempts for j in jobs] == [1] * 4
+    finally:
+        stop(worker)

@@ -61,6 +61,41 @@ def test_an_account_being_served_waits_behind_one_that_is_not(settings, db_sessi
     assert _order(db_session, settings) == [b1, a1, a2]
 
 
+def _serve_one(db_session, settings) -> str:
+    """What one worker does: claim the fair order's head (run.claim, which records the
+    account's turn) and finish it before taking the next."""
+    from sanitas.db import make_sessionmaker
+    from sanitas.processing import run
+
+    head, _ = queue.find_runnable(db_session, settings, 1)[0]
+    outcome, _file, _job = run.claim(make_sessionmaker(db_session.get_bind()), settings, head,
+                                     run.worker_id())
+    assert outcome is None
+    db_session.execute(update(Job).where(Job.id == head).values(state="completed"))
+    db_session.commit()
+    return head
+
+
+def test_one_worker_serves_accounts_in_turn(settings, db_session):
+    """With one worker nothing of anyone's runs when it picks the next job, so every account's
+    turns restart at one: the account served least recently goes first (the age order alone
+    served a's whole burst before b's first file)."""
+    settings = settings.model_copy(update={"executor_workers": 1})
+    a, b, c = (make_user(db_session) for _ in range(3))
+    a1, a2, a3 = _jobs(db_session, settings, a, 1, 2, 3)
+    b1, b2 = _jobs(db_session, settings, b, 4, 5)
+    served = [_serve_one(db_session, settings), _serve_one(db_session, settings)]
+    (c1,) = _jobs(db_session, settings, c, 6)  # a newcomer goes before the served accounts
+    expected = [c1, a2, b2, a3]
+    db_session.expire_all()
+    for place, job_id in enumerate(expected):  # the status call's count says the same
+        job = db_session.get(Job, job_id)
+        assert job_facts.jobs_ahead(db_session, settings.job_heartbeat_timeout_seconds,
+                                    job) == place, (place, job_id)
+    served += [_serve_one(db_session, settings) for _ in range(4)]
+    assert served == [a1, b1, *expected]
+
+
 @pytest.fixture
 def two_workers(settings):
     return settings.model_copy(update={"executor_workers": 2, "executor_max_share": 0.5})

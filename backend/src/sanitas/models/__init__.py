@@ -16,7 +16,7 @@ from sanitas.models.file_rollup import (
 from sanitas.models.held_message import HELD_STATUSES, HeldMessage, HeldStatus
 from sanitas.models.job import JOB_STATES, Job, JobState
 from sanitas.models.policy import PolicyDefault, PolicyVersion, StoredPolicy
-from sanitas.models.queue_state import QueueState
+from sanitas.models.queue_state import AccountTurn, QueueState
 from sanitas.models.rate_limit_hit import RateLimitHit
 from sanitas.models.report import Report, ReportFormat, ReportStatus
 from sanitas.models.user import ROLES, Role, RoleFilter, User, UserStatusFilter
@@ -33,6 +33,7 @@ __all__ = [
     "HELD_STATUSES",
     "JOB_STATES",
     "ROLES",
+    "AccountTurn",
     "ApiKey",
     "ApiKeyScope",
     "AuditAction",

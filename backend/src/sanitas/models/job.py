@@ -3,6 +3,7 @@ from __future__ import annotations
 import functools
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import (
     ForeignKey,
@@ -23,7 +24,7 @@ from sqlalchemy.sql.selectable import Subquery
 
 from sanitas.db import Base, utcnow
 from sanitas.models._common import id_column
-from sanitas.models.queue_state import QueueState
+from sanitas.models.queue_state import AccountTurn, QueueState
 
 
 class JobState(StrEnum):
@@ -101,8 +102,12 @@ def fair_order(heartbeat_timeout: float, now: datetime) -> Subquery:
     priority, accounts take turns. A job's `turn` is its place among its account's runnable
     jobs of that priority (oldest first) plus the jobs the account has running now (active,
     heartbeat fresh), so an account being served waits behind one that is not, and a burst
-    of one account's uploads is interleaved with everyone else's instead of ahead of them;
-    equal turns go oldest first. Columns: id, priority, created_at, user_id, running, turn."""
+    of one account's uploads is interleaved with everyone else's instead of ahead of them.
+    Equal turns go to the account least recently served first (`served_at`, NULL for one never
+    served, which goes first: `AccountTurn`), so accounts alternate even when one worker
+    serves them all (with nothing running between two jobs, every account's turns restart at
+    one), then oldest first. Columns: id, priority, created_at, user_id, running, turn,
+    served_at. (The order to take them in: `fair_order_by`.)"""
     from sanitas.models.file import File  # files name jobs' owners; models/file.py needs no job
 
     stale = now - timedelta(seconds=heartbeat_timeout)
@@ -114,11 +119,19 @@ def fair_order(heartbeat_timeout: float, now: datetime) -> Subquery:
     place = func.row_number().over(partition_by=(Job.priority, File.user_id),
                                    order_by=(Job.created_at, Job.id))
     return (select(Job.id, Job.priority, Job.created_at, File.user_id,
-                   held.label("running"), (place + held).label("turn"))
+                   held.label("running"), (place + held).label("turn"),
+                   AccountTurn.served_at.label("served_at"))
             .select_from(Job).join(File, File.id == Job.file_id)
             .outerjoin(running, running.c.user_id == File.user_id)
+            .outerjoin(AccountTurn, AccountTurn.user_id == File.user_id)
             .where(runnable_condition(heartbeat_timeout, now))
             .subquery("fair"))
+
+
+def fair_order_by(fair: Subquery) -> tuple[ColumnElement[Any], ...]:
+    """The order in which executors take `fair_order`'s rows."""
+    return (fair.c.priority.desc(), fair.c.turn, fair.c.served_at.asc().nulls_first(),
+            fair.c.created_at, fair.c.id)
 
 
 @functools.cache
@@ -126,8 +139,9 @@ def _ahead_statement() -> Select:
     """The one query `jobs_ahead` makes, built once (a status poll then pays neither the
     statement's construction nor its cache key): per account (NULL for a job whose file row is
     gone), its runnable jobs above the polled job's priority, its runnable jobs at that
-    priority other than the polled job, how many of those are older, and its running jobs
-    (active, heartbeat fresh). `runnable_condition` spelled with bound parameters."""
+    priority other than the polled job, how many of those are older, its running jobs
+    (active, heartbeat fresh) and when it was last served. `runnable_condition` spelled with
+    bound parameters."""
     from sanitas.models.file import File  # files name jobs' owners; models/file.py needs no job
 
     now: BindParameter[datetime] = bindparam("now")
@@ -147,8 +161,10 @@ def _ahead_statement() -> Select:
 
     return (select(File.user_id, total(and_(runnable, Job.priority > priority)),
                    total(same), total(and_(same, older)),
-                   total(and_(Job.state == JobState.ACTIVE, Job.heartbeat_at >= stale)))
+                   total(and_(Job.state == JobState.ACTIVE, Job.heartbeat_at >= stale)),
+                   func.max(AccountTurn.served_at))
             .select_from(Job).outerjoin(File, File.id == Job.file_id)
+            .outerjoin(AccountTurn, AccountTurn.user_id == File.user_id)
             .where(Job.state.in_((JobState.WAITING, JobState.ACTIVE)))
             .group_by(File.user_id))
 
@@ -160,8 +176,9 @@ def jobs_ahead(session: Session, heartbeat_timeout: float, job: Job,
     (`fair_order`: priority, then turn, then created time, then id), without ranking the
     queue: one pass over the waiting and active jobs grouped by account. An account V with n
     runnable jobs at `job`'s priority and r running has turns r+1..r+n; those under `job`'s
-    turn t are ahead, and the one at t is when it is older (V's (t-r)-th oldest is older than
-    `job` exactly when at least t-r of V's are). Every runnable job of a higher priority is
+    turn t are ahead, and the one at t is when V was served less recently than `job`'s
+    account, or as recently and it is older (V's (t-r)-th oldest is older than `job` exactly
+    when at least t-r of V's are). Every runnable job of a higher priority is
     ahead. `owner`: the account of `job`'s file when the caller has it (else it is looked
     up). (The executors' share limit may let a job pass another account's that is ahead
     here; the count is the order, not a promise.)"""
@@ -176,20 +193,31 @@ def jobs_ahead(session: Session, heartbeat_timeout: float, job: Job,
     higher = sum(int(row[1]) for row in rows)
     # Jobs without a file row are claimed by no one (fair_order joins files): only a higher
     # priority's count includes them, as it always did.
-    accounts = [(user, int(count), int(n_older), int(running))
-                for user, _higher, count, n_older, running in rows if user is not None]
-    running = {user: held for user, _n, _o, held in accounts}
-    mine = next((n_older for user, _n, n_older, _r in accounts if user == owner), 0)
+    accounts = [(user, int(count), int(n_older), int(running), served)
+                for user, _higher, count, n_older, running, served in rows if user is not None]
+    running = {user: held for user, _n, _o, held, _s in accounts}
+    mine = next((n_older for user, _n, n_older, _r, _s in accounts if user == owner), 0)
+    my_served = next((served for user, *_, served in accounts if user == owner), None)
     turn = mine + 1 + running.get(owner, 0)
     ahead = min(higher, AHEAD_COUNT_CAP) + mine
-    for user, count, n_older, held in accounts:
+    for user, count, n_older, held, served in accounts:
         if user == owner:
             continue
         ahead += min(count, max(0, turn - 1 - held))
         place = turn - held  # the place of this account's job at `job`'s turn, if any
-        if 1 <= place <= count and n_older >= place:
+        if 1 <= place <= count and _served_before(served, my_served, n_older >= place):
             ahead += 1
     return min(ahead, AHEAD_COUNT_CAP)
+
+
+def _served_before(theirs: datetime | None, mine: datetime | None, older: bool) -> bool:
+    """Whether another account's job at the same turn goes first: its account was served less
+    recently (never served goes first), or as recently and the job is `older`."""
+    if theirs == mine:
+        return older
+    if theirs is None or mine is None:
+        return theirs is None
+    return theirs < mine
 
 
 def is_paused(session: Session) -> bool:

@@ -21,11 +21,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from celery import Celery, Task
 from celery.signals import worker_ready, worker_shutdown
 from kombu import Queue
+from sqlalchemy import select
 
 from sanitas.config import Settings, get_settings
 
@@ -73,11 +75,22 @@ def make_celery(settings: Settings) -> Celery:
     )
 
     @app.task(name=PROCESS_TASK, bind=True)
-    def process_job(self: Task[[str], str], job_id: str) -> str:
+    def process_job(self: Task[[str], str], handed: str) -> str:
+        from sanitas.processing.queue import claim_order
         from sanitas.processing.run import run_job
 
         rt = _runtime()
-        outcome = run_job(job_id, factory=rt.factory, settings=rt.settings, storage=rt.storage)
+        with rt.factory() as s:
+            candidates = claim_order(s, rt.settings, handed)
+        outcome: str = "skipped"
+        job_id = handed
+        for job_id in candidates:
+            # Another job runs on the handed one's message: the handed job gets a new one.
+            passed = _resend_once(self.app, rt, handed) if job_id != handed else None
+            outcome = run_job(job_id, factory=rt.factory, settings=rt.settings,
+                              storage=rt.storage, on_claimed=passed)
+            if outcome != "skipped":
+                break
         if outcome == "retry":
             delay: float = rt.settings.job_retry_delay_seconds
             with rt.factory() as s:
@@ -114,6 +127,29 @@ def make_celery(settings: Settings) -> Celery:
         return recover(self.app, rt.settings, rt.factory)
 
     return app
+
+
+def _resend_once(app: Celery, rt: _Runtime, job_id: str) -> Callable[[], None]:
+    """What a worker that claimed another job than the handed `job_id` does: send `job_id`'s
+    message again (to its priority's queue), so the job keeps one; a failure to send is left
+    to the recovery task, which re-sends runnable jobs when the queues are empty. Each message
+    taken runs at most one job and leaves at most one, so the messages never outnumber the
+    jobs and duplicates are harmless as before (a claim is atomic)."""
+    def send() -> None:
+        from sanitas.db import utcnow
+        from sanitas.models import Job
+        from sanitas.models.job import runnable_condition
+
+        try:
+            with rt.factory() as s:  # a job done meanwhile (a duplicate message) needs none
+                priority = s.scalar(select(Job.priority).where(
+                    Job.id == job_id,
+                    runnable_condition(rt.settings.job_heartbeat_timeout_seconds, utcnow())))
+            if priority is not None:
+                app.send_task(PROCESS_TASK, args=[job_id], queue=queue_for(priority))
+        except Exception:
+            log.warning("could not send job %s to the broker again", job_id, exc_info=True)
+    return send
 
 
 def recover(app: Celery, settings: Settings, factory: sessionmaker[Session], *,

@@ -5,6 +5,7 @@ to it (the routes in routes.py)."""
 from __future__ import annotations
 
 import math
+from datetime import timedelta
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -13,9 +14,10 @@ from sanitas.audit.service import record
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
 from sanitas.models import AuditAction, Job, JobState, QueueState, User
-from sanitas.models.job import fair_order, is_paused
+from sanitas.models.job import fair_order, fair_order_by, is_paused
 
-__all__ = ["clear_job_records", "find_runnable", "is_paused", "queue_counts", "set_paused"]
+__all__ = ["claim_order", "clear_job_records", "find_runnable", "is_paused", "queue_counts",
+           "set_paused"]
 
 
 def set_paused(session: Session, paused: bool, *, actor: User | None = None,
@@ -35,19 +37,22 @@ def set_paused(session: Session, paused: bool, *, actor: User | None = None,
 
 
 def find_runnable(session: Session, settings: Settings, limit: int,
-                  exclude: set[str] | frozenset[str] = frozenset()) -> list[tuple[str, int]]:
+                  exclude: set[str] | frozenset[str] = frozenset(),
+                  workers: int | None = None) -> list[tuple[str, int]]:
     """(job id, priority) of up to `limit` runnable jobs to start now, in the fair order
     (models/job.py `fair_order`: priority, then accounts taking turns). `exclude`: jobs this
     executor has just handed to a worker (not claimed yet: they count as running). While
     other accounts' jobs wait, an account that holds its share of the workers
-    (`executor_max_share` of `executor_workers`, at least one) gets no more; what is left
-    over then goes in order, so no worker idles while jobs wait."""
+    (`executor_max_share` of `workers`, by default `executor_workers`, at least one) gets no
+    more; what is left over then goes in order, so no worker idles while jobs wait."""
     fair = fair_order(settings.job_heartbeat_timeout_seconds, utcnow())
     query = (select(fair.c.id, fair.c.priority, fair.c.user_id, fair.c.running)
-             .order_by(fair.c.priority.desc(), fair.c.turn, fair.c.created_at, fair.c.id)
+             .order_by(*fair_order_by(fair))
              .limit(4 * limit + len(exclude) + 8))
     rows = session.execute(query).all()
-    share = max(1, math.floor(settings.executor_max_share * max(1, settings.executor_workers)))
+    if workers is None:
+        workers = settings.executor_workers
+    share = max(1, math.floor(settings.executor_max_share * max(1, workers)))
     held: dict[str, int] = {}
     for row in rows:
         held.setdefault(row.user_id, row.running)
@@ -65,6 +70,20 @@ def find_runnable(session: Session, settings: Settings, limit: int,
     order = {row.id: i for i, row in enumerate(waiting)}
     priorities = {row.id: row.priority for row in waiting}
     return [(job_id, priorities[job_id]) for job_id in sorted(chosen, key=order.__getitem__)]
+
+
+def claim_order(session: Session, settings: Settings, handed: str) -> list[str]:
+    """The jobs a Celery worker handed the message of job `handed` tries to claim, in this
+    order: the fair order's head (up to two, in case another worker takes the first at the
+    same moment), then `handed`. A message is a worker's turn, not a promise of which job:
+    the broker's queues are first in, first out, so running the handed job would let one
+    account's burst hold every worker. The share is counted over the workers busy now plus
+    this one (Celery workers are not counted anywhere: a busy one has a fresh heartbeat)."""
+    stale = utcnow() - timedelta(seconds=settings.job_heartbeat_timeout_seconds)
+    running = session.scalar(select(func.count()).select_from(Job).where(
+        Job.state == JobState.ACTIVE, Job.heartbeat_at >= stale)) or 0
+    heads = [job_id for job_id, _ in find_runnable(session, settings, 2, workers=running + 1)]
+    return [*heads, handed] if handed not in heads else heads[:heads.index(handed) + 1]
 
 
 def queue_counts(session: Session) -> dict[str, int]:

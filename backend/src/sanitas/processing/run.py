@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -28,11 +29,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from sanitas import logs, sealing
 from sanitas.config import Settings
 from sanitas.datadir.scratch import JobScratch
-from sanitas.db import rows_matched, utcnow
+from sanitas.db import rows_matched, upsert, utcnow
 from sanitas.engine.report import RejectionCode
 from sanitas.engine.verdict import Verdict
 from sanitas.files.naming import sanitized_name_for
-from sanitas.models import File, FileStatus, Job, JobState
+from sanitas.models import AccountTurn, File, FileStatus, Job, JobState
 from sanitas.models.job import JobFailure, is_paused, runnable_condition
 from sanitas.processing.outcome import (
     INTERNAL_FAILURE_MESSAGE,
@@ -186,19 +187,24 @@ def claim(factory: sessionmaker[Session], settings: Settings, job_id: str,
         file.status = FileStatus.PROCESSING
         file.processing_started_at = now
         file.error_message = file.error_code = None
+        # The account's turn is taken: it waits behind accounts served less recently.
+        upsert(s, AccountTurn, {"user_id": file.user_id, "served_at": now}, ("user_id",))
         s.commit()
         return None, file, job
 
 
 
 def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
-            storage: Storage) -> Outcome:
+            storage: Storage, on_claimed: Callable[[], None] | None = None) -> Outcome:
     """Run one job to its end. Never raises for a file's fault; 'retry' means the job was put
-    back to waiting (with back-off) after an infrastructure fault."""
+    back to waiting (with back-off) after an infrastructure fault. `on_claimed` is called
+    once the job is this worker's, before it runs."""
     token = worker_id()
     outcome, file, job = claim(factory, settings, job_id, token)
     if outcome is not None:
         return outcome
+    if on_claimed is not None:
+        on_claimed()
     # claimed: claim() fails a job whose file is gone or has no original
     assert file is not None and job is not None and file.original_key is not None
     with logs.job_context(job_id, job.request_id):  # the call's id on the job's log lines
