@@ -50,6 +50,13 @@ class LocalExecutor:
 
     # -- the interface the API uses -------------------------------------------------------
     def start(self) -> None:
+        if self.settings.sandbox == "bwrap":
+            from sanitas.sandbox import bwrap
+
+            # The thread that starts every sandbox (their parent-death signal follows it, so
+            # the short-lived prestart thread below must not start them itself): from here,
+            # before any job thread lowers its priority, so it is not niced itself.
+            bwrap.ensure_starter()
         self.thread.start()
         self.webhooks.start()
         threading.Thread(target=_prestart_sandboxes, args=(self.settings,), daemon=True,
@@ -141,7 +148,8 @@ class LocalExecutor:
 
 
 def _prestart_sandboxes(settings: Settings) -> None:
-    """Start the sandbox's spare processes now, so the first jobs do not pay for it."""
+    """Start the sandbox's spare processes now, so the first jobs do not pay for it (they are
+    started by the sandbox's own long-lived thread, and outlive this one)."""
     try:
         from sanitas.sandbox import bwrap
 

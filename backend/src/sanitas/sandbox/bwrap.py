@@ -22,7 +22,9 @@ tmpfs mounted over the one --dev makes); the root and /dev themselves are remoun
 (both are bwrap-made tmpfs without a size limit otherwise).
 
 Start-up (Python plus pikepdf/Pillow imports) dominates a small job, so one sandbox is started
-ahead of time as a spare ("warm"); it is still used for a single job only.
+ahead of time as a spare ("warm"); it is still used for a single job only. Every sandbox
+(spares, templates, one-job sandboxes) is started by one long-lived thread (`_start_process`):
+bubblewrap's --die-with-parent follows the thread that started it, not the process.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import json
 import logging
 import os
 import pwd
+import queue
 import re
 import selectors
 import shutil
@@ -43,6 +46,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -297,6 +301,90 @@ def _command(layout: _Layout, limits: SandboxLimits, python_args: list[str] | No
     return command
 
 
+# --- the thread that starts every sandbox ------------------------------------------------------
+# bubblewrap's --die-with-parent is PR_SET_PDEATHSIG, which follows the *thread* that started
+# it: a sandbox started from a short-lived thread (the executor's prestart thread, say) is
+# killed when that thread ends. So one long-lived daemon thread starts them all; the others
+# hand it their command and wait for the Popen. A forked process (a Celery pool process) does
+# not have the parent's thread: it starts its own at its first sandbox.
+
+_StartRequest = tuple[list[str], dict[str, Any], "int | None",
+                      "Future[subprocess.Popen[bytes]]"]
+_starter: threading.Thread | None = None
+_starter_lock = threading.Lock()
+_start_requests: queue.SimpleQueue[_StartRequest] = queue.SimpleQueue()
+
+
+def _forget_starter_after_fork() -> None:
+    global _starter, _starter_lock, _start_requests
+    _starter = None
+    _starter_lock = threading.Lock()
+    _start_requests = queue.SimpleQueue()
+
+
+os.register_at_fork(after_in_child=_forget_starter_after_fork)
+
+
+def ensure_starter() -> threading.Thread:
+    """The thread that starts sandboxes, started now if it is not running. It takes the
+    niceness of the thread that starts it as its own: start it from a thread that is not
+    niced (processing/local.py does, before its job threads), since without privilege it can
+    start sandboxes only at that niceness or above."""
+    global _starter
+    with _starter_lock:
+        if _starter is None or not _starter.is_alive():
+            _starter = threading.Thread(target=_serve_starts, args=(_start_requests,),
+                                        name="sanitas-sandbox-starter", daemon=True)
+            _starter.start()
+        return _starter
+
+
+def _serve_starts(requests: queue.SimpleQueue[_StartRequest]) -> None:
+    while True:
+        command, kwargs, nice, future = requests.get()
+        if not future.set_running_or_notify_cancel():
+            continue
+        try:
+            future.set_result(_popen(command, kwargs, nice))
+        except BaseException as exc:  # noqa: BLE001 - the requester raises it
+            future.set_exception(exc)
+
+
+def _thread_nice() -> int | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    except OSError:
+        return None
+
+
+def _popen(command: list[str], kwargs: dict[str, Any],
+           nice: int | None) -> subprocess.Popen[bytes]:
+    """Popen on this thread, at niceness `nice` (the requester's: a niced job thread's
+    sandboxes run niced, as when they were its own children)."""
+    own = _thread_nice()
+    if nice is not None and own is not None:
+        if nice < own:  # only with privilege; otherwise the sandbox runs at this thread's
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+                own = nice
+        tool = shutil.which("nice") if nice > own else None
+        if tool is not None:
+            command = [tool, "-n", str(nice - own), *command]
+    return subprocess.Popen(command, **kwargs)  # noqa: S603 - argv lists built here (_command), no shell
+
+
+def _start_process(command: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """subprocess.Popen(command, **kwargs), run by the starting thread (see above)."""
+    nice = _thread_nice()
+    starter = ensure_starter()
+    if threading.current_thread() is starter:
+        return _popen(command, kwargs, nice)
+    future: Future[subprocess.Popen[bytes]] = Future()
+    with _starter_lock:
+        _start_requests.put((command, kwargs, nice, future))
+    return future.result()
+
+
 def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
           timeout: float = 60, office: bool = False) -> subprocess.CompletedProcess[bytes]:
     """Run Python `code` in exactly the sandbox a job gets, with exactly `limits` (for the
@@ -315,10 +403,17 @@ def probe(code: str, settings: Settings, limits: SandboxLimits | None = None,
     try:
         command = _command(layout, limits, ["-I", "-c", code],
                            headroom=False, seccomp_fd=filter_fd, cgroup=cgroup)
-        return subprocess.run(command, env=dict(CLEAN_ENV), capture_output=True,  # noqa: S603 - bwrap argv built by _command, no shell
-                              timeout=timeout, check=False, start_new_session=True,
-                              stdin=subprocess.DEVNULL,
-                              pass_fds=() if filter_fd is None else (filter_fd,))
+        with _start_process(command, env=dict(CLEAN_ENV), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            stdin=subprocess.DEVNULL,
+                            pass_fds=() if filter_fd is None else (filter_fd,)) as proc:
+            try:
+                out, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise
+            return subprocess.CompletedProcess(command, proc.returncode, out, err)
     finally:
         if filter_fd is not None:
             os.close(filter_fd)
@@ -390,7 +485,7 @@ class _Sandbox:
             command.append(("template-office" if layout.office else "template") if template
                            else "office-warm" if layout.warm_office
                            else "office" if layout.office else "plain")
-            self.proc = subprocess.Popen(  # noqa: S603 - bwrap argv built by _command, no shell
+            self.proc = _start_process(  # by the long-lived starting thread: see above
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, env=dict(CLEAN_ENV), close_fds=True,
                 pass_fds=(child_fd,) if filter_fd is None else (child_fd, filter_fd),
