@@ -11,12 +11,17 @@ and one PostgreSQL database, driven over HTTP and by Debian's c-icap-client.
 plus one slow job's lone duration (likewise measured), the time a fresh job may wait for a CPU
 of a two-CPU test machine busy with the slow jobs.
 
-How it holds today: ICAP does not use the job queue at all. `sanitas icap` sanitizes each
-body at once in its own process (files/intake.sanitize_now, at most `icap_workers` bodies at a
-time, by default SANITAS_EXECUTOR_WORKERS), so the web queue's turns and `executor_max_share`
-neither delay nor protect ICAP traffic: the channels are apart because their pools are, and
-the machine runs up to executor_workers + icap_workers sandboxes at once. The ICAP service
-account is only the owner of the audit rows (icap_audit), never of a queued job."""
+(c) Within ICAP: one client's slow bodies fill both slots and wait for them; another
+    client's small body takes the next free slot, ahead of the first client's backlog.
+
+How it holds: ICAP does not use the job queue at all. `sanitas icap` sanitizes each body in
+its own process (files/intake.sanitize_now, at most `icap_workers` bodies at a time, by
+default SANITAS_EXECUTOR_WORKERS), so the web queue's turns neither delay nor protect ICAP
+traffic: the channels are apart because their pools are, and the machine runs up to
+executor_workers + icap_workers sandboxes at once. Within ICAP the slots are handed out by a
+fair gate (channels/fairgate.py) in turns between the clients the proxy names (here
+X-Client-IP), none given more than `executor_max_share` of them while another waits. The ICAP
+service account is only the owner of the audit rows (icap_audit), never of a queued job."""
 
 from __future__ import annotations
 
@@ -117,18 +122,22 @@ def _web_round(servers: Servers, headers: dict[str, str], name: str, data: bytes
 
 
 def _icap(servers: Servers, out: Path, body: Path, service: str = "sanitize",
-          url: str = "http://files.example/note.txt", timeout: float = 120
-          ) -> tuple[Answer, float]:
+          url: str = "http://files.example/note.txt", timeout: float = 120,
+          client_ip: str | None = None) -> tuple[Answer, float]:
+    """One c-icap-client call; `client_ip`: the end user's address, sent as Squid's
+    icap_send_client_ip does (X-Client-IP), which the server's fair gate keys on."""
     began = time.monotonic()
-    answer = client(servers.icap.port, service, "-resp", url, body=body, out=out,
+    extra = ("-x", f"X-Client-IP: {client_ip}") if client_ip is not None else ()
+    answer = client(servers.icap.port, service, *extra, "-resp", url, body=body, out=out,
                     timeout=timeout)
     return answer, time.monotonic() - began
 
 
-def _icap_small(servers: Servers, tmp_path: Path, tag: str) -> float:
+def _icap_small(servers: Servers, tmp_path: Path, tag: str,
+                client_ip: str | None = None) -> float:
     body = tmp_path / f"{tag}.txt"
     body.write_bytes(SMALL)
-    answer, took = _icap(servers, tmp_path / f"{tag}.out", body)
+    answer, took = _icap(servers, tmp_path / f"{tag}.out", body, client_ip=client_ip)
     # plain text with nothing to remove: 204, or 200 with the (same) text
     assert answer.status in (200, 204), answer.text
     return took
@@ -215,41 +224,49 @@ def test_web_upload_is_not_held_behind_icap_requests_in_flight(servers, tmp_path
     assert len(answers) == 4
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ICAP has no fair queue: its bodies wait first come, first served for the icap_workers "
-    "slots (one asyncio.Semaphore in icap/server.py, all traffic under one service "
-    "account, never the job queue), so a small body waits behind every slow body sent "
-    "before it"))
 def test_small_icap_body_is_not_held_behind_slow_icap_bodies(servers, tmp_path):
-    """Within the ICAP channel: six slow bodies in flight (two in the slots, four waiting),
-    then a small one. A fair queue would let it take the next free slot (within twice its lone
-    time plus one slow body's lone time); first come, first served makes it wait for three
-    rounds of slow bodies."""
+    """Within the ICAP channel: one client (X-Client-IP 10.0.0.1) has six slow bodies in
+    flight (two in the slots, four waiting), then another client (10.0.0.2) sends a small one.
+    The fair gate gives it the next free slot, ahead of the first client's four: it is
+    answered within twice its lone time after the first slow body's answer (a running body is
+    not stopped for it, so that is the wait it may have), while at least four of the slow
+    bodies are still in flight. First come, first served, as before the gate, made it wait for
+    three rounds of slow bodies (about 4-11 s, against about 2 s for one)."""
     _icap_small(servers, tmp_path, "warm")
-    lone_icap = min(_icap_small(servers, tmp_path, f"lone{i}") for i in range(2))
+    lone_icap = min(_icap_small(servers, tmp_path, f"lone{i}", client_ip="10.0.0.2")
+                    for i in range(2))
     slow_body = tmp_path / "long.pdf"
     slow_body.write_bytes(slow_pdf(8))
     answer, lone_slow = _icap(servers, tmp_path / "alone.out", slow_body, "sanitize-advanced",
                               "http://files.example/long.pdf")
     assert answer.status == 200, answer.text
     answers: dict[int, tuple[Answer, float]] = {}
+    ended: dict[int, float] = {}
 
     def send(i: int) -> None:
         answers[i] = _icap(servers, tmp_path / f"slow{i}.out", slow_body, "sanitize-advanced",
-                           f"http://files.example/long{i}.pdf", timeout=240)
+                           f"http://files.example/long{i}.pdf", timeout=240,
+                           client_ip="10.0.0.1")
+        ended[i] = time.monotonic()
 
     threads = [threading.Thread(target=send, args=(i,), daemon=True) for i in range(6)]
     for thread in threads:
         thread.start()
     time.sleep(min(2.0, lone_slow / 3))
     assert not answers, "the ICAP requests finished before the small body was sent"
-    loaded = _icap_small(servers, tmp_path, "loaded")
+    sent = time.monotonic()
+    loaded = _icap_small(servers, tmp_path, "loaded", client_ip="10.0.0.2")
     in_flight = sum(thread.is_alive() for thread in threads)
     for thread in threads:
         thread.join(240)
-    bound = 2 * lone_icap + lone_slow
-    print(f"\nICAP small: lone {lone_icap:.2f} s, behind ICAP's slow bodies {loaded:.2f} s "
-          f"(bound {bound:.2f} s; a slow body alone {lone_slow:.2f} s); slow bodies still in "
-          f"flight then: {in_flight}")
     assert sorted(a.status for a, _ in answers.values()) == [200] * 6
-    assert loaded <= bound, (loaded, lone_icap, lone_slow)
+    first_slot = min(ended.values()) - sent  # when the first slow body gave its slot back
+    bound = 2 * lone_icap + first_slot
+    print(f"\nICAP small: lone {lone_icap:.2f} s, behind another client's slow bodies "
+          f"{loaded:.2f} s (bound {bound:.2f} s: the first slow answer came {first_slot:.2f} s "
+          f"after it was sent; a slow body alone {lone_slow:.2f} s, the six took "
+          f"{max(ended.values()) - sent:.2f} s); slow bodies still in flight then: {in_flight}")
+    assert loaded <= bound, (loaded, lone_icap, first_slot)
+    # it went ahead of the first client's backlog: the four waiting were still in flight
+    # (first come, first served leaves only the last two)
+    assert in_flight >= 4, in_flight

@@ -260,6 +260,14 @@ class Conn:
             if await self.read_exactly(2) != b"\r\n":
                 raise IcapError(400, "A chunk's data is not followed by CRLF.", "bad_chunk")
 
+    async def gone(self, every: float = 0.25) -> None:
+        """Return once the client has closed or dropped the connection (its end of file, or
+        the transport closing). Polled: asyncio has no public way to wait for a peer's end of
+        file without reading what may come before it. A client that only shuts its sending
+        side counts as gone too: ICAP clients keep the connection whole for the answer."""
+        while not (self.reader.at_eof() or self.writer.is_closing()):
+            await asyncio.sleep(every)
+
     def write(self, data: bytes) -> None:
         self.writer.write(data)
 

@@ -8,7 +8,10 @@ One transaction (REQMOD or RESPMOD with a body):
      type set aside, a declared size over the limit): 204 or a block page, without the rest;
   3. otherwise the body is spooled to a locked scratch folder under the data dir (bounded),
      gzip/deflate decoded (bounded), and sanitized (`intake.sanitize_now`, the policy
-     `intake.choose_policy` resolved for the service and its policyId);
+     `intake.choose_policy` resolved for the service and its policyId) once one of the
+     `icap_workers` slots is free: a fair gate (channels/fairgate.py) hands them out in turns
+     between clients (`client_key`: the user or address the proxy names), none holding more
+     than `executor_max_share` of them while another client waits;
   4. clean: 204 (or the original echoed when the client does not allow 204); sanitized: the
      HTTP message with the new body and fixed Content-Type/Length; refused: a 403 page.
 A multipart/form-data body is split into its parts at step 3 (form.py) and each file part
@@ -32,6 +35,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from sanitas.channels.fairgate import Abandoned, FairGate
 from sanitas.config import Settings
 from sanitas.datadir.scratch import JobScratch
 from sanitas.engine import verdict as verdicts
@@ -97,7 +101,7 @@ class IcapServer:
         self.audit_user = audit_user
         self.fingerprint = service.engine_fingerprint()
         workers = settings.icap_workers or settings.executor_workers or 1
-        self.jobs = asyncio.Semaphore(max(1, workers))
+        self.gate = FairGate(workers, settings.executor_max_share)
         self.connections = 0
         self.by_client: dict[str, int] = {}  # open connections per client address
         self.client_cap = client_cap(settings)
@@ -450,7 +454,7 @@ class IcapServer:
                                       boundary, as_request, tx, started)
             return
         out = workdir / "out"
-        done = await self._run(source, out, name, chosen)
+        done = await self._run(conn, request, source, out, name, chosen)
         tx.result = result = done.result
         if done.output is None:
             verdict = service.refused(result)
@@ -475,19 +479,24 @@ class IcapServer:
         tx.outcome, tx.output_size = "sanitized", output.stat().st_size
         self._audit(tx, None, started)
 
-    async def _run(self, source: Path, out: Path, name: str,
+    async def _run(self, conn: Conn, request: IcapRequest, source: Path, out: Path, name: str,
                    chosen: ServicePolicy) -> intake.Outcome:
-        """`source` through the sandbox into the new folder `out` (a worker slot held)."""
+        """`source` through the sandbox into the new folder `out`, in one of the worker slots
+        the gate gives the request's client in its turn. A client that goes away while waiting
+        leaves the queue (ConnectionDone)."""
         from sanitas.sandbox import SandboxError
 
-        async with self.jobs:
-            try:
-                return await asyncio.to_thread(intake.sanitize_now, self.settings, source, out,
-                                               chosen.applied, name=name)
-            except SandboxError as exc:
-                log.error("icap: the sandbox failed: %s", exc)
-                raise IcapError(500, "The sandbox failed while processing this body.",
-                                "sandbox_failed", close=False) from exc
+        key = client_key(request, conn.writer.get_extra_info("peername"))
+        try:
+            return await self.gate.run(key, intake.sanitize_now, self.settings, source, out,
+                                       chosen.applied, name=name, unless=conn.gone())
+        except Abandoned:
+            log.info("icap: the client (%s) went away while waiting for a slot", key)
+            raise ConnectionDone from None
+        except SandboxError as exc:
+            log.error("icap: the sandbox failed: %s", exc)
+            raise IcapError(500, "The sandbox failed while processing this body.",
+                            "sandbox_failed", close=False) from exc
 
     async def _sanitize_form(self, conn: Conn, request: IcapRequest, chosen: ServicePolicy,
                              message: HttpHead, spool: Spool, source: Path, workdir: Path,
@@ -524,7 +533,7 @@ class IcapServer:
             verdict = service.by_head(self.settings, head, name, part.size, found, whole=True)
             if verdict is None:
                 out = workdir / f"out{number}"
-                done = await self._run(part.path, out, name, chosen)
+                done = await self._run(conn, request, part.path, out, name, chosen)
                 ptx.result = result = done.result
                 if done.output is None:
                     verdict = service.refused(result)
@@ -609,6 +618,22 @@ def client_cap(settings: Settings) -> int:
     icap_max_connections when that is 0."""
     return settings.icap_max_connections_per_client or \
         max(1, settings.icap_max_connections // 2)
+
+
+KEY_CHARS = 200
+
+
+def client_key(request: IcapRequest, peer: object) -> str:
+    """Whom a request is for, as the fair gate counts clients: the end user the proxy names
+    (`X-Authenticated-User`, Squid's icap_send_client_username), else the end user's address
+    (`X-Client-IP`, icap_send_client_ip), else the proxy's own address. The names are the
+    proxy's word: only proxies should reach the ICAP port."""
+    for header, kind in (("x-authenticated-user", "user"), ("x-client-ip", "ip")):
+        value = request.headers.get(header, "").strip()
+        if value:
+            return f"{kind}:{value[:KEY_CHARS]}"
+    address = peer[0] if isinstance(peer, tuple) and peer else ""
+    return f"peer:{address}"
 
 
 def _ends(path: Path) -> tuple[bytes, bytes, int]:
