@@ -9,7 +9,10 @@ after-queue content filter. For each message:
   3. a retry of a message already delivered (same envelope and bytes) is answered 250
      without a second delivery (the transaction with the next hop ends without DATA);
   4. the original is sealed into storage for the retention period (held.py, vault.py);
-  5. the whole message is cleaned by the engine in the sandbox (service.run_engine): a
+  5. the whole message is cleaned by the engine in the sandbox (service.run_engine), in one
+     of the `mail_workers` slots, which a fair gate (channels/fairgate.py) hands out in turns
+     between senders (`sender_key`: the envelope sender's domain, else the connecting
+     client), none holding more than `executor_max_share` of them while another waits: a
      message the engine refuses (over a limit, unreadable, refused by the policy) is answered
      554 with the reason, so Postfix bounces it to its sender;
   6. the cleaned copy, with the original's trace fields and `X-Sanitas`, is the DATA of that
@@ -35,6 +38,7 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.orm import sessionmaker
 
+from sanitas.channels.fairgate import FairGate
 from sanitas.config import Settings
 from sanitas.datadir.scratch import JobScratch
 from sanitas.engine.report import Result
@@ -71,7 +75,7 @@ class MailFilter:
         self.policy_id, self.next_hop = policy_id, next_hop
         self.audit_user = audit_user
         workers = settings.mail_workers or settings.executor_workers or 1
-        self.jobs = asyncio.Semaphore(max(1, workers))
+        self.gate = FairGate(workers, settings.executor_max_share)
         self.connections = 0
 
     # -- the envelope: one transaction with the next hop per message ----------------------
@@ -126,7 +130,8 @@ class MailFilter:
             if tx is None:
                 raise Reply("451 4.3.0 No transaction with the next hop; try again later",
                             "deferred")
-            line, outcome = await self._message(envelope, data, started, tx, refused)
+            line, outcome = await self._message(envelope, data, started, tx, refused,
+                                                sender_key(envelope.mail_from, session.peer))
         except Reply as reply:
             line, outcome = reply.line, reply.outcome
         except Exception:
@@ -148,7 +153,8 @@ class MailFilter:
         return line
 
     async def _message(self, env: Envelope, data: bytes, started: float,
-                       tx: relay.Transaction, refused: dict[str, str]) -> tuple[str, str]:
+                       tx: relay.Transaction, refused: dict[str, str],
+                       key: str) -> tuple[str, str]:
         envelope = relay.Envelope(env.mail_from or "", list(env.rcpt_tos),
                                   list(env.mail_options))
         head = headers.read(data)
@@ -170,7 +176,7 @@ class MailFilter:
         try:
             source = scratch.path / service.MESSAGE_NAME
             await asyncio.to_thread(source.write_bytes, data)
-            done = await self._clean(chosen, source, scratch.path / "out")
+            done = await self._clean(key, chosen, source, scratch.path / "out")
             result = done.result
             if done.output is None or result.output_type != "eml":
                 reason = result.reason or "the message could not be read as a mail message"
@@ -218,17 +224,20 @@ class MailFilter:
         self._audit(env, data, digest, chosen, result, started, "sanitized", None)
         return f"250 2.0.0 Ok: cleaned, verdict {outcome.verdict.value}", "delivered"
 
-    async def _clean(self, chosen: service.Chosen, source: Any, out: Any) -> service.Cleaned:
+    async def _clean(self, key: str, chosen: service.Chosen, source: Any,
+                     out: Any) -> service.Cleaned:
+        """The engine on the message, in a slot the gate gives `key` in its turn. Postfix
+        going away cancels the wait (aiosmtpd cancels the handler): the message leaves the
+        queue; once the engine runs, its slot stays taken until it ends."""
         from sanitas.sandbox import SandboxError
 
-        async with self.jobs:
-            try:
-                return await asyncio.to_thread(service.run_engine, self.settings, chosen,
-                                               source, out)
-            except SandboxError as exc:
-                log.error("mail: the sandbox failed: %s", exc)
-                raise Reply("451 4.3.0 The sandbox failed on this message; try again later",
-                            "deferred") from exc
+        try:
+            return await self.gate.run(key, service.run_engine, self.settings, chosen,
+                                       source, out)
+        except SandboxError as exc:
+            log.error("mail: the sandbox failed: %s", exc)
+            raise Reply("451 4.3.0 The sandbox failed on this message; try again later",
+                        "deferred") from exc
 
     def _finish(self, held_id: str | None, started: float, *, status: str,
                 result: Result | None, reason: str | None = None,
@@ -264,6 +273,19 @@ class MailFilter:
             sha256=hashlib.sha256(data).hexdigest(), result=result,
             refused=outcome == "blocked", reason=reason,
             duration=time.monotonic() - started, details=details))
+
+
+def sender_key(mail_from: str | None, peer: object) -> str:
+    """Whom a message is for, as the fair gate counts senders: the envelope sender's domain
+    (lower case), else (the null sender of a bounce) the connecting client's address. The
+    domain is the sender's claim: in the after-queue position Postfix has already accepted
+    the message under its own rules."""
+    _, at, domain = (mail_from or "").rpartition("@")
+    domain = domain.strip().lower()
+    if at and domain:
+        return f"domain:{domain[:255]}"
+    address = peer[0] if isinstance(peer, tuple) and peer else peer or ""
+    return f"client:{address}"
 
 
 def _kind(code: int, unreachable: bool) -> str:
