@@ -141,8 +141,9 @@ class Settings(BaseSettings):
     job_retry_delay_seconds: int = 5  # doubled at each further attempt
     executor_poll_interval_seconds: float = 2.0  # local: how often rows are re-scanned
     executor_nice: int = 10  # local: CPU niceness of job threads and their sandboxes (0 = off)
-    # local: while other accounts' jobs wait, no account is given more than this share of the
-    # workers (at least one); with nobody else waiting an account may use them all.
+    # While other accounts' jobs wait, no account is given more than this share of the workers
+    # (at least one; both executors); the same share of the ICAP and mail filter slots per
+    # client or sender domain. With nobody else waiting an account may use them all.
     executor_max_share: float = Field(0.5, gt=0, le=1)
     celery_recover_interval_seconds: int = 60  # celery: re-send waiting/stale jobs
 
