@@ -304,6 +304,7 @@ def main() -> None:
         random.Random(20).shuffle(work_items)
         latencies: dict[str, list[float]] = defaultdict(list)
         outcomes: dict[int, int] = defaultdict(int)
+        failed: list[str] = []
         lock = threading.Lock()
         queue = list(enumerate(work_items))
 
@@ -331,6 +332,9 @@ def main() -> None:
                 with lock:
                     latencies[kind].append(elapsed)
                     outcomes[code] += 1
+                    if code != 200:
+                        failed.append(f"{name} ({kind}, {len(data) / MB:.1f} MB): {code} "
+                                      f"after {elapsed:.0f} s")
 
         own0, _children0 = _cpu(proc)
         me = psutil.Process()
@@ -348,6 +352,8 @@ def main() -> None:
     gigabytes = sum(len(d) for _k, _n, d in work_items) / 1e9
     print(f"mode {args.mode}: {count} files from {args.clients} clients in {wall:.1f} s; "
           f"answers {dict(outcomes)}")
+    for line in failed:
+        print(f"  not sanitized: {line}")
     if set(outcomes) != {200}:
         sys.exit("not every file came back sanitized: the figures would not mean anything")
     print(f"  {count / wall:.2f} files/s, {count / wall / cores:.2f} files/s per core "
