@@ -32,6 +32,12 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+def share_cap(share: float, slots: int) -> int:
+    """How many of `slots` one key (an account, a client) may hold while others wait: `share`
+    of them, rounded down, at least one. The job queue's rule too (processing/queue.py)."""
+    return max(1, math.floor(share * max(1, slots)))
+
+
 class Abandoned(Exception):
     """The waiter's `unless` completed before it got a slot: it left the queue."""
 
@@ -39,7 +45,7 @@ class Abandoned(Exception):
 class FairGate:
     def __init__(self, slots: int, share: float) -> None:
         self.slots = max(1, slots)
-        self.cap = max(1, math.floor(share * self.slots))  # a key's share while others wait
+        self.cap = share_cap(share, self.slots)  # a key's share while others wait
         self.busy = 0
         self._held: dict[Hashable, int] = {}
         # keys in the order they began waiting; each key's waiters in arrival order

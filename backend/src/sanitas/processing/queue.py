@@ -4,13 +4,13 @@ to it (the routes in routes.py)."""
 
 from __future__ import annotations
 
-import math
 from datetime import timedelta
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from sanitas.audit.service import record
+from sanitas.channels.fairgate import share_cap
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
 from sanitas.models import AuditAction, Job, JobState, QueueState, User
@@ -52,7 +52,7 @@ def find_runnable(session: Session, settings: Settings, limit: int,
     rows = session.execute(query).all()
     if workers is None:
         workers = settings.executor_workers
-    share = max(1, math.floor(settings.executor_max_share * max(1, workers)))
+    share = share_cap(settings.executor_max_share, workers)
     held: dict[str, int] = {}
     for row in rows:
         held.setdefault(row.user_id, row.running)
