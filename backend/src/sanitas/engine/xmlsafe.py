@@ -10,7 +10,7 @@ even with DTD loading off; on a FIFO or a device that read would hang or never e
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 
@@ -28,23 +28,27 @@ class _NoExternalLoads(etree.Resolver):
 
 
 def xml_parser(*, remove_pis: bool = True, remove_comments: bool = True,
-               collect_ids: bool = False, recover: bool = False) -> etree.XMLParser:
+               collect_ids: bool = False, recover: bool = False,
+               target: object | None = None) -> etree.XMLParser:
     """A parser for untrusted XML. `collect_ids` is off by default: real documents repeat ids,
-    and libxml2 refuses a repeated `xml:id` when it collects them."""
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                             dtd_validation=False, huge_tree=False, remove_pis=remove_pis,
-                             remove_comments=remove_comments, collect_ids=collect_ids,
-                             recover=recover)
+    and libxml2 refuses a repeated `xml:id` when it collects them. `target`: an lxml parser
+    target that receives the events instead of a tree being built."""
+    options: dict[str, Any] = {} if target is None else {"target": target}
+    parser: etree.XMLParser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
+        huge_tree=False, remove_pis=remove_pis, remove_comments=remove_comments,
+        collect_ids=collect_ids, recover=recover, **options)
     parser.resolvers.add(_NoExternalLoads())
     return parser
 
 
-_DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+# A DTD or an entity declaration (Office never writes one), as the first bytes of a part show.
+DTD_DECLARATION = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 
 
 def parse_xml(data: bytes, where: str) -> etree._Element:
     """Parse one XML part; reject DTDs (Office never writes them: a DTD means an entity attack)."""
-    if _DTD.search(data[:65536]):
+    if DTD_DECLARATION.search(data[:65536]):
         raise Rejected(f"The document part {where} declares a DTD or XML entities, "
                        "which Office documents never use (XML entity attack).",
                        RejectionCode.UNSAFE_STRUCTURE)
@@ -83,10 +87,7 @@ def xml_problem(data: bytes) -> str | None:
     a parse by `xml_parser` (libxml2 reports namespace errors as recoverable; a parse that
     builds a tree refuses them, so they count here too)."""
     target = _NoTree()
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                             dtd_validation=False, huge_tree=False, collect_ids=False,
-                             target=cast("etree.ParserTarget[None]", target))
-    parser.resolvers.add(_NoExternalLoads())
+    parser = xml_parser(target=target)
     problem = None
     try:
         etree.fromstring(data, parser)
@@ -94,9 +95,10 @@ def xml_problem(data: bytes) -> str | None:
         problem = f"it is not well-formed XML ({str(exc)[:120]})"
     if target.declares_dtd:  # told before the declarations it holds fail (as entities do)
         return DECLARES_DTD
-    errors = [e for e in parser.error_log if e.level >= etree.ErrorLevels.ERROR]
-    if problem is None and errors:
-        problem = f"it is not well-formed XML ({errors[0].message[:120]})"
+    if problem is None:
+        errors = [e for e in parser.error_log if e.level >= etree.ErrorLevels.ERROR]
+        if errors:
+            problem = f"it is not well-formed XML ({errors[0].message[:120]})"
     return problem
 
 

@@ -23,7 +23,7 @@ from sanitas.engine.opc import is_main_relationship, rel_type_key, resolve_targe
 from sanitas.engine.policy import Action, Rule
 from sanitas.engine.report import Context, Rejected, RejectionCode
 from sanitas.engine.verdict import ENCRYPTED_CODES
-from sanitas.engine.xmlsafe import DECLARES_DTD, parse_xml, xml_problem
+from sanitas.engine.xmlsafe import DECLARES_DTD, DTD_DECLARATION, parse_xml, xml_problem
 
 # Relationship types (last segment of the type URI, lower case) that may be kept.
 KEEP_TYPES = {
@@ -184,7 +184,7 @@ def _drop_unreadable_parts(state: PackageState) -> None:
                 part.casefold().endswith(".vml"):
             continue  # binary parts are kept as they are; VML is parsed leniently
         data = state.members[part]
-        if _DTD_DECLARATION.search(data[:65536]):
+        if DTD_DECLARATION.search(data[:65536]):
             continue
         problem = "it is empty" if not data.strip() else xml_problem(data)
         if problem == DECLARES_DTD:
@@ -198,8 +198,6 @@ def _drop_unreadable_parts(state: PackageState) -> None:
     for source, rels in state.rels_out.items():
         state.rels_out[source] = [r for r in rels if r.external or r.part in state.kept]
 
-
-_DTD_DECLARATION = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 
 _HIDDEN_SHEET = re.compile(rb"""state\s*=\s*["'](?:hidden|veryHidden)["']""")
 
