@@ -35,6 +35,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from sanitas.channels import peer_address
 from sanitas.channels.fairgate import Abandoned, FairGate
 from sanitas.config import Settings
 from sanitas.datadir.scratch import JobScratch
@@ -110,7 +111,7 @@ class IcapServer:
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = Conn(reader, writer, self.settings.icap_timeout_seconds)
         peer = writer.get_extra_info("peername")
-        address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        address = peer_address(peer)
         self.connections += 1
         self.by_client[address] = self.by_client.get(address, 0) + 1
         try:
@@ -632,8 +633,7 @@ def client_key(request: IcapRequest, peer: object) -> str:
         value = request.headers.get(header, "").strip()
         if value:
             return f"{kind}:{value[:KEY_CHARS]}"
-    address = peer[0] if isinstance(peer, tuple) and peer else ""
-    return f"peer:{address}"
+    return f"peer:{peer_address(peer)}"
 
 
 def _ends(path: Path) -> tuple[bytes, bytes, int]:

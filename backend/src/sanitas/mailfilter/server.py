@@ -38,6 +38,7 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.orm import sessionmaker
 
+from sanitas.channels import peer_address
 from sanitas.channels.fairgate import FairGate
 from sanitas.config import Settings
 from sanitas.datadir.scratch import JobScratch
@@ -284,8 +285,7 @@ def sender_key(mail_from: str | None, peer: object) -> str:
     domain = domain.strip().lower()
     if at and domain:
         return f"domain:{domain[:255]}"
-    address = peer[0] if isinstance(peer, tuple) and peer else peer or ""
-    return f"client:{address}"
+    return f"client:{peer_address(peer)}"
 
 
 def _kind(code: int, unreachable: bool) -> str:
