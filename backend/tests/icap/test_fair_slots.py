@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.executor.jobkit import slow_pdf, wait_until
+from tests.executor.jobkit import pdf_bytes, wait_until
 from tests.icap.icapkit import Answer, Icap, client, read_head, start_icap, stop_icap
 
 pytestmark = pytest.mark.slow
@@ -45,7 +45,8 @@ def _respmod(body: bytes, client_ip: str) -> bytes:
 
 def test_a_client_gone_while_waiting_leaves_the_queue(one_slot: Icap, tmp_path: Path):
     slow = tmp_path / "long.pdf"
-    slow.write_bytes(slow_pdf(6))
+    # 160 pages rebuilt as pictures: some seconds even on an idle machine (40 took about one)
+    slow.write_bytes(pdf_bytes(pages=160, side=(300, 400), seed=6, quality=70))
     answers: list[Answer] = []
 
     def send_slow() -> None:
