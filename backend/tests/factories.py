@@ -90,7 +90,7 @@ def add_file_and_job(session: Session, settings: Settings, user: User, *,
                      content: bytes = b"%PDF-1.4 original",
                      sanitized: bytes = b"%PDF-1.4 sanitized", expired: bool = False,
                      created_at: datetime | None = None, job_state: str | None = None,
-                     mode: str = "basic", kind: str = "pdf", priority: int = 0
+                     mode: str = "basic", kind: str | None = "pdf", priority: int = 0
                      ) -> tuple[File, Job]:
     """A file row (its blobs in storage) and its job in a given state, as an upload and then
     the executor would leave them: PENDING is a fresh upload with a waiting job; COMPLETED also

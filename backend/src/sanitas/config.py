@@ -145,6 +145,11 @@ class Settings(BaseSettings):
     # (at least one; both executors); the same share of the ICAP and mail filter slots per
     # client or sender domain. With nobody else waiting an account may use them all.
     executor_max_share: float = Field(0.5, gt=0, le=1)
+    # local: workers beside executor_workers that only take small quick jobs (a basic clean of
+    # at most executor_express_max_bytes, of a kind cleaned without LibreOffice), so a short
+    # file never waits behind the business documents holding every worker (0 = none).
+    executor_express_workers: int = Field(1, ge=0, le=8)
+    executor_express_max_bytes: int = Field(1 * MB, ge=0)
     celery_recover_interval_seconds: int = 60  # celery: re-send waiting/stale jobs
 
     # Webhooks (sanitas/webhooks/). Endpoints on loopback, private, link-local or reserved

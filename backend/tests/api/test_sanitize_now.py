@@ -152,3 +152,19 @@ def test_waiting_holds_no_database_slot(one_slot, live, key):
     thread.join(90)
     assert seen_processing, "the sync call was never seen waiting for its job"
     assert results["sync"] == 200
+
+
+def test_the_answer_comes_when_the_job_ends_not_at_the_next_look(live, key, monkeypatch):
+    """The job runs in this process (the embedded executor), which tells the waiting call the
+    moment it ends (files/finished.py): with the status looked at only every 30 s, a small
+    file still comes back within the 10 s wait, not as a 202 after it."""
+    from sanitas.files import routes
+
+    monkeypatch.setattr(routes, "_POLL_FIRST", 30.0)
+    monkeypatch.setattr(routes, "_POLL_MAX", 30.0)
+    started = time.monotonic()
+    answer = live.post("/api/v1/sanitize?wait=10", headers=key[1],
+                       files={"file": ("notes.txt", TEXT)})
+    assert answer.status_code == 200, answer.text[:300]
+    assert answer.content.startswith(b"Quarterly")
+    assert time.monotonic() - started < 10

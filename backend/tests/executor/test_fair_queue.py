@@ -125,24 +125,14 @@ def test_the_share_is_at_least_one_worker(settings, db_session):
     assert _order(db_session, settings, limit=3) == [a1, b1, a2]
 
 
-def test_one_accounts_slow_files_do_not_hold_every_worker(settings, db_session):
-    """The real local executor with two workers: account A queues three slow files (advanced
-    mode, 40 pages each), then B a small text file. B's job starts as soon as a worker is
-    free, before A's third file (oldest first would have made it wait for all three)."""
+def _executed(settings, db_session, job_ids: list[str]) -> dict[str, Job]:
+    """The jobs after the real local executor ran them all (each completed)."""
     import time
 
     from sanitas.db import make_sessionmaker
     from sanitas.processing.local import LocalExecutor
     from sanitas.storage import make_storage
-    from tests.executor.jobkit import slow_pdf
 
-    settings = settings.model_copy(update={"executor_workers": 2, "executor_max_share": 0.5,
-                                           "executor_poll_interval_seconds": 0.2})
-    a, b = make_user(db_session), make_user(db_session)
-    slow = [add_file_and_job(db_session, settings, a, content=slow_pdf(seed), mode="advanced",
-                             created_at=_at(seed))[1].id for seed in (1, 2, 3)]
-    _, small = add_file_and_job(db_session, settings, b, content=b"five\n", name="n.txt",
-                                kind="txt", created_at=_at(10))
     executor = LocalExecutor(settings, make_sessionmaker(db_session.get_bind()),
                              make_storage(settings))
     executor.start()
@@ -150,7 +140,7 @@ def test_one_accounts_slow_files_do_not_hold_every_worker(settings, db_session):
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             db_session.expire_all()
-            jobs = {j: db_session.get(Job, j) for j in [*slow, small.id]}
+            jobs = {j: db_session.get(Job, j) for j in job_ids}
             if all(job.state in ("completed", "failed") for job in jobs.values()):
                 break
             time.sleep(0.3)
@@ -160,6 +150,68 @@ def test_one_accounts_slow_files_do_not_hold_every_worker(settings, db_session):
         executor.stop()
     assert all(job.state == "completed" for job in jobs.values()), \
         {j: (job.state, job.error) for j, job in jobs.items()}
+    return jobs
+
+
+def test_one_accounts_slow_files_do_not_hold_every_worker(settings, db_session):
+    """The real local executor with two workers (no express worker): account A queues three
+    slow files (advanced mode, 40 pages each), then B a small text file. B's job starts as
+    soon as a worker is free, before A's third file (oldest first would have made it wait for
+    all three)."""
+    from tests.executor.jobkit import slow_pdf
+
+    settings = settings.model_copy(update={"executor_workers": 2, "executor_max_share": 0.5,
+                                           "executor_poll_interval_seconds": 0.2,
+                                           "executor_express_workers": 0})
+    a, b = make_user(db_session), make_user(db_session)
+    slow = [add_file_and_job(db_session, settings, a, content=slow_pdf(seed), mode="advanced",
+                             created_at=_at(seed))[1].id for seed in (1, 2, 3)]
+    _, small = add_file_and_job(db_session, settings, b, content=b"five\n", name="n.txt",
+                                kind="txt", created_at=_at(10))
+    jobs = _executed(settings, db_session, [*slow, small.id])
     started = {j: job.started_at for j, job in jobs.items()}
     assert started[small.id] < started[slow[2]], started
     assert jobs[small.id].finished_at <= started[slow[2]] + timedelta(seconds=5)
+
+
+def test_express_workers_take_only_small_quick_jobs(settings, db_session):
+    """An express worker's jobs: a basic clean of a file of at most executor_express_max_bytes
+    whose kind is cleaned without LibreOffice (as the upload's sniff named it), in the fair
+    order. Not advanced mode, not a legacy Office file, not a large or unnamed one."""
+    settings = settings.model_copy(update={"executor_express_max_bytes": 1000})
+    a, b = make_user(db_session), make_user(db_session)
+
+    def job(user, minute: float, **options) -> str:
+        return _jobs(db_session, settings, user, minute, **options)[0]
+
+    text = job(a, 1, kind="txt", content=b"note\n")
+    job(a, 2, kind="txt", content=b"note\n", mode="advanced")
+    job(a, 3, kind="doc", content=b"x" * 500)  # LibreOffice converts it
+    job(a, 4, kind="txt", content=b"x" * 1001)  # over the size
+    job(a, 5, kind=None, content=b"x" * 10)  # the sniff could not tell
+    docx = job(a, 6, kind="docx", content=b"x" * 900)  # cleaned as a package: quick
+    pdf = job(b, 7, kind="pdf", content=b"%PDF-1.4 x")
+    assert "doc" not in queue.express_kinds() and "rtf" not in queue.express_kinds()
+    assert _order(db_session, settings, express=True) == [text, pdf, docx]
+    assert _order(db_session, settings, limit=1, express=True, exclude={text}) == [pdf]
+
+
+def test_a_small_file_does_not_wait_for_the_workers_with_an_express_worker(settings,
+                                                                           db_session):
+    """The real local executor, one worker and one express worker: account A's two slow files
+    (advanced mode, 40 pages each) queue first, then B's small text file. The express worker
+    takes B's file at once and it is done while A's first file still runs; the express worker
+    never takes A's second slow file, which waits for the worker."""
+    from tests.executor.jobkit import slow_pdf
+
+    settings = settings.model_copy(update={"executor_workers": 1, "executor_express_workers": 1,
+                                           "executor_poll_interval_seconds": 0.2})
+    a, b = make_user(db_session), make_user(db_session)
+    slow = [add_file_and_job(db_session, settings, a, content=slow_pdf(seed), mode="advanced",
+                             created_at=_at(seed))[1].id for seed in (1, 2)]
+    _, small = add_file_and_job(db_session, settings, b, content=b"five\n", name="n.txt",
+                                kind="txt", created_at=_at(10))
+    jobs = _executed(settings, db_session, [*slow, small.id])
+    first, second = (jobs[j] for j in slow)
+    assert jobs[small.id].finished_at < first.finished_at, (jobs[small.id].finished_at, first)
+    assert second.started_at >= first.finished_at  # the worker's, after the first

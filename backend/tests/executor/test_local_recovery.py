@@ -99,8 +99,9 @@ def test_killed_server_mid_batch_every_file_completes(settings, db_session, tmp_
     port = free_port()
     # 8 s: a live job's heartbeat (every 2 s) is never late enough on a loaded machine for
     # the restarted server to take it over, which would count one attempt more than the crash.
+    # No express worker: the small files wait behind the long ones.
     env = server_env(settings, SANITAS_PORT=port, SANITAS_EXECUTOR_WORKERS=2,
-                     SANITAS_JOB_HEARTBEAT_TIMEOUT_SECONDS=8,
+                     SANITAS_EXECUTOR_EXPRESS_WORKERS=0, SANITAS_JOB_HEARTBEAT_TIMEOUT_SECONDS=8,
                      SANITAS_EXECUTOR_POLL_INTERVAL_SECONDS=0.3)
     base = f"http://127.0.0.1:{port}"
 

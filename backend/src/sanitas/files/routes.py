@@ -4,6 +4,7 @@ admin calls are in processing/routes.py)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
 import unicodedata
@@ -22,7 +23,7 @@ from sanitas.datadir.scratch import uploads_dir
 from sanitas.engine import strip_invisible
 from sanitas.engine.policy import Mode
 from sanitas.engine.verdict import Verdict
-from sanitas.files import intake, service
+from sanitas.files import finished, intake, service
 from sanitas.files.multipart import MB, receive_files
 from sanitas.files.schemas import (
     FileHistory,
@@ -302,11 +303,15 @@ async def sanitize_now(request: Request, caller: FileWriter, session: SessionDep
     deadline = time.monotonic() + wait
     pause = _POLL_FIRST
     status = item.status
-    while status not in service.FINISHED and time.monotonic() < deadline:
-        async with database_paused(request, session):  # no slot held while waiting
-            await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-        pause = min(_POLL_MAX, pause * 1.5)
-        status = await run_in_threadpool(service.current_status, session, item.file_id)
+    with finished.watching(item.file_id) as ended:  # a job run by this process says so
+        while status not in service.FINISHED and time.monotonic() < deadline:
+            async with database_paused(request, session):  # no slot held while waiting
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(ended.wait(),
+                                           min(pause, max(0.0, deadline - time.monotonic())))
+            ended.clear()
+            pause = min(_POLL_MAX, pause * 1.5)
+            status = await run_in_threadpool(service.current_status, session, item.file_id)
     if status not in service.FINISHED:
         status_url = f"/api/process/status/{item.file_id}"
         return JSONResponse(status_code=202, headers={"Location": status_url}, content=ok(

@@ -97,7 +97,8 @@ def runnable_condition(heartbeat_timeout: float, now: datetime) -> ColumnElement
 AHEAD_COUNT_CAP = 10_000  # jobs_ahead counts at most this many rows
 
 
-def fair_order(heartbeat_timeout: float, now: datetime) -> Subquery:
+def fair_order(heartbeat_timeout: float, now: datetime,
+               only: ColumnElement[bool] | None = None) -> Subquery:
     """The runnable jobs in the order executors take them: high priority first; within a
     priority, accounts take turns. A job's `turn` is its place among its account's runnable
     jobs of that priority (oldest first) plus the jobs the account has running now (active,
@@ -107,7 +108,8 @@ def fair_order(heartbeat_timeout: float, now: datetime) -> Subquery:
     served, which goes first: `AccountTurn`), so accounts alternate even when one worker
     serves them all (with nothing running between two jobs, every account's turns restart at
     one), then oldest first. Columns: id, priority, created_at, user_id, running, turn,
-    served_at. (The order to take them in: `fair_order_by`.)"""
+    served_at. (The order to take them in: `fair_order_by`.) `only`: a further condition on the
+    jobs and their files (accounts' running jobs are counted whatever it says)."""
     from sanitas.models.file import File  # files name jobs' owners; models/file.py needs no job
 
     stale = now - timedelta(seconds=heartbeat_timeout)
@@ -124,7 +126,8 @@ def fair_order(heartbeat_timeout: float, now: datetime) -> Subquery:
             .select_from(Job).join(File, File.id == Job.file_id)
             .outerjoin(running, running.c.user_id == File.user_id)
             .outerjoin(AccountTurn, AccountTurn.user_id == File.user_id)
-            .where(runnable_condition(heartbeat_timeout, now))
+            .where(runnable_condition(heartbeat_timeout, now),
+                   *(() if only is None else (only,)))
             .subquery("fair"))
 
 

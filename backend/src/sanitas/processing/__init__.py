@@ -33,8 +33,9 @@ log = logging.getLogger(__name__)
 
 def executor_connections(settings: Settings) -> int:
     """Database connections the local executor may hold at once: each job thread, its
-    heartbeat and its progress writes, plus the scheduler and the periodic sweeps."""
-    return 3 * settings.executor_workers + 4
+    heartbeat and its progress writes (the express workers' too), plus the scheduler and the
+    periodic sweeps."""
+    return 3 * (settings.executor_workers + settings.executor_express_workers) + 4
 
 
 def make_executor(settings: Settings, factory: sessionmaker[Session],

@@ -36,8 +36,11 @@ class LocalExecutor:
                  storage: Storage) -> None:
         self.settings, self.factory, self.storage = settings, factory, storage
         self.size = max(1, settings.executor_workers)
-        self.pool = ThreadPoolExecutor(max_workers=self.size, thread_name_prefix="sanitas-job")
-        self.inflight: set[str] = set()
+        self.express = settings.executor_express_workers
+        self.pool = ThreadPoolExecutor(max_workers=self.size + self.express,
+                                       thread_name_prefix="sanitas-job")
+        self.inflight: set[str] = set()  # the jobs the workers run
+        self.express_inflight: set[str] = set()  # those the express workers run
         self.lock = threading.Lock()
         self.wake = threading.Event()
         self.stopping = threading.Event()
@@ -108,19 +111,29 @@ class LocalExecutor:
             self.orphans.maybe_run(self.factory, self.storage)
 
     def _dispatch(self) -> None:
+        """Start what the free workers can take: any job for the workers, then for the express
+        workers the small quick jobs still waiting (`queue.find_runnable(express=True)`), in
+        the fair order both times."""
         with self.lock:
             free = self.size - len(self.inflight)
-            busy = set(self.inflight)
-        if free <= 0:
+            free_express = self.express - len(self.express_inflight)
+            busy = self.inflight | self.express_inflight
+        if free <= 0 and free_express <= 0:
             return
         with self.factory() as s:
             if queue.is_paused(s):
                 return
-            runnable = queue.find_runnable(s, self.settings, free, exclude=busy)
-        for job_id, _priority in runnable:
-            with self.lock:
-                self.inflight.add(job_id)
-            self.pool.submit(self._run, job_id)
+            runnable = (queue.find_runnable(s, self.settings, free, exclude=busy)
+                        if free > 0 else [])
+            busy |= {job_id for job_id, _ in runnable}
+            express = (queue.find_runnable(s, self.settings, free_express, exclude=busy,
+                                           workers=self.express, express=True)
+                       if free_express > 0 else [])
+        for lane, jobs in ((self.inflight, runnable), (self.express_inflight, express)):
+            for job_id, _priority in jobs:
+                with self.lock:
+                    lane.add(job_id)
+                self.pool.submit(self._run, job_id, lane)
 
     def _lower_priority(self) -> None:
         """Run jobs (and the sandboxes they start, which inherit it) at a lower CPU priority
@@ -134,7 +147,7 @@ class LocalExecutor:
             log.debug("could not lower the job thread's priority", exc_info=True)
         _thread_state.niced = True
 
-    def _run(self, job_id: str) -> None:
+    def _run(self, job_id: str, lane: set[str]) -> None:
         self._lower_priority()
         try:
             run.run_job(job_id, factory=self.factory, settings=self.settings,
@@ -143,7 +156,7 @@ class LocalExecutor:
             log.exception("job %s: unexpected error", job_id)
         finally:
             with self.lock:
-                self.inflight.discard(job_id)
+                lane.discard(job_id)
             self.wake.set()  # a worker is free: look for the next job
 
 

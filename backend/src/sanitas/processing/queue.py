@@ -5,19 +5,22 @@ to it (the routes in routes.py)."""
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import cache
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import ColumnElement, and_, delete, func, select
 from sqlalchemy.orm import Session
 
 from sanitas.audit.service import record
 from sanitas.channels.fairgate import share_cap
 from sanitas.config import Settings
 from sanitas.db import rows_matched, utcnow
-from sanitas.models import AuditAction, Job, JobState, QueueState, User
+from sanitas.engine import formats
+from sanitas.engine.modes import Mode
+from sanitas.models import AuditAction, File, Job, JobState, QueueState, User
 from sanitas.models.job import fair_order, fair_order_by, is_paused
 
-__all__ = ["claim_order", "clear_job_records", "find_runnable", "is_paused", "queue_counts",
-           "set_paused"]
+__all__ = ["claim_order", "clear_job_records", "express_kinds", "find_runnable", "is_paused",
+           "queue_counts", "set_paused"]
 
 
 def set_paused(session: Session, paused: bool, *, actor: User | None = None,
@@ -36,16 +39,35 @@ def set_paused(session: Session, paused: bool, *, actor: User | None = None,
     session.commit()
 
 
+@cache
+def express_kinds() -> tuple[str, ...]:
+    """The kinds whose basic clean runs without LibreOffice (`formats.libreoffice_expected`):
+    the ones an express worker may take, when the file is small."""
+    return tuple(sorted(name for name in formats.KINDS
+                        if not formats.libreoffice_expected(name, Mode.BASIC)))
+
+
+def _express(settings: Settings) -> ColumnElement[bool]:
+    """The jobs an express worker takes: a basic clean of a small file of a kind cleaned
+    without LibreOffice, as the upload's sniff named it (a file the sniff could not name is
+    not one). Short by what it is, not by a promise: such a job still has its own limits."""
+    return and_(File.mode == Mode.BASIC.value,
+                File.original_size <= settings.executor_express_max_bytes,
+                File.detected_type.in_(express_kinds()))
+
+
 def find_runnable(session: Session, settings: Settings, limit: int,
                   exclude: set[str] | frozenset[str] = frozenset(),
-                  workers: int | None = None) -> list[tuple[str, int]]:
+                  workers: int | None = None, express: bool = False) -> list[tuple[str, int]]:
     """(job id, priority) of up to `limit` runnable jobs to start now, in the fair order
     (models/job.py `fair_order`: priority, then accounts taking turns). `exclude`: jobs this
     executor has just handed to a worker (not claimed yet: they count as running). While
     other accounts' jobs wait, an account that holds its share of the workers
     (`executor_max_share` of `workers`, by default `executor_workers`, at least one) gets no
-    more; what is left over then goes in order, so no worker idles while jobs wait."""
-    fair = fair_order(settings.job_heartbeat_timeout_seconds, utcnow())
+    more; what is left over then goes in order, so no worker idles while jobs wait.
+    `express`: only the small quick jobs an express worker takes (`_express`)."""
+    fair = fair_order(settings.job_heartbeat_timeout_seconds, utcnow(),
+                      only=_express(settings) if express else None)
     query = (select(fair.c.id, fair.c.priority, fair.c.user_id, fair.c.running)
              .order_by(*fair_order_by(fair))
              .limit(4 * limit + len(exclude) + 8))

@@ -32,6 +32,7 @@ from sanitas.datadir.scratch import JobScratch
 from sanitas.db import rows_matched, upsert, utcnow
 from sanitas.engine.report import RejectionCode
 from sanitas.engine.verdict import Verdict
+from sanitas.files import finished
 from sanitas.files.naming import sanitized_name_for
 from sanitas.models import AccountTurn, File, FileStatus, Job, JobState
 from sanitas.models.job import JobFailure, is_paused, runnable_condition
@@ -208,8 +209,11 @@ def run_job(job_id: str, *, factory: sessionmaker[Session], settings: Settings,
     # claimed: claim() fails a job whose file is gone or has no original
     assert file is not None and job is not None and file.original_key is not None
     with logs.job_context(job_id, job.request_id):  # the call's id on the job's log lines
-        outcome = _run_claimed(job_id, token, file, job, factory=factory, settings=settings,
-                               storage=storage)
+        try:
+            outcome = _run_claimed(job_id, token, file, job, factory=factory,
+                                   settings=settings, storage=storage)
+        finally:
+            finished.notify(file.id)  # a one-call upload waiting in this process answers now
         log.info("job %s: %s", job_id, outcome)
         return outcome
 
