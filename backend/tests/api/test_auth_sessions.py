@@ -134,6 +134,19 @@ def test_logout_with_only_the_refresh_token(client, db_session):
     assert client.post("/api/auth/logout", json={"refreshToken": "unknown"}).status_code == 401
 
 
+def test_a_deactivated_accounts_live_tokens_are_refused(client, db_session):
+    """One check on every signed-in call: the account active and the token's session family
+    live; a deactivated account's token stops working at once, and another's does not."""
+    user = make_user(db_session, email="gone@example.com")
+    make_user(db_session, email="stays@example.com")
+    gone, stays = login(client, "gone@example.com"), login(client, "stays@example.com")
+    assert profile(client, bearer(gone)).status_code == 200
+    user.is_active = False
+    db_session.commit()
+    assert profile(client, bearer(gone)).status_code == 401
+    assert profile(client, bearer(stays)).status_code == 200
+
+
 def test_profile_updates_cannot_touch_role_email_or_flags(client, db_session, settings):
     user = make_user(db_session, email="me@example.com", verified=False)
     headers = auth_headers(settings, db_session, user)

@@ -86,7 +86,13 @@ class Job(Base):
 def runnable_condition(heartbeat_timeout: float, now: datetime) -> ColumnElement[bool]:
     """Jobs an executor may start now: waiting and due, or active with a heartbeat older than
     `heartbeat_timeout` seconds (its worker died)."""
-    stale = now - timedelta(seconds=heartbeat_timeout)
+    return _runnable(now, now - timedelta(seconds=heartbeat_timeout))
+
+
+def _runnable(now: datetime | BindParameter[datetime],
+              stale: datetime | BindParameter[datetime]) -> ColumnElement[bool]:
+    """`runnable_condition` at `now`, a heartbeat before `stale` being late: values, or the
+    bound parameters of a statement built once."""
     return or_(
         and_(Job.state == JobState.WAITING, or_(Job.run_after.is_(None), Job.run_after <= now)),
         and_(Job.state == JobState.ACTIVE,
@@ -97,8 +103,7 @@ def runnable_condition(heartbeat_timeout: float, now: datetime) -> ColumnElement
 AHEAD_COUNT_CAP = 10_000  # jobs_ahead counts at most this many rows
 
 
-def fair_order(heartbeat_timeout: float, now: datetime,
-               only: ColumnElement[bool] | None = None) -> Subquery:
+def fair_order(only: ColumnElement[bool] | None = None) -> Subquery:
     """The runnable jobs in the order executors take them: high priority first; within a
     priority, accounts take turns. A job's `turn` is its place among its account's runnable
     jobs of that priority (oldest first) plus the jobs the account has running now (active,
@@ -109,10 +114,13 @@ def fair_order(heartbeat_timeout: float, now: datetime,
     serves them all (with nothing running between two jobs, every account's turns restart at
     one), then oldest first. Columns: id, priority, created_at, user_id, running, turn,
     served_at. (The order to take them in: `fair_order_by`.) `only`: a further condition on the
-    jobs and their files (accounts' running jobs are counted whatever it says)."""
+    jobs and their files (accounts' running jobs are counted whatever it says). Bound
+    parameters, so that a caller builds its statement once: `now`, and `stale` (a heartbeat
+    older is late: now less SANITAS_JOB_HEARTBEAT_TIMEOUT_SECONDS)."""
     from sanitas.models.file import File  # files name jobs' owners; models/file.py needs no job
 
-    stale = now - timedelta(seconds=heartbeat_timeout)
+    now: BindParameter[datetime] = bindparam("now")
+    stale: BindParameter[datetime] = bindparam("stale")
     running = (select(File.user_id.label("user_id"), func.count().label("running"))
                .select_from(Job).join(File, File.id == Job.file_id)
                .where(Job.state == JobState.ACTIVE, Job.heartbeat_at >= stale)
@@ -126,8 +134,7 @@ def fair_order(heartbeat_timeout: float, now: datetime,
             .select_from(Job).join(File, File.id == Job.file_id)
             .outerjoin(running, running.c.user_id == File.user_id)
             .outerjoin(AccountTurn, AccountTurn.user_id == File.user_id)
-            .where(runnable_condition(heartbeat_timeout, now),
-                   *(() if only is None else (only,)))
+            .where(_runnable(now, stale), *(() if only is None else (only,)))
             .subquery("fair"))
 
 
@@ -152,10 +159,7 @@ def _ahead_statement() -> Select:
     priority: BindParameter[int] = bindparam("priority")
     created: BindParameter[datetime] = bindparam("created")
     job_id: BindParameter[str] = bindparam("job_id")
-    runnable = or_(
-        and_(Job.state == JobState.WAITING, or_(Job.run_after.is_(None), Job.run_after <= now)),
-        and_(Job.state == JobState.ACTIVE,
-             or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < stale)))
+    runnable = _runnable(now, stale)
     same = and_(runnable, Job.priority == priority, Job.id != job_id)
     older = or_(Job.created_at < created, and_(Job.created_at == created, Job.id < job_id))
 

@@ -7,7 +7,17 @@ from __future__ import annotations
 from datetime import timedelta
 from functools import cache
 
-from sqlalchemy import ColumnElement, and_, delete, func, select
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Integer,
+    Select,
+    and_,
+    bindparam,
+    delete,
+    func,
+    select,
+)
 from sqlalchemy.orm import Session
 
 from sanitas.audit.service import record
@@ -47,13 +57,23 @@ def express_kinds() -> tuple[str, ...]:
                         if not formats.libreoffice_expected(name, Mode.BASIC)))
 
 
-def _express(settings: Settings) -> ColumnElement[bool]:
-    """The jobs an express worker takes: a basic clean of a small file of a kind cleaned
+def _express() -> ColumnElement[bool]:
+    """The jobs an express worker takes: a basic clean of a small file (at most the bound
+    parameter `express_max` bytes: SANITAS_EXECUTOR_EXPRESS_MAX_BYTES) of a kind cleaned
     without LibreOffice, as the upload's sniff named it (a file the sniff could not name is
     not one). Short by what it is, not by a promise: such a job still has its own limits."""
     return and_(File.mode == Mode.BASIC.value,
-                File.original_size <= settings.executor_express_max_bytes,
+                File.original_size <= bindparam("express_max", type_=BigInteger),
                 File.detected_type.in_(express_kinds()))
+
+
+@cache
+def _fair_statement(express: bool) -> Select[tuple[str, int, str, int]]:
+    """The query `find_runnable` makes, built once (each dispatch after an upload or a job's
+    end would pay its construction and cache key): the fair order's head, `rows` rows."""
+    fair = fair_order(only=_express() if express else None)
+    return (select(fair.c.id, fair.c.priority, fair.c.user_id, fair.c.running)
+            .order_by(*fair_order_by(fair)).limit(bindparam("rows", type_=Integer)))
 
 
 def find_runnable(session: Session, settings: Settings, limit: int,
@@ -66,12 +86,11 @@ def find_runnable(session: Session, settings: Settings, limit: int,
     (`executor_max_share` of `workers`, by default `executor_workers`, at least one) gets no
     more; what is left over then goes in order, so no worker idles while jobs wait.
     `express`: only the small quick jobs an express worker takes (`_express`)."""
-    fair = fair_order(settings.job_heartbeat_timeout_seconds, utcnow(),
-                      only=_express(settings) if express else None)
-    query = (select(fair.c.id, fair.c.priority, fair.c.user_id, fair.c.running)
-             .order_by(*fair_order_by(fair))
-             .limit(4 * limit + len(exclude) + 8))
-    rows = session.execute(query).all()
+    now = utcnow()
+    rows = session.execute(_fair_statement(express), {
+        "now": now, "stale": now - timedelta(seconds=settings.job_heartbeat_timeout_seconds),
+        "rows": 4 * limit + len(exclude) + 8,
+        "express_max": settings.executor_express_max_bytes}).all()
     if workers is None:
         workers = settings.executor_workers
     share = share_cap(settings.executor_max_share, workers)
