@@ -196,6 +196,9 @@ class Settings(BaseSettings):
     ocr: bool = True
     ocr_languages: str = Field(default="eng",
                                pattern=r"^[A-Za-z0-9_]{1,40}(\+[A-Za-z0-9_]{1,40}){0,9}$")
+    # A page whose own text is all shown in its pixels (engine/shown_text.py) keeps that text as
+    # its layer, exact and in milliseconds; the rest are recognised. Off: OCR reads every page.
+    ocr_own_text: bool = True
 
     # ICAP server (`sanitas icap`, sanitas/icap/; docs/icap.md).
     icap_host: str = "127.0.0.1"

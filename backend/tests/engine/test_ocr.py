@@ -49,7 +49,8 @@ def test_looks_like_text_tells_text_from_photographs(tmp_path):
 def test_text_pages_recognised_photo_page_not(out_dir, tmp_path):
     source = tmp_path / "mixed.pdf"
     letter_and_photo_pdf().save(source)
-    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR)
+    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR,
+                           ocr_own_text=False)
     assert result.status == "ok", result.reason
     original, rebuilt = page_texts(source), page_texts(Path(result.output))
     assert word_recall(original[0], rebuilt[0]) >= 0.9
@@ -78,7 +79,8 @@ def test_scanned_page_without_text_is_recognised(out_dir, tmp_path):
     source = tmp_path / "scan.pdf"
     scan.convert("L").save(source, "PDF", resolution=150)
     assert page_texts(source)[0].strip() == ""
-    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR)
+    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR,
+                           ocr_own_text=False)
     assert result.status == "ok", result.reason
     assert word_recall(page_texts(letter)[0], page_texts(Path(result.output))[0]) >= 0.9
 
@@ -193,7 +195,8 @@ def test_stamp_over_a_scan_keeps_the_full_resolution(out_dir, tmp_path):
         assert raster._small_text_height(textpage, textpage.count_chars()) is None
     finally:
         document.close()
-    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR)
+    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR,
+                           ocr_own_text=False)
     assert result.status == "ok", result.reason
     assert word_recall(page_texts(small)[0], page_texts(Path(result.output))[0]) >= 0.9
 
@@ -218,7 +221,7 @@ def test_page_is_recognised_at_the_resolution_its_text_needs(tmp_path):
     try:
         page = document[0]
         picture = page.render(scale=150 / 72, fill_color=(255, 255, 255, 255)).to_pil()
-        chosen, height = raster._has_words(page, picture, None)
+        chosen, height, _own = raster._has_words(page, picture, None)
     finally:
         document.close()
     assert chosen and height is not None
@@ -240,7 +243,8 @@ def test_recall_holds_at_the_chosen_resolution(out_dir, tmp_path, size, font):
     """Clean generated text from small print to large: word recall >= 0.9 on every page."""
     source = tmp_path / "letter.pdf"
     letter_pdf(pages=2, size=size, font_name=font, lines=12, seed=size).save(source)
-    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR)
+    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR,
+                           ocr_own_text=False)
     assert result.status == "ok", result.reason
     for original, rebuilt in zip(page_texts(source), page_texts(Path(result.output)),
                                  strict=True):
@@ -267,7 +271,8 @@ def test_pages_spread_over_processes_keep_their_own_words(out_dir, tmp_path, mon
     with photo_pdf(1) as photos:
         pdf.pages.insert(3, photos.pages[0])
     pdf.save(source)
-    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR)
+    result = sanitize_file(source, out_dir, mode="advanced", policy=OCR,
+                           ocr_own_text=False)
     assert result.status == "ok", result.reason
     original, rebuilt = page_texts(source), page_texts(Path(result.output))
     assert len(rebuilt) == 8 and rebuilt[3].strip() == ""

@@ -1,5 +1,6 @@
 """Advanced mode keeps the words: the OCR text layer made by tesseract inside the real sandbox
-(its binary and language data visible, the seccomp filter letting it run), on by default,
+(its binary and language data visible, the seccomp filter letting it run) or the page's own
+text where all of it is shown (SANITAS_OCR_OWN_TEXT), on by default,
 off by policy or SANITAS_OCR=false, in the languages of SANITAS_OCR_LANGUAGES."""
 
 from __future__ import annotations
@@ -25,10 +26,14 @@ def _finding(result, kind: str):
     return found[0]
 
 
-def test_advanced_mode_keeps_the_words_by_default(sandbox_settings, tmp_path):
+@pytest.mark.parametrize("own_text", [True, False])
+def test_advanced_mode_keeps_the_words_by_default(sandbox_settings, tmp_path, own_text):
+    """By default the letter's own words (every letter shown); SANITAS_OCR_OWN_TEXT=false
+    has tesseract read both pages in the sandbox."""
     source = tmp_path / "letter.pdf"
     letter_pdf(pages=2, lines=12).save(source)
-    result = run_sanitizer(source, tmp_path / "out", mode="advanced", settings=sandbox_settings,
+    settings = sandbox_settings.model_copy(update={"ocr_own_text": own_text})
+    result = run_sanitizer(source, tmp_path / "out", mode="advanced", settings=settings,
                            prewarm=False)
     assert result.status == "ok", result.reason
     for original, rebuilt in zip(page_texts(source), page_texts(Path(result.output)),
@@ -36,7 +41,9 @@ def test_advanced_mode_keeps_the_words_by_default(sandbox_settings, tmp_path):
         assert word_recall(original, rebuilt) >= 0.9, (original, rebuilt)
     finding = _finding(result, "ocr")
     assert finding.action == "converted"
-    assert "text layer rebuilt by OCR (eng) on 2 of 2 page(s)" in finding.detail
+    assert finding.detail.startswith(
+        "text layer rebuilt on 2 of 2 page(s): 2 from the page's own text" if own_text
+        else "text layer rebuilt by OCR (eng) on 2 of 2 page(s)")
     assert result.file_report()["verdictCounts"]["textLayerDropped"] is False
 
 

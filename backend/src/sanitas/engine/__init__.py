@@ -70,7 +70,8 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *,
                   mode: Mode | str | None = None, policy: Policy | None = None,
                   on_progress: Callable[[int], None] | None = None,
                   workdir: Path | str | None = None, original_name: str | None = None,
-                  password: str | None = None, ocr_languages: str = "eng") -> Result:
+                  password: str | None = None, ocr_languages: str = "eng",
+                  ocr_own_text: bool = True) -> Result:
     """Sanitize one file into `output_dir` with `policy` (the one a job resolved; default:
     the built-in of `mode`, a shortcut for callers without a policy, see `policy.resolve`).
     Bad input never raises: the result is 'rejected' with a reason. `original_name`
@@ -78,7 +79,9 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *,
     type; it never decides the type. `password` opens an
     encrypted input (PDF, OOXML, ZIP; see decrypt.py); it is never part of the result.
     `ocr_languages` (tesseract's, "eng+deu") recognise the text layer of pages rebuilt from
-    pixels when the policy's output is "pdf+ocr" (SANITAS_OCR_LANGUAGES)."""
+    pixels when the policy's output is "pdf+ocr" (SANITAS_OCR_LANGUAGES); `ocr_own_text`: a
+    page whose own text is all shown keeps it as its text layer instead (shown_text.py;
+    SANITAS_OCR_OWN_TEXT)."""
     started = time.perf_counter()
     input_path, output_dir = Path(input_path), Path(output_dir)
     name = original_name or input_path.name
@@ -87,7 +90,7 @@ def sanitize_file(input_path: Path | str, output_dir: Path | str, *,
     # (nested members run basic)
     ctx = Context(mode=policy.mode, policy=policy,
                   on_progress=on_progress, password=password or None,
-                  ocr_languages=ocr_languages)
+                  ocr_languages=ocr_languages, ocr_own_text=ocr_own_text)
     result = Result(input=name, status="rejected")
     original = input_path
     with tempfile.TemporaryDirectory(dir=workdir, prefix="sanitas-") as scratch:

@@ -341,7 +341,8 @@ class _Cleaner:
                                    decoded)
             inner = Context(mode=self.ctx.mode, policy=self.ctx.policy,
                             workdir=self.ctx.workdir, depth=self.ctx.depth,
-                            nested=self.ctx.nested, ocr_languages=self.ctx.ocr_languages)
+                            nested=self.ctx.nested, ocr_languages=self.ctx.ocr_languages,
+                            ocr_own_text=self.ctx.ocr_own_text)
             html = text.sanitize_html(decoded, inner)
             for finding in inner.closed_findings():
                 self.ctx.record(finding.kind, f"{where} (HTML): {finding.location}",

@@ -51,7 +51,8 @@ def nested_context(ctx: Context, size: int, *, mode: Mode = Mode.BASIC,
                        f"{MAX_TOTAL_UNCOMPRESSED // 2**20} MB (bomb protection).",
                        RejectionCode.BOMB)
     return Context(mode=mode, policy=ctx.policy, workdir=ctx.workdir, depth=ctx.depth + 1,
-                   password=password, nested=budget, ocr_languages=ctx.ocr_languages)
+                   password=password, nested=budget, ocr_languages=ctx.ocr_languages,
+                   ocr_own_text=ctx.ocr_own_text)
 
 
 def unsafe_member_name(name: str) -> str | None:

@@ -153,7 +153,7 @@ import pypdfium2_raw as pdfium_c
 from pikepdf import Array, Dictionary, Name
 from PIL import Image, ImageChops, TiffImagePlugin
 
-from sanitas.engine import hairlines, ocr
+from sanitas.engine import hairlines, ocr, shown_text
 from sanitas.engine.pdf import check_output
 from sanitas.engine.report import Context, Rejected, RejectionCode
 from sanitas.engine.symbols import SymbolPages, looks_like_text
@@ -218,6 +218,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
         out = pikepdf.new()
         symbols = SymbolPages(out)
         sizes: dict[int, tuple[float, float]] = {}
+        own: dict[int, ocr.Recognised] = {}  # pages whose text layer is their own text
         for index in range(count):
             page = document[index]
             try:
@@ -231,8 +232,14 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                 out.pages.append(built.page)
                 encodings[built.encoding] += 1
                 if recogniser is not None:
-                    chosen, text_height = _has_words(page, built.picture, built.ink)
-                    if chosen:
+                    chosen, text_height, had_text = _has_words(page, built.picture, built.ink)
+                    lines = (shown_text.shown_lines(page, built.picture, built.scale)
+                             if had_text and ctx.ocr_own_text else None)  # last: it takes
+                    # the page's text away
+                    if lines is not None:
+                        own[index] = ocr.Recognised(built.picture.size, lines)
+                        sizes[index] = points
+                    elif chosen:
                         recogniser.add(index, built.picture, built.scale * 72, text_height)
                         sizes[index] = points
             finally:
@@ -241,17 +248,20 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
             share = 25 if recogniser is not None else 85  # the rest is recognition
             ctx.progress(10 + share * (index + 1) // count)
         symbols.finish()
-        text_pages: list[int] = []
+        text_pages: list[int] = []  # pages given a text layer (by OCR or of their own text)
+        own_pages: list[int] = []  # of those, the pages given their own text
         failed: list[int] = []
         if recogniser is not None:
             found, failed = recogniser.finish(lambda done: ctx.progress(35 + int(60 * done)))
             recogniser = None
             font = None
-            for index, recognised in sorted(found.items()):
+            for index, recognised in sorted({**found, **own}.items()):
                 font = font or ocr.glyphless_font(out)
                 if ocr.add_text_layer(out, out.pages[index], recognised.lines,
                                       recognised.pixels, sizes[index], font):
                     text_pages.append(index + 1)
+                    if index in own:
+                        own_pages.append(index + 1)
         # No deterministic_id: with it, qpdf throws from a destructor when the job's file-size
         # limit cuts the write, which aborts the process instead of raising (pikepdf 10).
         out.save(dst, compress_streams=True, object_stream_mode=pikepdf.ObjectStreamMode.generate)
@@ -265,7 +275,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
             detail=_detail(dpi, raised, sharpened, lined, encodings)
             + (f"; {no_ocr}" if no_ocr else ""))
     if no_ocr is None:  # the verdict reads this: rebuilt pages keep a text layer (verdict.py)
-        _report_ocr(ctx, count, len(sizes), text_pages, failed)
+        _report_ocr(ctx, count, len(sizes), text_pages, own_pages, failed)
     return "pdf"
 
 
@@ -289,22 +299,23 @@ def _recogniser(ctx: Context, pages: int) -> tuple[ocr.Recogniser | None, str | 
 
 
 def _has_words(page: pdfium.PdfPage, picture: Image.Image, ink: Image.Image | None,
-               ) -> tuple[bool, float | None]:
+               ) -> tuple[bool, float | None, bool]:
     """Whether a page is worth recognising: its original had text (letters or digits PDFium
-    extracts), or its pixels look like text (a scan: `symbols.looks_like_text`); and, when the
+    extracts), or its pixels look like text (a scan: `symbols.looks_like_text`); when the
     original had text, the height of its small text in points (`_small_text_height`), which
-    sets the resolution tesseract gets (`ocr.recognition_dpi`)."""
+    sets the resolution tesseract gets (`ocr.recognition_dpi`); and whether it had text (its
+    own may then be its text layer: `shown_text`)."""
     textpage = page.get_textpage()
     try:
         chars = textpage.count_chars()
         text = textpage.get_text_range(0, min(chars, 4000)) if chars > 0 else ""
         if any(ch.isalnum() for ch in text):
-            return True, _small_text_height(textpage, chars)
+            return True, _small_text_height(textpage, chars), True
     finally:
         textpage.close()
     if ink is None:
         ink = _ink(picture.convert("L"))
-    return looks_like_text(np.asarray(ink)), None
+    return looks_like_text(np.asarray(ink)), None, False
 
 
 TEXT_SIZE_SAMPLE = 1000  # characters whose boxes are measured, at most, evenly over the page
@@ -334,16 +345,24 @@ def _small_text_height(textpage: pdfium.PdfTextPage, chars: int) -> float | None
 
 
 def _report_ocr(ctx: Context, count: int, chosen: int, text_pages: list[int],
-                failed: list[int]) -> None:
+                own_pages: list[int], failed: list[int]) -> None:
     languages = ctx.ocr_languages
+    recognised = len(text_pages) - len(own_pages)
     if chosen == 0:
         detail = "no page had text or looked like text: nothing to recognise"
-    else:
+    elif not own_pages:
         detail = (f"text layer rebuilt by OCR ({languages}) on {len(text_pages)} of {count} "
                   "page(s); the words were recognised again from the pixels and may contain "
                   "errors")
-        if chosen < count:
-            detail += f"; {count - chosen} page(s) without text were not recognised"
+    else:
+        detail = (f"text layer rebuilt on {len(text_pages)} of {count} page(s): "
+                  f"{len(own_pages)} from the page's own text, every letter of which is "
+                  "shown in the pixels")
+        if recognised:
+            detail += (f", {recognised} by OCR ({languages}), whose words were recognised "
+                       "again from the pixels and may contain errors")
+    if 0 < chosen < count:
+        detail += f"; {count - chosen} page(s) without text were not recognised"
     ctx.add("ocr", f"{count} page(s)", action="converted", detail=detail)
     for index in failed[:20]:
         ctx.add("ocr", f"page {index + 1}", action="removed",

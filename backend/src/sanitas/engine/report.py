@@ -121,6 +121,7 @@ class Context:
     password: str | None = field(default=None, repr=False)
     nested: Nested = field(default_factory=Nested, repr=False)
     ocr_languages: str = "eng"  # tesseract's languages for advanced mode's text layer
+    ocr_own_text: bool = True  # a page whose own text is all shown keeps it (shown_text.py)
 
     _seen: set[tuple[str, str, str, str]] = field(default_factory=set, repr=False)
     _per_kind: dict[str, int] = field(default_factory=dict, repr=False)

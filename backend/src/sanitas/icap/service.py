@@ -101,7 +101,7 @@ def istag(fingerprint: str, settings: Settings, chosen: ServicePolicy) -> str:
     policy (id, version, body) and the settings that change answers."""
     parts = {"engine": fingerprint, "service": chosen.service, "mode": chosen.mode,
              "policy": [chosen.applied.id, chosen.applied.version, chosen.applied.body],
-             "ocr": [settings.ocr, settings.ocr_languages],
+             "ocr": [settings.ocr, settings.ocr_languages, settings.ocr_own_text],
              "pass": sorted(settings.icap_pass_types),
              "actions": [settings.icap_oversize_action, settings.icap_unsupported_action,
                          settings.icap_undecodable_action, settings.icap_max_body_bytes]}

@@ -78,7 +78,8 @@ def run_sanitizer(input_path: Path | str, output_dir: Path | str, *, settings: S
         output_dir.mkdir(parents=True, exist_ok=True)
         result = sanitize_file(input_path, output_dir, policy=policy, on_progress=on_progress,
                                original_name=original_name, password=password,
-                               ocr_languages=settings.ocr_languages)
+                               ocr_languages=settings.ocr_languages,
+                               ocr_own_text=settings.ocr_own_text)
         if preview is not None and result.status == "ok" and result.output:
             _preview_unsandboxed(Path(result.output), result.output_type, preview)
         return result

@@ -733,7 +733,8 @@ def run_in_bwrap(input_path: Path, output_dir: Path, *, policy: Policy, settings
         sandbox.kill()
         raise
     job: dict[str, Any] = {"name": name, "policy": policy.to_json(),
-                           "limits": job_limits, "ocr_languages": settings.ocr_languages}
+                           "limits": job_limits, "ocr_languages": settings.ocr_languages,
+                           "ocr_own_text": settings.ocr_own_text}
     if forked_job is not None:
         job["setup"] = forked_job.job_setup()
     if preview is not None:

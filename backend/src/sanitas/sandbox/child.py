@@ -243,7 +243,8 @@ def _run_job(job: dict[str, Any], fds: list[int], emit: Callable[[dict[str, Any]
                            workdir=work,
                            original_name=job.get("name") or "file",
                            password=password if isinstance(password, str) else None,
-                           ocr_languages=languages if isinstance(languages, str) else "eng")
+                           ocr_languages=languages if isinstance(languages, str) else "eng",
+                           ocr_own_text=job.get("ocr_own_text") is not False)
     del password
     os.unlink(input_path)
     if result.status == "rejected" and disk_full.seen:

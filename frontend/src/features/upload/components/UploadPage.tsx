@@ -45,15 +45,15 @@ export function groupRefusals(client: { name: string; reason: string }[], server
 /** One text per mode of the API (a mode the API adds fails the type check until it has one). */
 const MODE_TEXT: Record<Mode, string> = {
   basic: 'Basic — rebuild in the same format, active content and metadata removed',
-  advanced: 'Advanced — also rebuild documents from pixels as PDF, text recognised again by OCR',
+  advanced: 'Advanced — also rebuild documents from pixels as PDF, with a searchable text layer',
 };
 
 /** What each mode does to the file, in plain words (shown under the choice). */
 const MODE_HELP: Record<Mode, string> = {
   basic: 'The file keeps its format, text and layout; macros, scripts, embedded files and metadata are removed.',
   advanced: 'PDF and office documents are rebuilt from pixels: every page becomes a picture, so nothing active can survive and the layout is kept as an image. '
-    + 'The text is recognised again by OCR so it can still be searched, copied and read aloud, but it may contain errors; the report says whether a text layer was added. '
-    + 'Rebuilt files are larger and take longer (about half a second of processing per page of text). Pictures stay pictures.',
+    + 'So the text can still be searched, copied and read aloud, a page keeps its own text where every letter of it is visible in the picture; other pages with text (scans, hidden or covered text) are read again by OCR, which may contain errors. The report says which pages got which. '
+    + 'Rebuilt files are larger and take longer: about a tenth of a second of processing per page, and about a second per page OCR reads. Pictures stay pictures.',
 };
 
 function isMode(value: string): value is Mode {
