@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2_raw as pdfium_c
-from PIL import Image
+from PIL import Image, ImageChops
 
 from sanitas.engine.ocr import Line
 
@@ -187,8 +187,7 @@ def _shown_apart(letters: list[_Char], picture: Image.Image, without: Image.Imag
     """Whether no two letters' boxes (each shrunk by OVERLAP_INSET a side) cover one pixel,
     and every letter's box holds a pixel that differs by SHOWN_LEVELS between the page and
     the page without its text."""
-    with_text = np.asarray(picture.convert("L"), dtype=np.int16)
-    changed = np.abs(with_text - np.asarray(without, dtype=np.int16)) >= SHOWN_LEVELS
+    changed = np.asarray(ImageChops.difference(picture.convert("L"), without)) >= SHOWN_LEVELS
     width, height = picture.size
     cover = np.zeros((height, width), dtype=np.bool_)
     previous: tuple[float, float, float, float] | None = None
