@@ -1,10 +1,11 @@
 """Engine and sandbox benchmark (`make bench`): per family files/s and MB/s in process and
 through the sandbox, sandbox start-up cost and per-job overhead, advanced-mode seconds per page
 (and output / input bytes on a text-only PDF without embedded fonts, a photo PDF and a
-LibreOffice article with embedded fonts), advanced mode with the OCR text layer (seconds and
-CPU seconds per page of OCR, word recall against the original's text, output size before and
-after), and the 12-megapixel JPEG against a bare Pillow decode + encode. `--ocr`: only the
-OCR figures.
+LibreOffice article with embedded fonts), advanced mode's text layer (the pages' own text, OCR
+on every page, pixels only: seconds and CPU seconds per page, word recall against the
+original's text, output size), and the 12-megapixel JPEG against a bare Pillow decode +
+encode. `--ocr`: only the text layer's figures; `--dangerzone-python PYTHON` (a Python with
+PyMuPDF) adds Dangerzone's pixel pipeline with and without its OCR on the same files.
 
 Targets (2-core machine): sandbox overhead <= 50 ms/job; 10-page PDF basic <= 150 ms end to end
 through the sandbox; advanced <= 0.05 s/page at 150 DPI; 12-MP JPEG <= 1.3x bare Pillow; with
@@ -14,6 +15,7 @@ OCR, a 10-page text PDF < 5 s end to end through the sandbox and word recall >= 
 from __future__ import annotations
 
 import io
+import json
 import os
 import resource
 import shutil
@@ -124,21 +126,46 @@ def sandboxed(path: Path, out: Path, settings: Settings, mode: str = "basic",
 
 
 def advanced_run(path: Path, out: Path, settings: Settings, output: str,
-                 ) -> tuple[float, int, list[str]]:
+                 ) -> tuple[float, int, list[str], float]:
     """One advanced-mode job through the sandbox with the policy output `output` ("pdf" or
     "pdf+ocr"), finding a warm spare: (seconds end to end, output bytes, the output's text per
-    page)."""
+    page, the machine's busy CPU seconds meanwhile: the sandbox's processes are not this
+    process's children)."""
     for spare in bwrap.spares():
         spare.wait_warm()
+    busy = _machine_busy()
     started = time.perf_counter()
     result = run_sanitizer(path, out, mode="advanced", settings=settings, prewarm=True,
                            policy=Policy(output=output))
     seconds = time.perf_counter() - started
+    cpu = _machine_busy() - busy
     assert result.status == "ok", result.reason
     output_path = Path(result.output)
     size, texts = output_path.stat().st_size, page_texts(output_path)
     output_path.unlink()
-    return seconds, size, texts
+    return seconds, size, texts, cpu
+
+
+def _machine_busy() -> float:
+    """Busy CPU seconds of every core (user, nice, system, interrupts: /proc/stat)."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = stat.readline().split()[1:8]
+    user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in fields)
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def dangerzone_cpu(python: str, path: Path, out: Path, ocr_on: bool) -> tuple[float, list[str]]:
+    """CPU seconds of Dangerzone's pixel pipeline (dangerzone_pixels.py under `python`, which
+    has PyMuPDF) on `path`, and its output's text per page."""
+    target = out / "dangerzone.pdf"
+    done = subprocess.run(
+        [python, str(ROOT / "bench" / "dangerzone_pixels.py"), str(path), str(target),
+         "ocr" if ocr_on else "plain", str(ocr.tessdata_dirs()[0])],
+        capture_output=True, text=True, check=True)
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    texts = page_texts(target)
+    target.unlink()
+    return figures["cpu"], texts
 
 
 def tesseract_cpu(path: Path, out: Path, full_resolution: bool = False,
@@ -152,7 +179,8 @@ def tesseract_cpu(path: Path, out: Path, full_resolution: bool = False,
         ocr.recognition_dpi = lambda dpi, _height: dpi  # type: ignore[assignment]
     try:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        result = sanitize_file(path, out, mode="advanced", policy=Policy(output="pdf+ocr"))
+        result = sanitize_file(path, out, mode="advanced", policy=Policy(output="pdf+ocr"),
+                               ocr_own_text=False)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     finally:
         ocr.recognition_dpi = chosen  # type: ignore[assignment]
@@ -162,15 +190,17 @@ def tesseract_cpu(path: Path, out: Path, full_resolution: bool = False,
     return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), texts
 
 
-def ocr_figures(work: Path, out: Path, settings: Settings) -> None:
-    """Advanced mode with and without the OCR text layer, through the sandbox: seconds per page
-    of OCR (wall, and tesseract's CPU seconds), word recall against the original's text,
-    output / input bytes before (pixels only) and after (with the layer). Target: the 10-page
-    text PDF (the benchmark's `clean_pdf`, ~1,600 characters a page) end to end in < 5 s;
-    recall >= 0.9. Wall times are medians of runs interleaved with the pixels-only ones (the
-    machine is shared: the load average is printed); tesseract's CPU seconds, the least
-    load-dependent figure, are the smallest of the in-process runs, beside what recognising
-    every page at the rendering's 150 DPI costs."""
+def ocr_figures(work: Path, out: Path, settings: Settings, dangerzone: str | None) -> None:
+    """Advanced mode's text layer through the sandbox, three ways: the pages' own text where
+    it is all shown (the default), OCR on every page (SANITAS_OCR_OWN_TEXT=false), pixels only
+    (output "pdf"): seconds end to end and the machine's CPU seconds per page, word recall
+    against the original's text, output / input bytes. Targets: the 10-page text PDF (the
+    benchmark's `clean_pdf`, ~1,600 characters a page) end to end in < 5 s with OCR; recall
+    >= 0.9. Wall times are medians of interleaved runs (the machine is shared: the load
+    average is printed); tesseract's CPU seconds, the least load-dependent OCR figure, are the
+    smallest of the in-process runs, beside what recognising every page at the rendering's
+    150 DPI costs. `dangerzone`: a Python with PyMuPDF, to run Dangerzone's pipeline on the same
+    files with and without its OCR (dangerzone_pixels.py) for like-with-like CPU a page."""
     documents = [("10-page text PDF", save_pdf(clean_pdf(pages=10), work / "ocr-ten.pdf"), 10)]
     paper = work / "ocr-paper.pdf"
     two_column_paper(10).save(paper, compress_streams=True)
@@ -178,31 +208,40 @@ def ocr_figures(work: Path, out: Path, settings: Settings) -> None:
     mixed = work / "ocr-mixed.pdf"
     letter_and_photo_pdf().save(mixed)
     documents.append(("letter + photo page", mixed, 2))
+    every = settings.model_copy(update={"ocr_own_text": False})
     cores = len(os.sched_getaffinity(0))
-    print(f"advanced with the OCR text layer (tesseract in the sandbox, {cores} cores; "
-          f"load average {os.getloadavg()[0]:.1f}):")
+    print(f"advanced mode's text layer (in the sandbox, {cores} cores; load average "
+          f"{os.getloadavg()[0]:.1f}):")
     for label, path, pages in documents:
-        original = page_texts(path)
+        original = "".join(page_texts(path))
         ten = label == "10-page text PDF"
-        plain_times, ocr_times = [], []
+        runs: dict[str, list[tuple[float, int, list[str], float]]] = {
+            "own text": [], "OCR every page": [], "pixels only": []}
         for _ in range(5 if ten else 1):  # the rest only once: OCR is slow
-            plain, plain_size, _ = advanced_run(path, out, settings, "pdf")
-            seconds, size, texts = advanced_run(path, out, settings, "pdf+ocr")
-            plain_times.append(plain)
-            ocr_times.append(seconds)
-        plain, seconds = statistics.median(plain_times), statistics.median(ocr_times)
-        recall = word_recall("".join(original), "".join(texts))
+            runs["pixels only"].append(advanced_run(path, out, settings, "pdf"))
+            runs["own text"].append(advanced_run(path, out, settings, "pdf+ocr"))
+            runs["OCR every page"].append(advanced_run(path, out, every, "pdf+ocr"))
+        input_size = path.stat().st_size
+        print(f"  {label} ({pages} pages):")
+        for how, done in runs.items():
+            seconds = statistics.median(r[0] for r in done)
+            cpu = statistics.median(r[3] for r in done)
+            recall = word_recall(original, "".join(done[0][2]))
+            target = ("   target < 5 s" if ten and how == "OCR every page" else "")
+            print(f"    {how:15} {seconds:6.2f} s end to end{target}, {cpu / pages:.3f} CPU "
+                  f"s/page, word recall {recall:.3f}, output {done[0][1] / input_size:.2f}x "
+                  f"the input")
         cpu, _ = min(tesseract_cpu(path, out) for _ in range(2 if ten else 1))
         full, full_texts = tesseract_cpu(path, out, full_resolution=True)
-        full_recall = word_recall("".join(original), "".join(full_texts))
-        input_size = path.stat().st_size
-        target = "   target < 5 s" if ten else ""
-        print(f"  {label} ({pages} pages): {seconds:.2f} s end to end (pixels only "
-              f"{plain:.2f} s; runs {', '.join(f'{t:.1f}' for t in ocr_times)}){target}; OCR "
-              f"{(seconds - plain) / pages:.3f} s/page wall, tesseract {cpu / pages:.3f} CPU "
-              f"s/page ({full / pages:.3f} at 150 DPI, recall {full_recall:.3f}); word recall "
-              f"{recall:.3f} (target >= 0.9); output {plain_size / input_size:.2f}x the input "
-              f"-> {size / input_size:.2f}x with the text layer")
+        full_recall = word_recall(original, "".join(full_texts))
+        print(f"    tesseract alone {cpu / pages:.3f} CPU s/page ({full / pages:.3f} at 150 "
+              f"DPI, recall {full_recall:.3f})")
+        if dangerzone:
+            for ocr_on in (True, False):
+                cpu, texts = dangerzone_cpu(dangerzone, path, out, ocr_on)
+                print(f"    Dangerzone's pipeline {'with' if ocr_on else 'without'} OCR: "
+                      f"{cpu / pages:.3f} CPU s/page, word recall "
+                      f"{word_recall(original, ''.join(texts)):.3f}")
 
 
 def cold_start(settings: Settings) -> float:
@@ -231,9 +270,12 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="sanitas-bench-"))
     out = work / "out"
     out.mkdir()
+    dangerzone = None
+    if "--dangerzone-python" in sys.argv[1:]:
+        dangerzone = sys.argv[sys.argv.index("--dangerzone-python") + 1]
     if "--ocr" in sys.argv[1:]:  # only the OCR figures (a few minutes on a busy machine)
         try:
-            ocr_figures(work, out, settings)
+            ocr_figures(work, out, settings, dangerzone)
         finally:
             bwrap.shutdown_spares()
             shutil.rmtree(work, ignore_errors=True)
@@ -289,7 +331,7 @@ def main() -> None:
             print(f"advanced, {name:31}{bare:7.3f} s/page in process, {boxed:.3f} through "
                   f"the sandbox; output {advanced_ratio(path, out):.2f}x the input")
         if shutil.which("tesseract"):
-            ocr_figures(work, out, settings)
+            ocr_figures(work, out, settings, dangerzone)
         else:
             print("advanced with OCR: not measured (tesseract-ocr is not installed)")
 
