@@ -39,7 +39,7 @@ def _shown(pdf: pikepdf.Pdf, tmp_path: Path) -> list | None:
         page = document[0]
         scale = raster.page_scale(*page.get_size())
         picture = raster._render(page, scale)
-        found = shown_text.shown_lines(page, picture, scale)
+        found = shown_text.shown_lines(page, picture, scale, raster._render)
         page.close()
         return found
     finally:

@@ -233,7 +233,7 @@ def rebuild_from_pixels(src: Path, dst: Path, ctx: Context, dpi: int = DPI) -> s
                 encodings[built.encoding] += 1
                 if recogniser is not None:
                     chosen, text_height, had_text = _has_words(page, built.picture, built.ink)
-                    lines = (shown_text.shown_lines(page, built.picture, built.scale)
+                    lines = (shown_text.shown_lines(page, built.picture, built.scale, _render)
                              if had_text and ctx.ocr_own_text else None)  # last: it takes
                     # the page's text away
                     if lines is not None:

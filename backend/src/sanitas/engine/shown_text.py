@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,10 +59,12 @@ class _Char:
     letter: bool  # a letter or digit (what must be shown)
 
 
-def shown_lines(page: pdfium.PdfPage, picture: Image.Image, scale: float) -> list[Line] | None:
-    """The page's own text as lines in `picture`'s pixels (`picture`: the page rendered at
-    `scale` pixels a point), or None when the page's text cannot be taken as it is (see the
-    module's rules: the page is then recognised by OCR). An empty list: no letters at all.
+def shown_lines(page: pdfium.PdfPage, picture: Image.Image, scale: float,
+                render: Callable[[pdfium.PdfPage, float], Image.Image]) -> list[Line] | None:
+    """The page's own text as lines in `picture`'s pixels (`picture`: the page rendered by
+    `render` at `scale` pixels a point, which renders it again without text), or None when
+    the page's text cannot be taken as it is (see the module's rules: the page is then
+    recognised by OCR). An empty list: no letters at all.
 
     Removes the page's text objects to render it without them: the caller closes the page
     afterwards and renders nothing more from it."""
@@ -81,7 +84,7 @@ def shown_lines(page: pdfium.PdfPage, picture: Image.Image, scale: float) -> lis
     letters = [c for c in chars if c.letter]
     if not letters:
         return []
-    without = _render_without(page, objects, scale, picture.size)
+    without = _render_without(page, objects, scale, picture.size, render)
     if without is None or not _shown_apart(letters, picture, without):
         return None
     return _lines(chars)
@@ -162,7 +165,8 @@ def _read_chars(textpage: pdfium.PdfTextPage, transform: tuple[float, float, flo
 
 
 def _render_without(page: pdfium.PdfPage, objects: dict[int, ctypes.c_void_p], scale: float,
-                    size: tuple[int, int]) -> Image.Image | None:
+                    size: tuple[int, int], render: Callable[[pdfium.PdfPage, float], Image.Image],
+                    ) -> Image.Image | None:
     """The page rendered at `scale` (grey) after removing `objects` from it; None when one is
     not the page's own (inside a form) or the rendering's size differs."""
     removed = []
@@ -171,12 +175,7 @@ def _render_without(page: pdfium.PdfPage, objects: dict[int, ctypes.c_void_p], s
             if not pdfium_c.FPDFPage_RemoveObject(page.raw, obj):
                 return None
             removed.append(obj)
-        bitmap = page.render(scale=scale, may_draw_forms=False, draw_annots=True,
-                             rev_byteorder=True, fill_color=(255, 255, 255, 255))
-        try:
-            picture: Image.Image = bitmap.to_pil().convert("L")
-        finally:
-            bitmap.close()
+        picture = render(page, scale).convert("L")
     finally:
         for obj in removed:
             pdfium_c.FPDFPageObj_Destroy(obj)
