@@ -213,6 +213,8 @@ def _write_output(src: Path, dst: Path, detected: Detected, ctx: Context) -> str
         return _pixels_from_pdf(src, dst, ctx)
     if advanced == formats.Advanced.OFFICE_PIXELS:
         return _office_pixels(src, dst, detected, ctx)
+    if advanced == formats.Advanced.SHEET_VALUES:
+        return _sheet_values(src, dst, detected, ctx)
     return _handler(family)(src, dst, ctx, detected.kind)
 
 
@@ -243,6 +245,24 @@ def _office_pixels(src: Path, dst: Path, detected: Detected, ctx: Context) -> st
     return _pixels_from_pdf(converted, dst, ctx)
 
 
+def _sheet_values(src: Path, dst: Path, detected: Detected, ctx: Context) -> str:
+    """Advanced mode for spreadsheets: the basic clean (its report, hidden sheets by the
+    policy), an OpenDocument sheet made .xlsx by LibreOffice, then a new workbook of the
+    values alone (`sheet_values`)."""
+    from sanitas.engine import legacy_office, sheet_values
+
+    assert ctx.workdir is not None
+    cleaned = ctx.workdir / f"sheet-clean.{detected.kind}"
+    ext = _handler(formats.family_of(detected.kind))(src, cleaned, ctx, detected.kind)
+    source = cleaned.rename(ctx.workdir / f"sheet-clean-out.{ext}")
+    if ext != "xlsx":
+        source = legacy_office.convert(source, ctx, "xlsx", ext)
+    ctx.progress(60)
+    extension = sheet_values.rebuild(source, dst, ctx)
+    _nothing_kept_but(ctx, "the workbook rebuilt from values")
+    return extension
+
+
 def _pixels_from_pdf(src: Path, dst: Path, ctx: Context) -> str:
     """Advanced mode: basic-clean the PDF (for the report and so the renderer never meets
     scripts), then rebuild every page from its pixels."""
@@ -266,17 +286,17 @@ def _pixels_from_pdf(src: Path, dst: Path, ctx: Context) -> str:
             raise Rejected(f"The document has {pages} pages, more than the {limit} this "
                            "policy rebuilds from pixels (maxPages).", RejectionCode.TOO_COMPLEX)
     extension = raster.rebuild_from_pixels(cleaned, dst, ctx)
-    _nothing_kept_but_pixels(ctx)
+    _nothing_kept_but(ctx, "the pages rebuilt from pixels")
     return extension
 
 
-def _nothing_kept_but_pixels(ctx: Context) -> None:
-    """A page rebuilt from pixels keeps nothing of what the basic pass kept for the policy
-    (attachments, metadata, links, authors): its findings say so."""
+def _nothing_kept_but(ctx: Context, rebuilt: str) -> None:
+    """Pages rebuilt from pixels, or a workbook from values, keep nothing of what the basic
+    pass kept for the policy (attachments, metadata, links, authors): its findings say so."""
     from sanitas.engine.kinds import rule_of
 
     for finding in ctx.findings:
         if finding.action == "kept" and rule_of(finding.kind) is not None:
             finding.action = "removed"
             finding.detail = (f"{finding.detail}; " if finding.detail else "") + \
-                "not carried into the pages rebuilt from pixels"
+                f"not carried into {rebuilt}"

@@ -35,6 +35,9 @@ class Advanced(StrEnum):
 
     PIXELS = "pixels"  # basic clean, then every page rebuilt from its pixels (PDF out)
     OFFICE_PIXELS = "office_pixels"  # basic clean, LibreOffice renders a PDF, then pixels
+    # Spreadsheets: basic clean, then a new workbook written from the cell values (.xlsx out;
+    # sheet_values.py), or pixels like the other office documents where the policy says so.
+    SHEET_VALUES = "sheet_values"
     SAME = "same"  # nothing more to rebuild: the basic output is already re-encoded content
 
 
@@ -211,6 +214,10 @@ LOTUS_BOF = {b"\x04\x04": "wks", b"\x06\x04": "wk1", b"\x20\x51": "wq1"}
 # A Macintosh PICT picture: a 512-byte header of the application's, the picture's size and
 # frame, then its version opcode (version 2: 0x0011 0x02FF; version 1: 0x11 0x01).
 PICT_VERSIONS = (b"\x00\x11\x02\xff", b"\x11\x01")
+
+# The spreadsheet kinds: advanced mode rebuilds them from their values (Advanced.SHEET_VALUES).
+SPREADSHEET_KINDS = frozenset(("xlsx", "xlsm", "xltx", "xltm", "xlsb", "ods", "ots", "xls",
+                               "wk1", "wk3", "wq1"))
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("pdf", "pdf", ("pdf",), ("pdf",), "application/pdf", "PDF document"),
@@ -568,7 +575,10 @@ def family_of(kind_name: str) -> Family:
 def advanced_of(kind_name: str) -> Advanced:
     """What advanced mode does with `kind_name`: the kind's own way, else its family's."""
     found = KINDS[kind_name]
-    return found.advanced or FAMILIES[found.family].advanced
+    if found.advanced:
+        return found.advanced
+    return Advanced.SHEET_VALUES if kind_name in SPREADSHEET_KINDS \
+        else FAMILIES[found.family].advanced
 
 
 def allowed_outputs(kind_name: str | None, mode: Mode) -> frozenset[str]:
@@ -579,7 +589,10 @@ def allowed_outputs(kind_name: str | None, mode: Mode) -> frozenset[str]:
     if found is None:
         return frozenset()
     outputs = set(found.outputs)
-    if mode == Mode.ADVANCED and advanced_of(found.name) != Advanced.SAME:
+    advanced = advanced_of(found.name)
+    if mode == Mode.ADVANCED and advanced == Advanced.SHEET_VALUES:
+        outputs = {"xlsx", "pdf"}  # values, or pixels where the policy asks for them
+    elif mode == Mode.ADVANCED and advanced != Advanced.SAME:
         outputs = {"pdf"}
     return frozenset(outputs)
 
@@ -656,6 +669,8 @@ def libreoffice_expected(kind_name: str, mode: Mode) -> bool:
     family = FAMILIES[found.family]
     if not family.basic_without_libreoffice:
         return family.office
+    if mode == Mode.ADVANCED and advanced_of(found.name) == Advanced.SHEET_VALUES:
+        return found.outputs[0] != "xlsx"  # an OpenDocument sheet becomes .xlsx by LibreOffice
     return mode == Mode.ADVANCED and advanced_of(found.name) != Advanced.SAME
 
 

@@ -126,7 +126,8 @@ FINDING_KINDS: dict[str, Rule | tuple[Rule, ...] | None] = {
     # --- decided by no policy -----------------------------------------------------------------
     "structure": None, "repaired": None, "encoding": None, "encryption": None,
     "type_mismatch": None, "renamed": None, "archive_member": None, "archive_comment": None,
-    "pixel_reconstruction": None, "ocr": None, "trailing_data": None, "leading_data": None,
+    "pixel_reconstruction": None, "ocr": None, "values_rebuild": None, "chart": None,
+    "trailing_data": None, "leading_data": None,
     "incremental_update": None, "image_format": None, "icc_profile": None, "animation": None,
     "auxiliary_image": None, "embedded_image": None, "invalid_image": None,
     "invalid_font": None, "invalid_part": None, "obfuscated_font": None, "signature": None,

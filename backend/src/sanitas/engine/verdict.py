@@ -107,7 +107,7 @@ EFFECTS: dict[str, Effect] = {
     # what a person may miss
     "archive_member": _F,
     "invalid_image": _C, "embedded_image": _C, "auxiliary_image": _C, "invalid_font": _C,
-    "obfuscated_font": _C, "invalid_part": _C,
+    "obfuscated_font": _C, "invalid_part": _C, "chart": _C,
     "pixel_reconstruction": _L, "ocr": _L,
     "encrypted_content": Effect.ENCRYPTED,
     # nothing taken out that anyone could use
@@ -115,6 +115,7 @@ EFFECTS: dict[str, Effect] = {
     "renamed": _N, "image_format": _N, "animation": _N, "signature": _N, "drm": _N,
     "missing_resource": _N, "legacy_format": _N, "encoded_attachment": _N, "binary_workbook": _N,
     "macro_enabled_type": _N, "usage_rights": _N, "media_reencoded": _N,
+    "values_rebuild": _N,
 }
 
 COUNTED_ACTIONS = frozenset(("removed", "blocked", "converted"))

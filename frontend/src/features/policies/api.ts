@@ -111,8 +111,8 @@ export const ACTION_LABELS: Record<RuleAction, string> = {
 
 export const OUTPUTS: { value: PolicyOutput; label: string; help: string }[] = [
   { value: 'same', label: 'Same format', help: 'The clean copy keeps the input’s format.' },
-  { value: 'pdf', label: 'PDF rebuilt from pixels', help: 'Every page drawn again as a picture: nothing active can survive, but no text is kept (no search, copy or screen reader).' },
-  { value: 'pdf+ocr', label: 'PDF rebuilt from pixels, with OCR text', help: 'The same, with an invisible text layer so it can be searched and copied: a page\'s own text where every letter of it is visible in the picture, else the text recognised again by OCR (which may contain errors).' },
+  { value: 'pdf', label: 'PDF rebuilt from pixels', help: 'Every page drawn again as a picture: nothing active can survive, but no text is kept (no search, copy or screen reader). Spreadsheets come back as a new workbook of their cell values (no formulas, charts or pictures).' },
+  { value: 'pdf+ocr', label: 'PDF rebuilt from pixels, with OCR text', help: 'The same, with an invisible text layer so it can be searched and copied: a page\'s own text where every letter of it is visible in the picture, else the text recognised again by OCR (which may contain errors). Spreadsheets come back as a new workbook of their cell values.' },
 ];
 
 /** A new policy starts from the built-in basic policy's decisions. */

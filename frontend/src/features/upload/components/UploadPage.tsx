@@ -53,6 +53,7 @@ const MODE_HELP: Record<Mode, string> = {
   basic: 'The file keeps its format, text and layout; macros, scripts, embedded files and metadata are removed.',
   advanced: 'PDF and office documents are rebuilt from pixels: every page becomes a picture, so nothing active can survive and the layout is kept as an image. '
     + 'So the text can still be searched, copied and read aloud, a page keeps its own text where every letter of it is visible in the picture; other pages with text (scans, hidden or covered text) are read again by OCR, which may contain errors. The report says which pages got which. '
+    + 'Spreadsheets are not printed: they come back as a new .xlsx workbook holding only their cell values and number formats; formulas become their last calculated values, and charts, pictures, comments and styling are dropped. '
     + 'Rebuilt files are larger and take longer: about a tenth of a second of processing per page, and about a second per page OCR reads. Pictures stay pictures.',
 };
 
