@@ -152,5 +152,32 @@ def test_a_sparse_sheet_past_the_walk_limit_is_refused(tmp_path, monkeypatch):
 @pytest.mark.parametrize("kind", sorted(formats.SPREADSHEET_KINDS))
 def test_every_spreadsheet_kind_is_rebuilt_from_values_in_advanced_mode(kind):
     assert formats.advanced_of(kind) is formats.Advanced.SHEET_VALUES
-    assert formats.allowed_outputs(kind, formats.Mode.ADVANCED) == {"xlsx", "pdf"}
+    assert formats.allowed_outputs(kind, formats.Mode.ADVANCED) == {"xlsx"}
     assert formats.kind(kind).family in ("ooxml", "odf", "legacy_office")
+
+
+def test_shared_strings_keep_their_declared_type_so_openpyxl_reads_the_text(tmp_path):
+    """The basic clean writes content types as the package spelled them: openpyxl looks for
+    "...sharedStrings+xml" exactly, and without it every shared text cell is unreadable."""
+    shared = ('<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats'
+              '.org/spreadsheetml/2006/main" count="1" uniqueCount="1"><si><t>Quarterly total'
+              "</t></si></sst>")
+    sst_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"
+    rows = '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1"><v>7</v></c></row>'
+    data = corpus.xlsx([("Data", f"{corpus.R}/worksheet", "worksheets/sheet1.xml",
+                         corpus._sheet(rows))],
+                       wb_rels=[("rIdSst", f"{corpus.R}/sharedStrings", "sharedStrings.xml")],
+                       parts={"xl/sharedStrings.xml": shared},
+                       overrides={"/xl/sharedStrings.xml": sst_type})
+    src = tmp_path / "shared.xlsx"
+    src.write_bytes(data)
+    for mode in ("basic", "advanced"):
+        out = tmp_path / mode
+        out.mkdir()
+        result = sanitize_file(src, out, mode=mode)
+        assert result.status == "ok", result.reason
+        if mode == "basic":
+            with zipfile.ZipFile(result.output) as package:
+                assert sst_type.encode() in package.read("[Content_Types].xml")
+        sheet = openpyxl.load_workbook(result.output)["Data"]
+        assert sheet["A1"].value == "Quarterly total" and sheet["B1"].value == 7

@@ -60,7 +60,9 @@ def test_advanced_mode_per_family(kind, samples, sandbox_settings, tmp_path):
                            prewarm=False)
     assert result.status == "ok", (kind, result.reason)
     assert result.output_type in formats.allowed_outputs(kind, Mode.ADVANCED)
-    if formats.advanced_of(kind) != formats.Advanced.SAME:
+    if formats.advanced_of(kind) == formats.Advanced.SHEET_VALUES:
+        assert result.output_type == "xlsx" and not result.pages_rebuilt
+    elif formats.advanced_of(kind) != formats.Advanced.SAME:
         assert result.output_type == "pdf" and result.pages_rebuilt
 
 

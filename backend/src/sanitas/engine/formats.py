@@ -36,7 +36,7 @@ class Advanced(StrEnum):
     PIXELS = "pixels"  # basic clean, then every page rebuilt from its pixels (PDF out)
     OFFICE_PIXELS = "office_pixels"  # basic clean, LibreOffice renders a PDF, then pixels
     # Spreadsheets: basic clean, then a new workbook written from the cell values (.xlsx out;
-    # sheet_values.py), or pixels like the other office documents where the policy says so.
+    # sheet_values.py).
     SHEET_VALUES = "sheet_values"
     SAME = "same"  # nothing more to rebuild: the basic output is already re-encoded content
 
@@ -591,7 +591,7 @@ def allowed_outputs(kind_name: str | None, mode: Mode) -> frozenset[str]:
     outputs = set(found.outputs)
     advanced = advanced_of(found.name)
     if mode == Mode.ADVANCED and advanced == Advanced.SHEET_VALUES:
-        outputs = {"xlsx", "pdf"}  # values, or pixels where the policy asks for them
+        outputs = {"xlsx"}  # a new workbook of the values (sheet_values)
     elif mode == Mode.ADVANCED and advanced != Advanced.SAME:
         outputs = {"pdf"}
     return frozenset(outputs)

@@ -43,6 +43,14 @@ def write(state: PackageState, dst: Path) -> None:
             ct = "application/vnd.openxmlformats-package.core-properties+xml"
         elif part.casefold() == "docprops/app.xml":
             ct = "application/vnd.openxmlformats-officedocument.extended-properties+xml"
+        else:
+            # The type as the package spelled it when it differs only in case: the lookups
+            # fold case, but some readers compare exactly (openpyxl finds the shared strings
+            # by "...sharedStrings+xml" and reads every text cell as missing without it).
+            declared = (state.overrides.get("/" + part.casefold())
+                        or state.defaults.get(ext, "")).strip()
+            if declared.lower() == ct:
+                ct = declared
         if ext in _CANONICAL_EXT and _CANONICAL_EXT[ext] == ct:
             defaults[ext] = ct
         if defaults.get(ext) != ct:
