@@ -237,12 +237,19 @@ def _office_pixels(src: Path, dst: Path, detected: Detected, ctx: Context) -> st
     assert ctx.workdir is not None
     source = src
     if detected.family in ("ooxml", "odf"):
-        cleaned = ctx.workdir / f"office-clean.{detected.kind}"
-        ext = _handler(formats.family_of(detected.kind))(src, cleaned, ctx, detected.kind)
-        source = cleaned.rename(ctx.workdir / f"office-clean-out.{ext}")
+        source = _basic_clean(src, detected, ctx, "office-clean")
     converted = legacy_office.to_pdf(
         source, ctx, detected.kind if detected.family == "legacy_office" else None)
     return _pixels_from_pdf(converted, dst, ctx)
+
+
+def _basic_clean(src: Path, detected: Detected, ctx: Context, stem: str) -> Path:
+    """The family's basic clean of `src` into ctx.workdir, named `stem`-out.<its extension>
+    (the step before advanced mode renders or rebuilds an office file)."""
+    assert ctx.workdir is not None
+    cleaned = ctx.workdir / f"{stem}.{detected.kind}"
+    ext = _handler(formats.family_of(detected.kind))(src, cleaned, ctx, detected.kind)
+    return cleaned.rename(ctx.workdir / f"{stem}-out.{ext}")
 
 
 def _sheet_values(src: Path, dst: Path, detected: Detected, ctx: Context) -> str:
@@ -251,10 +258,8 @@ def _sheet_values(src: Path, dst: Path, detected: Detected, ctx: Context) -> str
     values alone (`sheet_values`)."""
     from sanitas.engine import legacy_office, sheet_values
 
-    assert ctx.workdir is not None
-    cleaned = ctx.workdir / f"sheet-clean.{detected.kind}"
-    ext = _handler(formats.family_of(detected.kind))(src, cleaned, ctx, detected.kind)
-    source = cleaned.rename(ctx.workdir / f"sheet-clean-out.{ext}")
+    source = _basic_clean(src, detected, ctx, "sheet-clean")
+    ext = source.suffix.lstrip(".")
     if ext != "xlsx":
         source = legacy_office.convert(source, ctx, "xlsx", ext)
     ctx.progress(60)

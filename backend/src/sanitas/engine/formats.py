@@ -669,9 +669,12 @@ def libreoffice_expected(kind_name: str, mode: Mode) -> bool:
     family = FAMILIES[found.family]
     if not family.basic_without_libreoffice:
         return family.office
-    if mode == Mode.ADVANCED and advanced_of(found.name) == Advanced.SHEET_VALUES:
+    advanced = advanced_of(found.name)
+    if mode != Mode.ADVANCED or advanced == Advanced.SAME:
+        return False
+    if advanced == Advanced.SHEET_VALUES:
         return found.outputs[0] != "xlsx"  # an OpenDocument sheet becomes .xlsx by LibreOffice
-    return mode == Mode.ADVANCED and advanced_of(found.name) != Advanced.SAME
+    return True
 
 
 def check_registry() -> None:

@@ -47,8 +47,7 @@ def write(state: PackageState, dst: Path) -> None:
             # The type as the package spelled it when it differs only in case: the lookups
             # fold case, but some readers compare exactly (openpyxl finds the shared strings
             # by "...sharedStrings+xml" and reads every text cell as missing without it).
-            declared = (state.overrides.get("/" + part.casefold())
-                        or state.defaults.get(ext, "")).strip()
+            declared = state.declared_type(part)
             if declared.lower() == ct:
                 ct = declared
         if ext in _CANONICAL_EXT and _CANONICAL_EXT[ext] == ct:

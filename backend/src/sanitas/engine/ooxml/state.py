@@ -36,12 +36,17 @@ class PackageState:
     # comments, revisions, people
     review: PackageReview = field(default_factory=lambda: PackageReview())
 
-    def content_type(self, part: str) -> str:
+    def declared_type(self, part: str) -> str:
+        """The part's content type as [Content_Types].xml spells it (found case-blind)."""
         ct = self.overrides.get("/" + part.casefold())
         if ct is None:
             ext = posixpath.splitext(part)[1].lstrip(".").casefold()
             ct = self.defaults.get(ext, "")
-        return ct.strip().lower()
+        return ct.strip()
+
+    def content_type(self, part: str) -> str:
+        """The part's content type lower-cased, for comparisons."""
+        return self.declared_type(part).lower()
 
 
 def rels_name(part: str) -> str:
